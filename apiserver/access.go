@@ -1,0 +1,79 @@
+package apiserver
+
+import (
+	"context"
+	"net/http"
+
+	restful "github.com/emicklei/go-restful/v3"
+
+	"github.com/switchboard-dev/switchboard/internal/auth"
+	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/store"
+)
+
+// Access is what a route requires of the key: a permission, possibly an owner, possibly Integrations.
+type Access struct {
+	Permission        auth.Ability
+	OwnerOnly         bool
+	NeedsIntegrations bool
+}
+
+const (
+	metaAccess         = "switchboard.access"
+	attrPrincipal      = "switchboard.principal"
+	securitySchemeName = "apiKey"
+)
+
+// protect declares a route's access rule, adds the filter that enforces it, and documents
+// the error responses every protected route can give.
+func protect(rb *restful.RouteBuilder, a Access) *restful.RouteBuilder {
+	rb.Metadata(metaAccess, a).Filter(authorize).
+		Returns(http.StatusUnauthorized, "The key is missing, wrong or revoked.", ErrorBody{}).
+		Returns(http.StatusTooManyRequests, "Too many requests; see Retry-After.", ErrorBody{})
+	if a.NeedsIntegrations {
+		rb.Returns(http.StatusForbidden, "The key lacks a permission, the user's role does not allow it, or the account lacks Integrations.", AddonRefusalBody{})
+	} else {
+		rb.Returns(http.StatusForbidden, "The key lacks a permission or the user's role does not allow it.", ErrorBody{})
+	}
+	return rb
+}
+
+// authorize checks permission, role and the add-on gate, in that order.
+func authorize(req *restful.Request, resp *restful.Response, chain *restful.FilterChain) {
+	a, _ := req.SelectedRoute().Metadata()[metaAccess].(Access)
+	p := principal(req)
+	if p == nil {
+		writeError(resp, http.StatusUnauthorized, "Send a valid API key as: Authorization: Bearer <API_KEY>.")
+		return
+	}
+	if a.Permission != "" && !p.Abilities.Has(a.Permission) {
+		writeError(resp, http.StatusForbidden, "This key lacks the "+string(a.Permission)+" permission.")
+		return
+	}
+	if a.OwnerOnly && p.User.Role != "owner" {
+		writeError(resp, http.StatusForbidden, "Only an account owner's key can do this.")
+		return
+	}
+	if a.NeedsIntegrations {
+		acct := p.Account
+		if reason := plans.IntegrationsGate(acct.Plan, acct.Addons, acct.Status, acct.IntegrationsDisabled); reason != "" {
+			writeAddonRefusal(resp, reason)
+			return
+		}
+	}
+	chain.ProcessFilter(req, resp)
+}
+
+// principal is the authenticated key of the request.
+func principal(req *restful.Request) *store.Principal {
+	p, _ := req.Attribute(attrPrincipal).(*store.Principal)
+	return p
+}
+
+type principalKey struct{}
+
+// PrincipalFrom returns the principal stored in a context by the auth filter.
+func PrincipalFrom(ctx context.Context) *store.Principal {
+	p, _ := ctx.Value(principalKey{}).(*store.Principal)
+	return p
+}

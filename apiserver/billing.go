@@ -1,0 +1,64 @@
+package apiserver
+
+import (
+	"net/http"
+
+	restful "github.com/emicklei/go-restful/v3"
+
+	"github.com/switchboard-dev/switchboard/internal/auth"
+	"github.com/switchboard-dev/switchboard/internal/store"
+)
+
+// Page sizes of GET /billing/ledger (spec: Limits, the usual 100 and 25).
+const (
+	ledgerMaxPerPage = 100
+	ledgerPerPage    = 25
+)
+
+// ReceiptList is GET /billing/receipts.
+type ReceiptList struct {
+	Data []store.Receipt `json:"data" required:"true"`
+}
+
+type billingResource struct{ *Server }
+
+func (r billingResource) AddToContainer(c *restful.Container) {
+	ws := new(restful.WebService).Path(APIRoot + "/billing").Produces(restful.MIME_JSON)
+	read := Access{Permission: auth.Read} // billing reads do not need Integrations
+	ws.Route(protect(inboxParams(ws.GET("/ledger").To(r.ledger).Operation("listLedgerEntries").
+		Doc("Every change to the prepaid balance, newest first. amount_pence is negative for a charge."),
+		pageParams(ws, ledgerMaxPerPage, ledgerPerPage)...).
+		Returns(http.StatusOK, "OK", Page[store.LedgerEntry]{}).
+		Returns(http.StatusUnprocessableEntity, "A query parameter is invalid.", ValidationErrorBody{}), read))
+	ws.Route(protect(ws.GET("/receipts").To(r.receipts).Operation("listReceipts").
+		Doc("The latest 48 payments, newest first.").
+		Returns(http.StatusOK, "OK", ReceiptList{}), read))
+	c.Add(ws)
+}
+
+func (r billingResource) ledger(req *restful.Request, resp *restful.Response) {
+	fe := fieldErrors{}
+	paging := parsePaging(req, fe, ledgerMaxPerPage, ledgerPerPage)
+	if fe.any() {
+		writeValidation(resp, fe)
+		return
+	}
+	list, total, err := r.store.ListLedgerEntries(req.Request.Context(), principal(req).Account.ID, paging.PerPage, paging.Offset())
+	if err != nil {
+		r.internalError(req, resp, err)
+		return
+	}
+	writeJSON(resp, http.StatusOK, pageOf(r.Server, req, paging, total, list))
+}
+
+func (r billingResource) receipts(req *restful.Request, resp *restful.Response) {
+	list, err := r.store.ListReceipts(req.Request.Context(), principal(req).Account.ID, store.ReceiptsListed)
+	if err != nil {
+		r.internalError(req, resp, err)
+		return
+	}
+	if list == nil {
+		list = []store.Receipt{}
+	}
+	writeJSON(resp, http.StatusOK, ReceiptList{Data: list})
+}

@@ -1,0 +1,432 @@
+package apiserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	restful "github.com/emicklei/go-restful/v3"
+
+	"github.com/switchboard-dev/switchboard/internal/auth"
+	"github.com/switchboard-dev/switchboard/internal/store"
+)
+
+// Limits of the contact write payload. The spec leaves field lengths open; these are
+// generous for any address book and keep one bulk upsert within the body limit.
+const (
+	contactsMaxPerPage     = 100
+	contactsDefaultPerPage = 25
+	maxBulkContacts        = 500
+	maxContactPhones       = 20
+	maxSourceLen           = 100
+	maxExternalIDLen       = 255
+	maxNameLen             = 200
+	maxEmailLen            = 320
+	maxNotesLen            = 2000
+	maxURLLen              = 2048
+	maxPhoneNumberLen      = 100
+	maxPhoneLabelLen       = 50
+	defaultContactSource   = "api"
+)
+
+// ContactWrite is the contact write payload of POST /contacts, PUT /contacts/{contact}
+// and each item of a bulk upsert. Empty strings count as null.
+type ContactWrite struct {
+	Source          *string             `json:"source" maxLength:"100" description:"The writing system's name; default \"api\" (in a bulk upsert, the batch's source)."`
+	ExternalID      *string             `json:"external_id" maxLength:"255" description:"The contact's id in the writing system; a contact with the same source and external_id is updated instead of duplicated."`
+	DisplayName     string              `json:"display_name" required:"true" minLength:"1" maxLength:"200"`
+	FirstName       *string             `json:"first_name" maxLength:"200"`
+	LastName        *string             `json:"last_name" maxLength:"200"`
+	Company         *string             `json:"company" maxLength:"200"`
+	Email           *string             `json:"email" maxLength:"320"`
+	Notes           *string             `json:"notes" maxLength:"2000"`
+	ExternalURL     *string             `json:"external_url" maxLength:"2048" format:"uri" description:"Link to the contact in the writing system (http or https); shown as a links item of kind external."`
+	SourceCreatedAt *time.Time          `json:"source_created_at"`
+	SourceUpdatedAt *time.Time          `json:"source_updated_at"`
+	Phones          []ContactPhoneWrite `json:"phones" required:"true" nullable:"false" maxItems:"20" description:"Replaces the contact's phones. Numbers that cannot be read as phone numbers are dropped; national numbers are read as UK numbers."`
+}
+
+// ContactPhoneWrite is a phone number of the write payload.
+type ContactPhoneWrite struct {
+	Number    string `json:"number" required:"true" maxLength:"100" description:"The number as the writing system holds it."`
+	Label     string `json:"label" maxLength:"50"`
+	IsPrimary bool   `json:"is_primary"`
+}
+
+// BulkUpsertContactsRequest is the body of POST /contacts/bulk-upsert.
+type BulkUpsertContactsRequest struct {
+	Source   string         `json:"source" required:"true" minLength:"1" maxLength:"100" description:"Used for every contact that gives no source of its own."`
+	Contacts []ContactWrite `json:"contacts" required:"true" nullable:"false" maxItems:"500"`
+}
+
+// BulkUpsertContactsResult is the 202 answer of a bulk upsert.
+type BulkUpsertContactsResult struct {
+	ImportedCount int `json:"imported_count" required:"true"`
+	FailedCount   int `json:"failed_count" required:"true"`
+}
+
+// ContactDeleted is the answer of DELETE /contacts/{contact}.
+type ContactDeleted struct {
+	Deleted bool `json:"deleted" required:"true"`
+}
+
+// ContactList is a page of contacts.
+type ContactList Page[store.Contact]
+
+// contactPayload decodes a ContactWrite keeping absent, null and wrongly typed values apart;
+// phones are decoded one by one so errors can name their index.
+type contactPayload struct {
+	Source          *string            `json:"source"`
+	ExternalID      *string            `json:"external_id"`
+	DisplayName     *string            `json:"display_name"`
+	FirstName       *string            `json:"first_name"`
+	LastName        *string            `json:"last_name"`
+	Company         *string            `json:"company"`
+	Email           *string            `json:"email"`
+	Notes           *string            `json:"notes"`
+	ExternalURL     *string            `json:"external_url"`
+	SourceCreatedAt *string            `json:"source_created_at"`
+	SourceUpdatedAt *string            `json:"source_updated_at"`
+	Phones          *[]json.RawMessage `json:"phones"`
+}
+
+type contactPhonePayload struct {
+	Number    *string `json:"number"`
+	Label     *string `json:"label"`
+	IsPrimary *bool   `json:"is_primary"`
+}
+
+type bulkPayload struct {
+	Source   *string            `json:"source"`
+	Contacts *[]json.RawMessage `json:"contacts"`
+}
+
+type contactsResource struct{ *Server }
+
+func (r contactsResource) AddToContainer(c *restful.Container) {
+	ws := new(restful.WebService).Path(APIRoot + "/contacts").Produces(restful.MIME_JSON)
+	contactParam := ws.PathParameter("contact", "The contact's public_id.").DataType("string")
+	read := Access{Permission: auth.ContactsRead, NeedsIntegrations: true}
+	write := Access{Permission: auth.ContactsWrite, NeedsIntegrations: true}
+	withBodyErrors := func(rb *restful.RouteBuilder) *restful.RouteBuilder {
+		return rb.Consumes(restful.MIME_JSON).
+			Returns(http.StatusBadRequest, "The body is empty or not valid JSON.", ErrorBody{}).
+			Returns(http.StatusRequestEntityTooLarge, "The body is too large.", ErrorBody{}).
+			Returns(http.StatusUnsupportedMediaType, "The body is not sent as application/json.", ErrorBody{}).
+			Returns(http.StatusUnprocessableEntity, "A field is missing or invalid.", ValidationErrorBody{})
+	}
+
+	list := ws.GET("").To(r.list).Operation("listContacts").
+		Doc("The contact directory, most recently changed first.").
+		Param(ws.QueryParameter("search", "Part of the display name, company or email (any case), or of a phone number as international digits (+44..., not 07...).").DataType("string")).
+		Param(ws.QueryParameter("source", "Only contacts written by this source.").DataType("string"))
+	for _, p := range pageParams(ws, contactsMaxPerPage, contactsDefaultPerPage) {
+		list.Param(p)
+	}
+	ws.Route(protect(list.
+		Returns(http.StatusOK, "OK", ContactList{}).
+		Returns(http.StatusUnprocessableEntity, "A query parameter is invalid.", ValidationErrorBody{}), read))
+
+	ws.Route(protect(withBodyErrors(ws.POST("").To(r.create).Operation("createContact").
+		Doc("Adds a contact; with an external_id, the contact of the same source and external_id is updated instead (still 201).").
+		Reads(ContactWrite{}).
+		Returns(http.StatusCreated, "The contact as saved.", store.Contact{})), write))
+
+	ws.Route(protect(withBodyErrors(ws.POST("/bulk-upsert").To(r.bulkUpsert).Operation("bulkUpsertContacts").
+		Doc("Creates or updates up to 500 contacts, each matched on source and external_id. One invalid contact rejects the whole batch with 422.").
+		Reads(BulkUpsertContactsRequest{}).
+		Returns(http.StatusAccepted, "How many contacts were saved and how many failed.", BulkUpsertContactsResult{})), write))
+
+	ws.Route(protect(withBodyErrors(ws.PUT("/{contact}").To(r.replace).Operation("replaceContact").Param(contactParam).
+		Doc("Replaces a contact's details and phones; its source and external_id stay as they were.").
+		Reads(ContactWrite{}).
+		Returns(http.StatusOK, "The contact as saved.", store.Contact{}).
+		Returns(http.StatusNotFound, "No such contact on this account.", ErrorBody{})), write))
+
+	ws.Route(protect(ws.DELETE("/{contact}").To(r.delete).Operation("deleteContact").Param(contactParam).
+		Doc("Removes a contact.").
+		Returns(http.StatusOK, "Removed.", ContactDeleted{}).
+		Returns(http.StatusNotFound, "No such contact on this account.", ErrorBody{}), write))
+	c.Add(ws)
+}
+
+func (r contactsResource) list(req *restful.Request, resp *restful.Response) {
+	fe := fieldErrors{}
+	paging := parsePaging(req, fe, contactsMaxPerPage, contactsDefaultPerPage)
+	search := queryText(req, fe, "search")
+	source := queryText(req, fe, "source")
+	if fe.any() {
+		writeValidation(resp, fe)
+		return
+	}
+	f := store.ContactFilter{Search: search, Source: source}
+	if isPhoneSearch(search) {
+		f.PhoneDigits = searchDigits(search)
+	}
+	rows, total, err := r.store.ListContacts(req.Request.Context(), principal(req).Account.ID, f, paging.PerPage, paging.Offset())
+	if err != nil {
+		r.internalError(req, resp, err)
+		return
+	}
+	writeJSON(resp, http.StatusOK, ContactList(pageOf(r.Server, req, paging, total, rows)))
+}
+
+// isPhoneSearch: the search looks like (part of) a phone number, e.g. "+44 20 7946" or
+// "7946-0000", so it is also matched against phone numbers. Text with letters is only
+// matched against names, so "Unit 4" does not match every number with a 4 in it.
+func isPhoneSearch(q string) bool {
+	digits := false
+	for _, c := range q {
+		switch {
+		case c >= '0' && c <= '9':
+			digits = true
+		case strings.ContainsRune("+-() ./", c):
+		default:
+			return false
+		}
+	}
+	return digits
+}
+
+func (r contactsResource) create(req *restful.Request, resp *restful.Response) {
+	raw, ok := readRawJSON(req, resp)
+	if !ok {
+		return
+	}
+	fe := fieldErrors{}
+	in := parseContact(raw, "", defaultContactSource, fe)
+	if fe.any() {
+		writeValidation(resp, fe)
+		return
+	}
+	c, err := r.store.UpsertContact(req.Request.Context(), principal(req).Account.ID, in, r.cfg.Clock.Now())
+	if err != nil {
+		r.internalError(req, resp, err)
+		return
+	}
+	writeJSON(resp, http.StatusCreated, c)
+}
+
+func (r contactsResource) replace(req *restful.Request, resp *restful.Response) {
+	raw, ok := readRawJSON(req, resp)
+	if !ok {
+		return
+	}
+	fe := fieldErrors{}
+	// source and external_id are validated like any payload but not applied.
+	in := parseContact(raw, "", defaultContactSource, fe)
+	if fe.any() {
+		writeValidation(resp, fe)
+		return
+	}
+	c, err := r.store.ReplaceContact(req.Request.Context(), principal(req).Account.ID, req.PathParameter("contact"), in, r.cfg.Clock.Now())
+	r.respond(req, resp, "contact", c, err)
+}
+
+func (r contactsResource) delete(req *restful.Request, resp *restful.Response) {
+	err := r.store.DeleteContact(req.Request.Context(), principal(req).Account.ID, req.PathParameter("contact"))
+	r.respond(req, resp, "contact", ContactDeleted{Deleted: true}, err)
+}
+
+func (r contactsResource) bulkUpsert(req *restful.Request, resp *restful.Response) {
+	raw, ok := readRawJSON(req, resp)
+	if !ok {
+		return
+	}
+	fe := fieldErrors{}
+	var p bulkPayload
+	if !decodeObject(raw, &p, "", fe) {
+		writeValidation(resp, fe)
+		return
+	}
+	source := text(fe, "source", p.Source, maxSourceLen)
+	if source == nil {
+		if _, bad := fe["source"]; !bad {
+			fe.add("source", "The source field is required.")
+		}
+		source = new(string)
+	}
+	var ins []store.ContactInput
+	switch {
+	case p.Contacts == nil:
+		fe.add("contacts", "The contacts field is required.")
+	case len(*p.Contacts) > maxBulkContacts:
+		fe.add("contacts", "The contacts may not have more than "+strconv.Itoa(maxBulkContacts)+" items; send the rest in another request.")
+	default:
+		ins = make([]store.ContactInput, len(*p.Contacts))
+		for i, item := range *p.Contacts {
+			ins[i] = parseContact(item, "contacts."+strconv.Itoa(i)+".", *source, fe)
+		}
+	}
+	if fe.any() {
+		writeValidation(resp, fe)
+		return
+	}
+	res, err := r.store.BulkUpsertContacts(req.Request.Context(), principal(req).Account.ID, ins, r.cfg.Clock.Now())
+	if err != nil {
+		r.internalError(req, resp, err)
+		return
+	}
+	writeJSON(resp, http.StatusAccepted, BulkUpsertContactsResult{ImportedCount: res.Imported, FailedCount: res.Failed})
+}
+
+// readRawJSON reads the body as any JSON value (400, 413, 415 written by readJSON);
+// decodeObject then gives 422s that name each field, with array indexes.
+func readRawJSON(req *restful.Request, resp *restful.Response) (json.RawMessage, bool) {
+	var raw json.RawMessage
+	if !readJSON(req, resp, &raw) {
+		return nil, false
+	}
+	return raw, true
+}
+
+// decodeObject decodes raw, which must be a JSON object, into dst. prefix is the field path
+// of raw ("" for the body, "contacts.3." for an item). Problems are added to fe.
+func decodeObject(raw json.RawMessage, dst any, prefix string, fe fieldErrors) bool {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+		name := strings.TrimSuffix(prefix, ".")
+		if name == "" {
+			fe.add("body", "The body must be a JSON object.")
+		} else {
+			fe.add(name, "The "+name+" must be an object.")
+		}
+		return false
+	}
+	err := json.Unmarshal(raw, dst)
+	if err == nil {
+		return true
+	}
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) && typeErr.Field != "" {
+		field := prefix + typeErr.Field
+		fe.add(field, "The "+field+" must be "+jsonKind(typeErr.Type.Kind().String())+".")
+	} else {
+		name := strings.TrimSuffix(prefix, ".")
+		if name == "" {
+			name = "body"
+		}
+		fe.add(name, "The "+name+" could not be read.")
+	}
+	return false
+}
+
+// parseContact validates one contact write payload; prefix names its place in the body.
+// The returned input is only meaningful when fe stays empty.
+func parseContact(raw json.RawMessage, prefix, defaultSource string, fe fieldErrors) store.ContactInput {
+	var p contactPayload
+	if !decodeObject(raw, &p, prefix, fe) {
+		return store.ContactInput{}
+	}
+	f := func(name string) string { return prefix + name }
+	in := store.ContactInput{Source: defaultSource}
+	if s := text(fe, f("source"), p.Source, maxSourceLen); s != nil {
+		in.Source = *s
+	}
+	in.ExternalID = text(fe, f("external_id"), p.ExternalID, maxExternalIDLen)
+	if name := text(fe, f("display_name"), p.DisplayName, maxNameLen); name != nil {
+		in.DisplayName = *name
+	} else if _, bad := fe[f("display_name")]; !bad {
+		if p.DisplayName == nil {
+			fe.add(f("display_name"), "The "+f("display_name")+" field is required.")
+		} else {
+			fe.add(f("display_name"), "The "+f("display_name")+" may not be empty.")
+		}
+	}
+	in.FirstName = text(fe, f("first_name"), p.FirstName, maxNameLen)
+	in.LastName = text(fe, f("last_name"), p.LastName, maxNameLen)
+	in.Company = text(fe, f("company"), p.Company, maxNameLen)
+	if in.Email = text(fe, f("email"), p.Email, maxEmailLen); in.Email != nil && !looksLikeEmail(*in.Email) {
+		fe.add(f("email"), "The "+f("email")+" must be an email address.")
+	}
+	in.Notes = text(fe, f("notes"), p.Notes, maxNotesLen)
+	if in.ExternalURL = text(fe, f("external_url"), p.ExternalURL, maxURLLen); in.ExternalURL != nil && !isWebURL(*in.ExternalURL) {
+		fe.add(f("external_url"), "The "+f("external_url")+" must be an http or https address.")
+	}
+	in.SourceCreatedAt = dateTime(fe, f("source_created_at"), p.SourceCreatedAt)
+	in.SourceUpdatedAt = dateTime(fe, f("source_updated_at"), p.SourceUpdatedAt)
+
+	switch {
+	case p.Phones == nil:
+		fe.add(f("phones"), "The "+f("phones")+" field is required (an empty array removes every number).")
+	case len(*p.Phones) > maxContactPhones:
+		fe.add(f("phones"), "The "+f("phones")+" may not have more than "+strconv.Itoa(maxContactPhones)+" items.")
+	default:
+		in.Phones = make([]store.ContactPhoneInput, 0, len(*p.Phones))
+		for i, item := range *p.Phones {
+			pp := f("phones." + strconv.Itoa(i) + ".")
+			var ph contactPhonePayload
+			if !decodeObject(item, &ph, pp, fe) {
+				continue
+			}
+			var out store.ContactPhoneInput
+			if n := text(fe, pp+"number", ph.Number, maxPhoneNumberLen); n != nil {
+				out.Number = *n
+			} else if ph.Number == nil {
+				fe.add(pp+"number", "The "+pp+"number field is required.")
+			}
+			if l := text(fe, pp+"label", ph.Label, maxPhoneLabelLen); l != nil {
+				out.Label = *l
+			}
+			out.IsPrimary = ph.IsPrimary != nil && *ph.IsPrimary
+			in.Phones = append(in.Phones, out)
+		}
+	}
+	return in
+}
+
+// text checks an optional string field: surrounding spaces are trimmed and an empty
+// value counts as absent (nil). Over-long values and NUL characters are errors.
+func text(fe fieldErrors, field string, v *string, max int) *string {
+	if v == nil {
+		return nil
+	}
+	s := strings.TrimSpace(*v)
+	if s == "" {
+		return nil
+	}
+	if utf8.RuneCountInString(s) > max {
+		fe.add(field, "The "+field+" may not be longer than "+strconv.Itoa(max)+" characters.")
+		return nil
+	}
+	if strings.ContainsRune(s, 0) {
+		fe.add(field, "The "+field+" may not contain NUL characters.")
+		return nil
+	}
+	return &s
+}
+
+// dateTime checks an optional RFC 3339 date-time field.
+func dateTime(fe fieldErrors, field string, v *string) *time.Time {
+	if v == nil || strings.TrimSpace(*v) == "" {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339, strings.TrimSpace(*v))
+	if err != nil {
+		fe.add(field, "The "+field+" must be a date-time with a UTC offset, such as 2024-05-01T09:30:00Z.")
+		return nil
+	}
+	return &t
+}
+
+// looksLikeEmail is a loose check: something@domain.tld, without spaces or brackets.
+func looksLikeEmail(s string) bool {
+	at := strings.LastIndexByte(s, '@')
+	if at < 1 || strings.ContainsAny(s, " \t\r\n<>(),;:\"[]") {
+		return false
+	}
+	domain := s[at+1:]
+	dot := strings.LastIndexByte(domain, '.')
+	return dot > 0 && dot < len(domain)-1 && !strings.Contains(domain, "..")
+}
+
+// isWebURL: an absolute http or https address with a host.
+func isWebURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}

@@ -1,0 +1,58 @@
+package apiserver
+
+import (
+	"net/http"
+
+	restful "github.com/emicklei/go-restful/v3"
+
+	"github.com/switchboard-dev/switchboard/internal/auth"
+	"github.com/switchboard-dev/switchboard/internal/store"
+)
+
+// Page sizes of GET /job-requests (spec: Limits, job requests default 20).
+const (
+	jobRequestsMaxPerPage = 100
+	jobRequestsPerPage    = 20
+)
+
+// jobRequestStatuses maps the status filter to the stored statuses it selects (nil: every status).
+var jobRequestStatuses = map[string][]string{
+	"open":      {"new", "confirmed"},
+	"new":       {"new"},
+	"confirmed": {"confirmed"},
+	"done":      {"done"},
+	"declined":  {"declined"},
+	"all":       nil,
+}
+
+type jobRequestsResource struct{ *Server }
+
+func (r jobRequestsResource) AddToContainer(c *restful.Container) {
+	ws := new(restful.WebService).Path(APIRoot + "/job-requests").Produces(restful.MIME_JSON)
+	ws.Route(protect(inboxParams(ws.GET("").To(r.list).Operation("listJobRequests").
+		Doc("Job requests picked out of message slips and calls, newest first.").
+		Param(enumParam(ws, "status", "open (default: new and confirmed), new, confirmed, done, declined or all.",
+			"open", "new", "confirmed", "done", "declined", "all").DefaultValue("open")),
+		pageParams(ws, jobRequestsMaxPerPage, jobRequestsPerPage)...).
+		Returns(http.StatusOK, "OK", Page[store.JobRequest]{}).
+		Returns(http.StatusUnprocessableEntity, "A query parameter is invalid.", ValidationErrorBody{}),
+		Access{Permission: auth.Read, NeedsIntegrations: true}))
+	c.Add(ws)
+}
+
+func (r jobRequestsResource) list(req *restful.Request, resp *restful.Response) {
+	fe := fieldErrors{}
+	status := queryEnum(req, fe, "status", "open", "open", "new", "confirmed", "done", "declined", "all")
+	paging := parsePaging(req, fe, jobRequestsMaxPerPage, jobRequestsPerPage)
+	if fe.any() {
+		writeValidation(resp, fe)
+		return
+	}
+	list, total, err := r.store.ListJobRequests(req.Request.Context(), principal(req).Account.ID, jobRequestStatuses[status],
+		paging.PerPage, paging.Offset())
+	if err != nil {
+		r.internalError(req, resp, err)
+		return
+	}
+	writeJSON(resp, http.StatusOK, pageOf(r.Server, req, paging, total, list))
+}

@@ -1,0 +1,94 @@
+package apiserver
+
+import (
+	"net/http"
+
+	restful "github.com/emicklei/go-restful/v3"
+
+	"github.com/switchboard-dev/switchboard/internal/auth"
+	"github.com/switchboard-dev/switchboard/internal/store"
+)
+
+// Page sizes of GET /notifications (spec: Limits, the usual 100 and 25).
+const (
+	notificationsMaxPerPage = 100
+	notificationsPerPage    = 25
+)
+
+// NotificationPage is GET /notifications: a page plus the user's unread total.
+type NotificationPage struct {
+	Page[store.Notification]
+	// UnreadCount is the user's unread total, whatever the unread filter.
+	UnreadCount int `json:"unread_count" required:"true"`
+}
+
+// NotificationReadResult is POST /notifications/{notification}/read.
+type NotificationReadResult struct {
+	ID          string `json:"id" required:"true" format:"uuid"`
+	Read        bool   `json:"read" required:"true"`
+	UnreadCount int    `json:"unread_count" required:"true"`
+}
+
+// NotificationsReadAllResult is POST /notifications/read-all.
+type NotificationsReadAllResult struct {
+	UnreadCount int `json:"unread_count" required:"true"`
+}
+
+type notificationsResource struct{ *Server }
+
+func (r notificationsResource) AddToContainer(c *restful.Container) {
+	ws := new(restful.WebService).Path(APIRoot + "/notifications").Produces(restful.MIME_JSON)
+	write := Access{Permission: auth.InboxWrite, NeedsIntegrations: true}
+	ws.Route(protect(inboxParams(ws.GET("").To(r.list).Operation("listNotifications").
+		Doc("The key's user's own notifications, newest first, with the user's unread total.").
+		Param(enumParam(ws, "unread", "1: unread only; 0 (default): all.", "0", "1").DefaultValue("0")),
+		pageParams(ws, notificationsMaxPerPage, notificationsPerPage)...).
+		Returns(http.StatusOK, "OK", NotificationPage{}).
+		Returns(http.StatusUnprocessableEntity, "A query parameter is invalid.", ValidationErrorBody{}),
+		Access{Permission: auth.Read, NeedsIntegrations: true}))
+	// read-all is registered before {notification}/read; the paths differ in length anyway.
+	ws.Route(protect(ws.POST("/read-all").To(r.readAll).Operation("markAllNotificationsRead").
+		Doc("Mark all the key's user's notifications read. No body.").
+		Returns(http.StatusOK, "OK", NotificationsReadAllResult{}), write))
+	ws.Route(protect(ws.POST("/{notification}/read").To(r.read).Operation("markNotificationRead").
+		Doc("Mark one of the key's user's notifications read. No body.").
+		Param(ws.PathParameter("notification", "The notification's id (a UUID).").DataType("string")).
+		Returns(http.StatusOK, "OK", NotificationReadResult{}).
+		Returns(http.StatusNotFound, "No such notification for this key's user.", ErrorBody{}), write))
+	c.Add(ws)
+}
+
+func (r notificationsResource) list(req *restful.Request, resp *restful.Response) {
+	fe := fieldErrors{}
+	unread := queryEnum(req, fe, "unread", "0", "0", "1")
+	paging := parsePaging(req, fe, notificationsMaxPerPage, notificationsPerPage)
+	if fe.any() {
+		writeValidation(resp, fe)
+		return
+	}
+	p := principal(req)
+	list, total, unreadCount, err := r.store.ListNotifications(req.Request.Context(), p.Account.ID, p.User.ID, unread == "1",
+		paging.PerPage, paging.Offset())
+	if err != nil {
+		r.internalError(req, resp, err)
+		return
+	}
+	writeJSON(resp, http.StatusOK, NotificationPage{Page: pageOf(r.Server, req, paging, total, list), UnreadCount: unreadCount})
+}
+
+func (r notificationsResource) read(req *restful.Request, resp *restful.Response) {
+	p := principal(req)
+	id, unread, err := r.store.MarkNotificationRead(req.Request.Context(), p.Account.ID, p.User.ID,
+		req.PathParameter("notification"), r.cfg.Clock.Now())
+	r.respond(req, resp, "notification", NotificationReadResult{ID: id, Read: true, UnreadCount: unread}, err)
+}
+
+func (r notificationsResource) readAll(req *restful.Request, resp *restful.Response) {
+	p := principal(req)
+	unread, err := r.store.MarkAllNotificationsRead(req.Request.Context(), p.Account.ID, p.User.ID, r.cfg.Clock.Now())
+	if err != nil {
+		r.internalError(req, resp, err)
+		return
+	}
+	writeJSON(resp, http.StatusOK, NotificationsReadAllResult{UnreadCount: unread})
+}

@@ -1,0 +1,103 @@
+package apiserver
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	restful "github.com/emicklei/go-restful/v3"
+)
+
+// maxQueryLength bounds free-text query parameters.
+const maxQueryLength = 100
+
+// queryEnum reads a parameter that must be one of allowed; empty gives def.
+func queryEnum(req *restful.Request, fe fieldErrors, name, def string, allowed ...string) string {
+	v := req.QueryParameter(name)
+	if v == "" {
+		return def
+	}
+	if !slices.Contains(allowed, v) {
+		fe.add(name, "The "+name+" must be one of: "+strings.Join(allowed, ", ")+".")
+		return def
+	}
+	return v
+}
+
+// queryInt reads an integer parameter within [min, max]; empty gives def.
+func queryInt(req *restful.Request, fe fieldErrors, name string, def, min, max int) int {
+	v := req.QueryParameter(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		fe.add(name, "The "+name+" must be an integer.")
+		return def
+	}
+	if n < min {
+		fe.add(name, "The "+name+" must be at least "+strconv.Itoa(min)+".")
+		return def
+	}
+	if max > 0 && n > max {
+		fe.add(name, "The "+name+" may not be greater than "+strconv.Itoa(max)+".")
+		return def
+	}
+	return n
+}
+
+// queryText reads a free-text parameter of bounded length.
+func queryText(req *restful.Request, fe fieldErrors, name string) string {
+	v := strings.TrimSpace(req.QueryParameter(name))
+	if utf8.RuneCountInString(v) > maxQueryLength {
+		fe.add(name, "The "+name+" may not be longer than "+strconv.Itoa(maxQueryLength)+" characters.")
+		return ""
+	}
+	return v
+}
+
+// queryDate reads a YYYY-MM-DD parameter; ok is false when absent or invalid.
+func queryDate(req *restful.Request, fe fieldErrors, name string) (time.Time, bool) {
+	v := req.QueryParameter(name)
+	if v == "" {
+		return time.Time{}, false
+	}
+	d, err := time.Parse(time.DateOnly, v)
+	if err != nil {
+		fe.add(name, "The "+name+" must be a date in the form YYYY-MM-DD.")
+		return time.Time{}, false
+	}
+	return d, true
+}
+
+// Parameter builders, so every route documents its parameters the same way.
+
+func pageParams(ws *restful.WebService, maxPerPage, defPerPage int) []*restful.Parameter {
+	return []*restful.Parameter{
+		ws.QueryParameter("page", "Page number, from 1.").DataType("integer").DefaultValue("1"),
+		ws.QueryParameter("per_page", "Page size, 1 to "+strconv.Itoa(maxPerPage)+".").DataType("integer").
+			DefaultValue(strconv.Itoa(defPerPage)),
+	}
+}
+
+func enumParam(ws *restful.WebService, name, desc string, values ...string) *restful.Parameter {
+	m := make(map[string]string, len(values))
+	for _, v := range values {
+		m[v] = v
+	}
+	return ws.QueryParameter(name, desc).DataType("string").AllowableValues(m)
+}
+
+// searchDigits keeps the digits of a phone-number search ("+44 20 7946" gives "44207946"),
+// which match as part of an E.164 number. National forms ("07...") are not rewritten.
+func searchDigits(q string) string {
+	var b strings.Builder
+	for _, r := range q {
+		if r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,237 @@
+// Package apiserver is the go-restful facade that serves the public /v1 JSON API.
+// Each resource lives in its own file and registers itself with AddToContainer;
+// authentication, rate limiting, recovery and logging are container filters.
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	restful "github.com/emicklei/go-restful/v3"
+	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
+
+	"github.com/switchboard-dev/switchboard/internal/auth"
+	"github.com/switchboard-dev/switchboard/internal/store"
+)
+
+// APIRoot is the path of the v1 API.
+const APIRoot = "/v1"
+
+// Config is the facade's configuration.
+type Config struct {
+	// BaseURL is the public origin (scheme://host[:port]) used in links, e.g. page URLs.
+	BaseURL string
+	// RequestsPerMinute is the per-user limit shared by all of a user's keys (spec: 60).
+	RequestsPerMinute int
+	Clock             clock.PassiveClock
+	Log               logr.Logger
+	// Media signs recording links and holds the audio they serve (see recordings.go).
+	Media MediaConfig
+}
+
+// Resource is one part of the API; it adds its web service to the container.
+type Resource interface {
+	AddToContainer(c *restful.Container)
+}
+
+// Server holds what every resource needs.
+type Server struct {
+	cfg   Config
+	store *store.Store
+	// anonymousPrefixes are paths served without an API key (signed links carry their own proof).
+	anonymousPrefixes []string
+}
+
+// allowAnonymous lets requests under prefix through without a key; the route must check
+// its own proof (for example a signature in the URL).
+func (s *Server) allowAnonymous(prefix string) {
+	s.anonymousPrefixes = append(s.anonymousPrefixes, prefix)
+}
+
+// New builds the container with the core resources and any extra ones.
+func New(cfg Config, st *store.Store, extra ...func(*Server) Resource) *restful.Container {
+	if cfg.RequestsPerMinute == 0 {
+		cfg.RequestsPerMinute = 60
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	s := &Server{cfg: cfg, store: st}
+
+	c := restful.NewContainer()
+	c.Router(restful.CurlyRouter{})
+	c.DoNotRecover(false)
+	c.RecoverHandler(s.recoverPanic)
+	c.ServiceErrorHandler(s.serviceError)
+	c.Filter(s.logRequest)
+	c.Filter(s.authenticate)
+	c.Filter(s.rateLimit)
+
+	resources := []Resource{
+		meResource{s}, balanceResource{s}, numbersResource{s}, callsResource{s}, recordingsResource{s},
+		smsResource{s}, contactsResource{s}, tasksResource{s}, notificationsResource{s},
+		receptionMessagesResource{s}, jobRequestsResource{s}, blockedCallersResource{s},
+		analyticsResource{s}, billingResource{s},
+	}
+	for _, mk := range extra {
+		resources = append(resources, mk(s))
+	}
+	for _, r := range resources {
+		r.AddToContainer(c)
+	}
+	openAPIResource{s, c}.AddToContainer(c)
+	// Paths outside every web service (go-restful's 404 comes through serviceError).
+	c.ServeMux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", restful.MIME_JSON)
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"message":"No such path."}` + "\n"))
+	})
+	return c
+}
+
+// Store gives resources outside this package the data layer.
+func (s *Server) Store() *store.Store { return s.store }
+
+// Clock gives resources the injected clock.
+func (s *Server) Clock() clock.PassiveClock { return s.cfg.Clock }
+
+func (s *Server) serviceError(se restful.ServiceError, req *restful.Request, resp *restful.Response) {
+	switch se.Code {
+	case http.StatusNotFound:
+		writeError(resp, http.StatusNotFound, "No such path.")
+	case http.StatusMethodNotAllowed:
+		writeError(resp, http.StatusMethodNotAllowed, "This path does not support "+req.Request.Method+".")
+	case http.StatusUnsupportedMediaType:
+		writeError(resp, http.StatusUnsupportedMediaType, "Send the body as JSON with Content-Type: application/json.")
+	case http.StatusNotAcceptable:
+		writeError(resp, http.StatusNotAcceptable, "This API answers in JSON; send Accept: application/json.")
+	default:
+		writeError(resp, se.Code, http.StatusText(se.Code))
+	}
+}
+
+func (s *Server) recoverPanic(reason any, w http.ResponseWriter) {
+	s.cfg.Log.Error(fmt.Errorf("%v", reason), "panic while serving a request")
+	w.Header().Set("Content-Type", restful.MIME_JSON)
+	w.WriteHeader(http.StatusInternalServerError)
+	_, _ = w.Write([]byte(`{"message":"Something went wrong on our side. Please try again."}` + "\n"))
+}
+
+// internalError logs err (never the request's secrets) and answers 500.
+func (s *Server) internalError(req *restful.Request, resp *restful.Response, err error) {
+	s.cfg.Log.Error(err, "request failed", "method", req.Request.Method, "path", req.Request.URL.Path)
+	writeError(resp, http.StatusInternalServerError, "Something went wrong on our side. Please try again.")
+}
+
+// logRequest logs method, path, status and duration. Headers are not logged: they carry keys.
+func (s *Server) logRequest(req *restful.Request, resp *restful.Response, chain *restful.FilterChain) {
+	start := s.cfg.Clock.Now()
+	chain.ProcessFilter(req, resp)
+	s.cfg.Log.V(1).Info("request", "method", req.Request.Method, "path", req.Request.URL.Path,
+		"status", resp.StatusCode(), "duration", s.cfg.Clock.Since(start).String())
+}
+
+// isAnonymous reports whether path is served without a key.
+func (s *Server) isAnonymous(path string) bool {
+	if path == APIRoot+"/openapi.json" {
+		return true
+	}
+	for _, p := range s.anonymousPrefixes {
+		if strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// authenticate resolves the bearer key to its principal. Unknown, revoked and
+// left-user keys all get the same 401, so a caller learns nothing about other keys.
+func (s *Server) authenticate(req *restful.Request, resp *restful.Response, chain *restful.FilterChain) {
+	if s.isAnonymous(req.Request.URL.Path) {
+		chain.ProcessFilter(req, resp)
+		return
+	}
+	resp.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
+	token, ok := auth.BearerToken(req.HeaderParameter("Authorization"))
+	if !ok {
+		writeError(resp, http.StatusUnauthorized, "Send your API key as: Authorization: Bearer <API_KEY>.")
+		return
+	}
+	p, err := s.store.Authenticate(req.Request.Context(), auth.Digest(token))
+	if err == store.ErrNotFound {
+		writeError(resp, http.StatusUnauthorized, "This API key is not valid: it is wrong, revoked, or its user has left the account.")
+		return
+	}
+	if err != nil {
+		s.internalError(req, resp, err)
+		return
+	}
+	resp.Header().Del("WWW-Authenticate")
+	req.SetAttribute(attrPrincipal, &p)
+	req.Request = req.Request.WithContext(context.WithValue(req.Request.Context(), principalKey{}, &p))
+	chain.ProcessFilter(req, resp)
+}
+
+// rateLimit applies the per-user limit in fixed one-minute windows counted in PostgreSQL,
+// so every replica of the API shares one count per user.
+func (s *Server) rateLimit(req *restful.Request, resp *restful.Response, chain *restful.FilterChain) {
+	p := principal(req)
+	if p == nil {
+		chain.ProcessFilter(req, resp)
+		return
+	}
+	ok, retryAfter, err := s.allow(req.Request.Context(), fmt.Sprintf("user:%d", p.User.ID), s.cfg.RequestsPerMinute)
+	if err != nil {
+		s.internalError(req, resp, err)
+		return
+	}
+	if !ok {
+		tooManyRequests(resp, retryAfter)
+		return
+	}
+	chain.ProcessFilter(req, resp)
+}
+
+// allow counts a hit on subject and reports whether it is within limit per minute.
+func (s *Server) allow(ctx context.Context, subject string, limit int) (bool, int, error) {
+	now := s.cfg.Clock.Now()
+	window := now.Truncate(time.Minute)
+	n, err := s.store.HitRateLimit(ctx, subject, window)
+	if err != nil {
+		return false, 0, err
+	}
+	return n <= limit, retryAfterSeconds(now, window), nil
+}
+
+// retryAfterSeconds is the whole seconds until the window ends (at least 1).
+func retryAfterSeconds(now, window time.Time) int {
+	d := window.Add(time.Minute).Sub(now)
+	secs := int((d + time.Second - 1) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	return secs
+}
+
+func tooManyRequests(resp *restful.Response, retryAfter int) {
+	resp.Header().Set("Retry-After", fmt.Sprint(retryAfter))
+	writeError(resp, http.StatusTooManyRequests, fmt.Sprintf("Too many requests. Try again in %d seconds.", retryAfter))
+}
+
+// respond writes body, or the 404 for a record of kind what that this account does not have.
+func (s *Server) respond(req *restful.Request, resp *restful.Response, what string, body any, err error) {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		notFound(resp, what)
+	case err != nil:
+		s.internalError(req, resp, err)
+	default:
+		writeJSON(resp, http.StatusOK, body)
+	}
+}

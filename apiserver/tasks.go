@@ -1,0 +1,85 @@
+package apiserver
+
+import (
+	"net/http"
+	"slices"
+
+	restful "github.com/emicklei/go-restful/v3"
+
+	"github.com/switchboard-dev/switchboard/internal/auth"
+	"github.com/switchboard-dev/switchboard/internal/store"
+)
+
+// Page sizes of GET /tasks (spec: Limits, the usual 100 and 25).
+const (
+	tasksMaxPerPage = 100
+	tasksPerPage    = 25
+)
+
+// TaskStatusUpdate is the body of PATCH /tasks/{task}.
+type TaskStatusUpdate struct {
+	Status string `json:"status" required:"true" enum:"open,done"`
+}
+
+type tasksResource struct{ *Server }
+
+func (r tasksResource) AddToContainer(c *restful.Container) {
+	ws := new(restful.WebService).Path(APIRoot + "/tasks").Produces(restful.MIME_JSON)
+	ws.Route(protect(inboxParams(ws.GET("").To(r.list).Operation("listTasks").
+		Doc("Follow-up to-dos found in calls, newest first.").
+		Param(enumParam(ws, "status", "Which to-dos: open (default), done or all.", "open", "done", "all").DefaultValue("open")),
+		pageParams(ws, tasksMaxPerPage, tasksPerPage)...).
+		Returns(http.StatusOK, "OK", Page[store.Task]{}).
+		Returns(http.StatusUnprocessableEntity, "A query parameter is invalid.", ValidationErrorBody{}),
+		Access{Permission: auth.Read, NeedsIntegrations: true}))
+	ws.Route(protect(ws.PATCH("/{task}").To(r.update).Operation("updateTask").
+		Doc("Tick a to-do off (status done: the key's user is recorded as done_by) or open it again (status open).").
+		Param(ws.PathParameter("task", "The to-do's public_id.").DataType("string")).
+		Reads(TaskStatusUpdate{}).
+		Returns(http.StatusOK, "The to-do as it now is.", store.Task{}).
+		Returns(http.StatusBadRequest, "The body is not JSON.", ErrorBody{}).
+		Returns(http.StatusNotFound, "No such to-do on this account.", ErrorBody{}).
+		Returns(http.StatusRequestEntityTooLarge, "The body is too large.", ErrorBody{}).
+		Returns(http.StatusUnsupportedMediaType, "The body is not sent as JSON.", ErrorBody{}).
+		Returns(http.StatusUnprocessableEntity, "status is missing or not open or done.", ValidationErrorBody{}),
+		Access{Permission: auth.InboxWrite, NeedsIntegrations: true}))
+	c.Add(ws)
+}
+
+func (r tasksResource) list(req *restful.Request, resp *restful.Response) {
+	fe := fieldErrors{}
+	status := queryEnum(req, fe, "status", "open", "open", "done", "all")
+	paging := parsePaging(req, fe, tasksMaxPerPage, tasksPerPage)
+	if fe.any() {
+		writeValidation(resp, fe)
+		return
+	}
+	list, total, err := r.store.ListTasks(req.Request.Context(), principal(req).Account.ID, status, paging.PerPage, paging.Offset())
+	if err != nil {
+		r.internalError(req, resp, err)
+		return
+	}
+	writeJSON(resp, http.StatusOK, pageOf(r.Server, req, paging, total, list))
+}
+
+func (r tasksResource) update(req *restful.Request, resp *restful.Response) {
+	var body TaskStatusUpdate
+	if !readJSON(req, resp, &body) {
+		return
+	}
+	fe := fieldErrors{}
+	switch {
+	case body.Status == "":
+		fe.add("status", "The status field is required.")
+	case !slices.Contains([]string{"open", "done"}, body.Status):
+		fe.add("status", "The status must be one of: open, done.")
+	}
+	if fe.any() {
+		writeValidation(resp, fe)
+		return
+	}
+	p := principal(req)
+	task, err := r.store.SetTaskStatus(req.Request.Context(), p.Account.ID, req.PathParameter("task"), body.Status,
+		p.User.ID, r.cfg.Clock.Now())
+	r.respond(req, resp, "to-do", task, err)
+}

@@ -1,0 +1,139 @@
+// Command localdev is what `make run` runs: the whole service on this machine with a real
+// kube-apiserver and etcd (the envtest binaries), a throwaway PostgreSQL cluster, the
+// controller manager, the v1 API on 127.0.0.1:8080 and a seeded demo account.
+// Ctrl-C stops everything it started.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/switchboard-dev/switchboard/internal/app"
+	"github.com/switchboard-dev/switchboard/internal/controlplane"
+	"github.com/switchboard-dev/switchboard/internal/pgcluster"
+	"github.com/switchboard-dev/switchboard/internal/recordingstore"
+	"github.com/switchboard-dev/switchboard/internal/seed"
+	"github.com/switchboard-dev/switchboard/internal/store"
+)
+
+const apiAddr = "127.0.0.1:8080"
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "make run:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := zap.New(zap.UseDevMode(false))
+	ctrl.SetLogger(log)
+	step := func(msg string) { fmt.Fprintln(os.Stderr, "==>", msg) }
+
+	cacheDir := os.Getenv("SWITCHBOARD_CACHE")
+	if cacheDir == "" {
+		home, _ := os.UserHomeDir()
+		cacheDir = filepath.Join(home, ".cache", "switchboard")
+	}
+	runDir := filepath.Join(cacheDir, "run")
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		return err
+	}
+
+	step("starting kube-apiserver and etcd")
+	cp, err := controlplane.Start(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { step("stopping kube-apiserver and etcd"); _ = cp.Stop() }()
+	kubeconfig := filepath.Join(runDir, "kubeconfig")
+	if err := cp.WriteKubeconfig(kubeconfig); err != nil {
+		return err
+	}
+
+	step("starting PostgreSQL")
+	pg, err := pgcluster.Start(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { step("stopping PostgreSQL"); _ = pg.Stop() }()
+	if err := pg.CreateDatabase(ctx, "switchboard", ""); err != nil {
+		return err
+	}
+	dbURL := pg.URL("switchboard")
+	if _, err := store.Migrate(ctx, dbURL); err != nil {
+		return err
+	}
+
+	step("seeding the demo account")
+	st, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	recordingsDir := filepath.Join(runDir, "recordings")
+	if err := os.RemoveAll(recordingsDir); err != nil {
+		return err
+	}
+	recordings, err := recordingstore.NewLocal(recordingsDir)
+	if err != nil {
+		return err
+	}
+	demo, err := seed.Demo(ctx, st, seed.DemoOptions{Clock: clock.RealClock{}, Recordings: recordings, Progress: os.Stderr})
+	st.Close()
+	_ = recordings.Close()
+	if err != nil {
+		return err
+	}
+	// A fresh signing key per run: links from an earlier run stop working, as they should.
+	signingKey := make([]byte, 32)
+	if _, err := rand.Read(signingKey); err != nil {
+		return err
+	}
+
+	step("starting the controller manager and the API")
+	return app.Run(ctx, app.Options{
+		DatabaseURL:       dbURL,
+		APIAddr:           apiAddr,
+		PublicBaseURL:     "http://" + apiAddr,
+		MetricsAddr:       "0",
+		ProbeAddr:         "127.0.0.1:8083",
+		RequestsPerMinute: 60,
+		RestConfig:        cp.Config,
+		Clock:             clock.RealClock{},
+		Log:               log,
+		Recordings:        recordingstore.Config{Backend: recordingstore.BackendLocal, Dir: recordingsDir},
+		LinkSigningKey:    signingKey,
+		Ready: func() {
+			banner(demo.OwnerKey, kubeconfig, dbURL)
+		},
+	})
+}
+
+func banner(key, kubeconfig, dbURL string) {
+	base := "http://" + apiAddr + "/v1"
+	fmt.Printf(`
+Switchboard is running. Press Ctrl-C to stop everything.
+
+  API         %[1]s
+  Demo key    %[2]s
+  Kubeconfig  %[3]s
+  Database    %[4]s
+
+Try:
+  curl -s -H "Authorization: Bearer %[2]s" %[1]s/me
+  curl -s -H "Authorization: Bearer %[2]s" "%[1]s/calls?per_page=5"
+  kubectl --kubeconfig %[3]s get webhookendpoints,webhookdeliveries,transcriptionjobs -A
+
+`, base, key, kubeconfig, dbURL)
+}

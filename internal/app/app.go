@@ -1,0 +1,179 @@
+// Package app runs the whole service in one process: the controller manager (controllers
+// behind leader election) and the public API (on every replica).
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/apiserver"
+	"github.com/switchboard-dev/switchboard/internal/recordingstore"
+	"github.com/switchboard-dev/switchboard/internal/store"
+)
+
+// Options configure a running service.
+type Options struct {
+	DatabaseURL string
+	// APIAddr is where the public /v1 API listens.
+	APIAddr string
+	// PublicBaseURL is the origin clients use to reach the API (for links); default http://APIAddr.
+	PublicBaseURL     string
+	MetricsAddr       string
+	ProbeAddr         string
+	LeaderElection    bool
+	RequestsPerMinute int
+	RestConfig        *rest.Config
+	Clock             clock.WithTicker
+	Log               logr.Logger
+	// Recordings chooses where call audio lives (a local directory or an S3-compatible bucket).
+	Recordings recordingstore.Config
+	// LinkSigningKey signs recording links; every replica must share it.
+	LinkSigningKey []byte
+	// Ready, when set, is called once the API is listening.
+	Ready func()
+}
+
+// Scheme has the built-in kinds and ours.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := switchboardv1alpha1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Run migrates the database and runs the manager and the API until ctx ends.
+func Run(ctx context.Context, o Options) error {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.DatabaseURL == "" {
+		return errors.New("no database: set --database-url or DATABASE_URL")
+	}
+	if _, err := store.Migrate(ctx, o.DatabaseURL); err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, o.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	mgr, err := ctrl.NewManager(o.RestConfig, ctrl.Options{
+		Scheme:                  Scheme(),
+		Logger:                  o.Log,
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:  o.ProbeAddr,
+		LeaderElection:          o.LeaderElection,
+		LeaderElectionID:        "switchboard-controller-manager.switchboard.dev",
+		LeaderElectionNamespace: "",
+	})
+	if err != nil {
+		return fmt.Errorf("create manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("database", func(r *http.Request) error { return st.Pool.Ping(r.Context()) }); err != nil {
+		return err
+	}
+
+	base := o.PublicBaseURL
+	if base == "" {
+		base = "http://" + o.APIAddr
+	}
+	if len(o.LinkSigningKey) < 32 {
+		return errors.New("the recording link signing key must be at least 32 bytes: set --link-signing-key-file or SWITCHBOARD_LINK_SIGNING_KEY")
+	}
+	recordings, err := recordingstore.New(o.Recordings)
+	if err != nil {
+		return err
+	}
+	container := apiserver.New(apiserver.Config{
+		BaseURL:           base,
+		RequestsPerMinute: o.RequestsPerMinute,
+		Clock:             o.Clock,
+		Log:               o.Log.WithName("api"),
+		Media:             apiserver.MediaConfig{SigningKey: o.LinkSigningKey, Recordings: recordings},
+	}, st)
+	if err := mgr.Add(&apiRunnable{addr: o.APIAddr, handler: container, log: o.Log.WithName("api"), ready: o.Ready}); err != nil {
+		return err
+	}
+	if err := mgr.Add(&rateLimitPruner{store: st, clock: o.Clock, log: o.Log.WithName("ratelimit")}); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+// apiRunnable serves the public API on every replica (not only the leader).
+type apiRunnable struct {
+	addr    string
+	handler http.Handler
+	log     logr.Logger
+	ready   func()
+}
+
+func (a *apiRunnable) NeedLeaderElection() bool { return false }
+
+func (a *apiRunnable) Start(ctx context.Context) error {
+	ln, err := net.Listen("tcp", a.addr)
+	if err != nil {
+		return fmt.Errorf("listen for the API on %s: %w", a.addr, err)
+	}
+	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second}
+	a.log.Info("serving the v1 API", "address", ln.Addr().String())
+	if a.ready != nil {
+		a.ready()
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return srv.Shutdown(shutdownCtx)
+	case err := <-errc:
+		return err
+	}
+}
+
+// rateLimitPruner deletes finished rate-limit windows (leader only: one deleter is enough).
+type rateLimitPruner struct {
+	store *store.Store
+	clock clock.WithTicker
+	log   logr.Logger
+}
+
+func (p *rateLimitPruner) NeedLeaderElection() bool { return true }
+
+func (p *rateLimitPruner) Start(ctx context.Context) error {
+	ticker := p.clock.NewTicker(time.Minute)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C():
+			if _, err := p.store.PruneRateLimits(ctx, p.clock.Now().Add(-2*time.Minute)); err != nil && ctx.Err() == nil {
+				p.log.Error(err, "prune rate-limit windows")
+			}
+		}
+	}
+}

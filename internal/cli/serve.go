@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/switchboard-dev/switchboard/internal/app"
+	"github.com/switchboard-dev/switchboard/internal/recordingstore"
+)
+
+func newServeCommand() *cobra.Command {
+	var o app.Options
+	var linkKeyFile string
+	zapOpts := zap.Options{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the controllers and the public v1 API",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log := zap.New(zap.UseFlagOptions(&zapOpts))
+			ctrl.SetLogger(log)
+			cfg, err := ctrl.GetConfig()
+			if err != nil {
+				return err
+			}
+			key, err := linkSigningKey(linkKeyFile)
+			if err != nil {
+				return err
+			}
+			o.LinkSigningKey = key
+			o.Recordings.S3.AccessKey = os.Getenv("SWITCHBOARD_S3_ACCESS_KEY")
+			o.Recordings.S3.SecretKey = os.Getenv("SWITCHBOARD_S3_SECRET_KEY")
+			o.RestConfig = cfg
+			o.Log = log
+			o.Clock = clock.RealClock{}
+			return app.Run(ctrl.SetupSignalHandler(), o)
+		},
+	}
+	databaseURLFlag(cmd, &o.DatabaseURL)
+	f := cmd.Flags()
+	// controller-runtime's --kubeconfig and the zap logging flags live on Go's flag set.
+	zapOpts.BindFlags(flag.CommandLine)
+	f.AddGoFlagSet(flag.CommandLine)
+	f.StringVar(&o.APIAddr, "api-bind-address", ":8080", "address of the public v1 API")
+	f.StringVar(&o.PublicBaseURL, "public-base-url", "", "origin clients use to reach the API, for links (default http://<api-bind-address>)")
+	f.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8082", "address of the metrics endpoint (0 to disable)")
+	f.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8083", "address of /healthz and /readyz")
+	f.BoolVar(&o.LeaderElection, "leader-elect", false, "elect a leader so only one replica runs the controllers")
+	f.IntVar(&o.RequestsPerMinute, "requests-per-minute", 60, "per-user API request limit (the spec's 60; raise for benchmarks)")
+	f.StringVar(&linkKeyFile, "link-signing-key-file", "", "file holding the secret (at least 32 bytes) that signs recording links (default $SWITCHBOARD_LINK_SIGNING_KEY)")
+	f.StringVar(&o.Recordings.Backend, "recordings-backend", recordingstore.BackendLocal, "where recordings live: local or s3")
+	f.StringVar(&o.Recordings.Dir, "recordings-dir", "/var/lib/switchboard/recordings", "directory of the local recording store")
+	f.StringVar(&o.Recordings.S3.Endpoint, "s3-endpoint", "", "S3-compatible endpoint host[:port]; credentials come from $SWITCHBOARD_S3_ACCESS_KEY and $SWITCHBOARD_S3_SECRET_KEY")
+	f.StringVar(&o.Recordings.S3.Bucket, "s3-bucket", "", "bucket of the s3 recording store")
+	f.StringVar(&o.Recordings.S3.Region, "s3-region", "", "region of the bucket")
+	f.BoolVar(&o.Recordings.S3.UseSSL, "s3-use-ssl", true, "talk HTTPS to the S3 endpoint")
+	return cmd
+}
+
+// linkSigningKey reads the recording-link secret from a file or the environment, never a flag
+// value (flags show up in process listings).
+func linkSigningKey(file string) ([]byte, error) {
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("read the link signing key: %w", err)
+		}
+		return bytes.TrimSpace(b), nil
+	}
+	return []byte(os.Getenv("SWITCHBOARD_LINK_SIGNING_KEY")), nil
+}

@@ -1,0 +1,273 @@
+// Package seed fills a database with a believable demo account (for `make run` and
+// `switchboard seed`) and with bulk call history (for benchmarks).
+package seed
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/switchboard-dev/switchboard/internal/auth"
+	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/recordingstore"
+	"github.com/switchboard-dev/switchboard/internal/store"
+)
+
+// DemoOptions configure the demo account.
+type DemoOptions struct {
+	Clock clock.PassiveClock
+	// Recordings receives the demo audio; nil leaves recordings without audio.
+	Recordings recordingstore.Store
+	// Progress receives one line per step; nil is quiet.
+	Progress io.Writer
+	// Calls is how many calls of history to create (default 60).
+	Calls int
+}
+
+// DemoAccount is what Demo created.
+type DemoAccount struct {
+	AccountID       int64
+	AccountPublicID string
+	OwnerEmail      string
+	// OwnerKey is an all-permission key for the owner, shown once.
+	OwnerKey string
+	// MemberKey is a read-only key for a member.
+	MemberKey string
+}
+
+// demo data: a plumbing firm in London.
+var (
+	demoCallers = []struct{ name, e164 string }{
+		{"Priya Shah", "+447700900101"}, {"Tom Baker", "+447700900102"}, {"", "+447700900103"},
+		{"Grace Okafor", "+441632960104"}, {"", "+447700900105"}, {"Ahmed Khan", "+447700900106"},
+		{"Lucy Evans", "+447700900107"}, {"", "+33612345678"},
+	}
+	demoSummaries = []struct{ summary, intent, sentiment, urgency string }{
+		{"Caller reports a leaking radiator valve and wants a visit this week.", "book_repair", "neutral", "normal"},
+		{"Boiler has no hot water since this morning; elderly resident at home.", "emergency_repair", "negative", "high"},
+		{"Asked for a quote to replace a bathroom suite.", "quote_request", "positive", "low"},
+		{"Chasing an invoice sent last month.", "billing_query", "neutral", "normal"},
+		{"Thanked the engineer for yesterday's work.", "feedback", "positive", "low"},
+	}
+	dispositions = []string{"answered", "answered", "answered", "voicemail", "no-answer", "answered", "busy", "answered", "failed"}
+)
+
+// Demo creates the demo account: Business plan with the Integrations add-on, an owner and a
+// member with keys, two numbers, contacts, a month of calls (some recorded and transcribed), a
+// text thread, to-dos, notifications, a message slip, a job request, a blocked caller and a
+// topped-up balance.
+func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, error) {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Calls == 0 {
+		o.Calls = 60
+	}
+	say := func(format string, args ...any) {
+		if o.Progress != nil {
+			fmt.Fprintf(o.Progress, "    "+format+"\n", args...)
+		}
+	}
+	now := o.Clock.Now().UTC().Truncate(time.Second)
+	rng := rand.New(rand.NewPCG(7, 11))
+
+	acct, err := st.CreateAccount(ctx, store.NewAccount{Name: "Acme Plumbing Ltd", Plan: plans.Business,
+		Addons: []string{plans.AddonIntegrations}, TimeZone: "Europe/London"})
+	if err != nil {
+		return DemoAccount{}, fmt.Errorf("create the demo account: %w", err)
+	}
+	out := DemoAccount{AccountID: acct.ID, AccountPublicID: acct.PublicID, OwnerEmail: fmt.Sprintf("owner+%s@acme-plumbing.example", acct.PublicID)}
+	owner, err := st.CreateUser(ctx, store.NewUser{AccountID: acct.ID, Name: "Alex Acme", Email: out.OwnerEmail, Role: "owner",
+		CanManageAPIKeys: true, CanTranscribe: true})
+	if err != nil {
+		return DemoAccount{}, fmt.Errorf("create the demo owner: %w", err)
+	}
+	member, err := st.CreateUser(ctx, store.NewUser{AccountID: acct.ID, Name: "Sam Support",
+		Email: fmt.Sprintf("sam+%s@acme-plumbing.example", acct.PublicID), Role: "member", CanManageAPIKeys: true})
+	if err != nil {
+		return DemoAccount{}, fmt.Errorf("create the demo member: %w", err)
+	}
+	ownerKey, err := st.CreateAPIKey(ctx, owner.ID, "demo owner key", auth.Abilities(auth.AllAbilities))
+	if err != nil {
+		return DemoAccount{}, fmt.Errorf("create the demo key: %w", err)
+	}
+	memberKey, err := st.CreateAPIKey(ctx, member.ID, "demo read-only key", auth.Abilities{auth.Read})
+	if err != nil {
+		return DemoAccount{}, fmt.Errorf("create the member key: %w", err)
+	}
+	out.OwnerKey, out.MemberKey = ownerKey.Token, memberKey.Token
+	if _, err := st.TopUp(ctx, acct.ID, 2500, now.Add(-20*24*time.Hour)); err != nil {
+		return DemoAccount{}, fmt.Errorf("top up: %w", err)
+	}
+	say("account %s (%s), owner %s", acct.Name, acct.PublicID, out.OwnerEmail)
+
+	weekdays := []store.Window{{Days: []int{1, 2, 3, 4, 5}, Start: "08:00", End: "18:00"}}
+	office := store.Route{Mode: "forward", RecordingEnabled: true, VoicemailFallback: true, AICover: "off",
+		ForwardTargets: []store.ForwardTarget{{Kind: "staff", E164: "+447700900900", StaffLabel: "Office", RingSeconds: 20}}}
+	afterHours := store.Route{Mode: "voicemail", RecordingEnabled: true, AICover: "off"}
+	main, err := st.CreateNumber(ctx, store.NewNumber{AccountID: acct.ID, E164: "+442079460000", Label: "Main line",
+		BusinessProfile: "Acme Plumbing", SMSCapable: true, SMSReady: true, CLIEligible: true, CLIVerified: true,
+		IsDefaultCallerID: true, VoicemailTranscriptionEnabled: true, CallTranscriptionEnabled: true,
+		Routes: []store.NewRoute{
+			{Kind: "default", Route: afterHours},
+			{Kind: "schedule", Name: "Office hours", Windows: weekdays, Route: office},
+		}})
+	if err != nil {
+		return DemoAccount{}, fmt.Errorf("create the main number: %w", err)
+	}
+	emergency, err := st.CreateNumber(ctx, store.NewNumber{AccountID: acct.ID, E164: "+441614960000", Label: "Emergency line",
+		Routes: []store.NewRoute{{Kind: "default", Route: office}}})
+	if err != nil {
+		return DemoAccount{}, fmt.Errorf("create the emergency number: %w", err)
+	}
+	numbers := []store.NumberSummary{main, emergency}
+	say("numbers %s and %s", main.E164, emergency.E164)
+
+	for i, c := range demoCallers {
+		if c.name == "" {
+			continue
+		}
+		ext := fmt.Sprintf("crm-%03d", i+1)
+		if _, err := st.UpsertContact(ctx, acct.ID, store.ContactInput{Source: "hubspot", ExternalID: &ext, DisplayName: c.name,
+			Phones: []store.ContactPhoneInput{{Number: c.e164, Label: "mobile"}}}, now); err != nil {
+			return DemoAccount{}, fmt.Errorf("create contact %s: %w", c.name, err)
+		}
+	}
+	say("%d contacts", len(demoCallers)-3)
+
+	audio := toneWAV(3)
+	recorded := 0
+	for i := range o.Calls {
+		caller := demoCallers[rng.IntN(len(demoCallers))]
+		num := numbers[i%len(numbers)]
+		disposition := dispositions[rng.IntN(len(dispositions))]
+		started := now.Add(-time.Duration(rng.Int64N(int64(30 * 24 * time.Hour)))).Truncate(time.Second)
+		if i < 3 {
+			started = now.Add(-time.Duration(i+1) * 17 * time.Minute).Truncate(time.Second) // a few today
+		}
+		duration, talk := 0, 0
+		if disposition == "answered" || disposition == "voicemail" {
+			duration = 30 + rng.IntN(400)
+			talk = duration - 10
+		}
+		filtered := i%13 == 12
+		callID, _, err := st.CreateCall(ctx, store.NewCall{AccountID: acct.ID, NumberID: &num.ID, FromE164: caller.e164,
+			ToE164: num.E164, CallerName: caller.name, Disposition: disposition, Filtered: filtered, StartedAt: started,
+			DurationSeconds: duration, TalkSeconds: talk, ForwardSeconds: min(talk, 300), RatedPence: int64(duration/60) * 3})
+		if err != nil {
+			return DemoAccount{}, fmt.Errorf("create a call: %w", err)
+		}
+		if filtered || (disposition != "answered" && disposition != "voicemail") {
+			continue
+		}
+		kind := "call"
+		if disposition == "voicemail" {
+			kind = "voicemail"
+		}
+		rec, err := st.CreateRecording(ctx, store.NewRecording{AccountID: acct.ID, CallID: &callID, Kind: kind,
+			StorageKey: fmt.Sprintf("%s/%d.wav", acct.PublicID, callID), DurationSeconds: duration,
+			SizeBytes: int64(len(audio)), CreatedAt: started.Add(time.Duration(duration) * time.Second)})
+		if err != nil {
+			return DemoAccount{}, fmt.Errorf("create a recording: %w", err)
+		}
+		if o.Recordings != nil {
+			if err := o.Recordings.Put(ctx, rec.StorageKey, bytes.NewReader(audio)); err != nil {
+				return DemoAccount{}, fmt.Errorf("store demo audio: %w", err)
+			}
+		}
+		recorded++
+		if i%3 == 0 {
+			continue // left untranscribed, so it can be transcribed through the API
+		}
+		s := demoSummaries[rng.IntN(len(demoSummaries))]
+		callback := caller.e164
+		_, err = st.CreateCompletedTranscript(ctx, store.NewTranscript{AccountID: acct.ID, RecordingID: rec.ID, CallID: &callID,
+			Text: "Hello, Acme Plumbing. " + s.summary, Language: "en-GB", Minutes: (duration + 59) / 60,
+			Summary: &s.summary, Intent: &s.intent, Sentiment: &s.sentiment, Urgency: &s.urgency,
+			ActionItems: []string{"Call back " + caller.e164}, CallbackNumber: &callback,
+			Segments: []store.TranscriptSegment{
+				{StartSeconds: 0, EndSeconds: 2.5, Speaker: "agent", Text: "Hello, Acme Plumbing."},
+				{StartSeconds: 2.5, EndSeconds: math.Min(float64(duration), 20), Speaker: "caller", Text: s.summary},
+			},
+			CompletedAt: started.Add(time.Duration(duration+90) * time.Second)})
+		if err != nil {
+			return DemoAccount{}, fmt.Errorf("create a transcript: %w", err)
+		}
+	}
+	say("%d calls, %d recorded", o.Calls, recorded)
+
+	for i, body := range []string{"Hi, is anyone free to look at a dripping tap tomorrow?", "Yes, we can come at 10am.", "Perfect, thanks!"} {
+		dir := "inbound"
+		if i == 1 {
+			dir = "outbound"
+		}
+		if _, err := st.AddSMSMessage(ctx, store.NewSMSMessage{AccountID: acct.ID, NumberID: main.ID,
+			CounterpartyE164: demoCallers[0].e164, Direction: dir, Body: body,
+			ReceivedAt: now.Add(-time.Duration(3-i) * time.Hour)}); err != nil {
+			return DemoAccount{}, fmt.Errorf("create a text: %w", err)
+		}
+	}
+	callback := demoCallers[1].e164
+	high, snippet := "high", "Boiler has no hot water since this morning"
+	if _, err := st.CreateTask(ctx, store.NewTask{AccountID: acct.ID, Text: "Call Tom back about the boiler", CallbackE164: &callback,
+		Urgency: &high, SummarySnippet: &snippet, CreatedAt: now.Add(-2 * time.Hour)}); err != nil {
+		return DemoAccount{}, fmt.Errorf("create a to-do: %w", err)
+	}
+	if _, err := st.CreateTask(ctx, store.NewTask{AccountID: acct.ID, Text: "Order a replacement radiator valve", CreatedAt: now.Add(-26 * time.Hour)}); err != nil {
+		return DemoAccount{}, fmt.Errorf("create a to-do: %w", err)
+	}
+	for _, u := range []int64{owner.ID, member.ID} {
+		if _, err := st.CreateNotification(ctx, store.NewNotification{AccountID: acct.ID, UserID: u, Type: "voicemail",
+			Title: "New voicemail", Body: "Tom Baker left a 1 minute voicemail", URL: "/calls", CreatedAt: now.Add(-90 * time.Minute)}); err != nil {
+			return DemoAccount{}, fmt.Errorf("create a notification: %w", err)
+		}
+	}
+	if _, err := st.CreateMessageSlip(ctx, store.NewMessageSlip{AccountID: acct.ID, NumberID: &main.ID, FromE164: demoCallers[3].e164,
+		Department: "Sales", CallerName: demoCallers[3].name, ReceivedAt: now.Add(-5 * time.Hour), NameRecording: true, MessageRecording: true}); err != nil {
+		return DemoAccount{}, fmt.Errorf("create a message slip: %w", err)
+	}
+	address, postcode, when := "12 Mill Lane, London", "E1 6AN", "morning"
+	if _, err := st.CreateJobRequest(ctx, store.NewJobRequest{AccountID: acct.ID, NumberID: &main.ID, CallerName: demoCallers[5].name,
+		CallerE164: demoCallers[5].e164, JobType: "Leak repair", Description: "Water coming through the kitchen ceiling",
+		Address: &address, Postcode: &postcode, PreferredWhen: &when, CreatedAt: now.Add(-4 * time.Hour)}); err != nil {
+		return DemoAccount{}, fmt.Errorf("create a job request: %w", err)
+	}
+	if _, err := st.CreateBlockedCaller(ctx, store.NewBlockedCaller{AccountID: acct.ID, E164: "+447700900666", Action: "reject",
+		Label: "Cold caller", CreatedAt: now.Add(-72 * time.Hour)}); err != nil {
+		return DemoAccount{}, fmt.Errorf("create a blocked caller: %w", err)
+	}
+	say("a text thread, to-dos, notifications, a message slip, a job request and a blocked caller")
+	return out, nil
+}
+
+// toneWAV is seconds of a quiet 440 Hz tone as 8 kHz 16-bit mono PCM WAV, so the demo's
+// stream links play something real.
+func toneWAV(seconds int) []byte {
+	const rate = 8000
+	samples := rate * seconds
+	var b bytes.Buffer
+	w := func(v any) { _ = binary.Write(&b, binary.LittleEndian, v) }
+	b.WriteString("RIFF")
+	w(uint32(36 + samples*2))
+	b.WriteString("WAVEfmt ")
+	w(uint32(16))
+	w(uint16(1)) // PCM
+	w(uint16(1)) // mono
+	w(uint32(rate))
+	w(uint32(rate * 2))
+	w(uint16(2))
+	w(uint16(16))
+	b.WriteString("data")
+	w(uint32(samples * 2))
+	for i := range samples {
+		w(int16(3000 * math.Sin(2*math.Pi*440*float64(i)/rate)))
+	}
+	return b.Bytes()
+}

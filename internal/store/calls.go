@@ -1,0 +1,295 @@
+package store
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// CallTranscript is the transcript and AI summary of a call, as a call row shows it.
+type CallTranscript struct {
+	Status         string   `json:"status" required:"true" enum:"pending,processing,completed,failed"`
+	SummaryStatus  string   `json:"summary_status" required:"true" enum:"pending,processing,completed,failed,unavailable"`
+	Summary        *string  `json:"summary" required:"true"`
+	Intent         *string  `json:"intent" required:"true"`
+	Sentiment      *string  `json:"sentiment" required:"true"`
+	Urgency        *string  `json:"urgency" required:"true"`
+	ActionItems    []string `json:"action_items" required:"true" nullable:"false"`
+	CallbackNumber *string  `json:"callback_number" required:"true"`
+}
+
+// Call is a row of GET /calls and the body of GET /calls/{call}.
+type Call struct {
+	ID                    int64     `json:"-"`
+	PublicID              string    `json:"public_id" required:"true"`
+	From                  string    `json:"from" required:"true"`
+	CallerDisplayName     string    `json:"caller_display_name" required:"true"`
+	To                    string    `json:"to" required:"true"`
+	ToName                string    `json:"to_name" required:"true"`
+	Direction             string    `json:"direction" required:"true" enum:"inbound,outbound"`
+	Disposition           string    `json:"disposition" required:"true" enum:"answered,no-answer,voicemail,failed,in-progress,busy,blocked"`
+	StartedAt             time.Time `json:"started_at" required:"true"`
+	ForwardSeconds        int       `json:"forward_seconds" required:"true"`
+	TotalRatedAmountPence int64     `json:"total_rated_amount_pence" required:"true"`
+	// RecordingPublicID is the call's recording (kind call or voicemail, not deleted); null without one.
+	RecordingPublicID *string `json:"recording_public_id" required:"true"`
+	// Transcript is null until the call's recording has a transcript.
+	Transcript *CallTranscript `json:"transcript" required:"true" nullable:"true"`
+}
+
+// Call outcomes (calls.disposition), the values of the list's status filter.
+var CallDispositions = []string{"answered", "no-answer", "voicemail", "failed", "in-progress", "busy", "blocked"}
+
+// CallFilter selects calls of one account. Empty fields do not filter.
+type CallFilter struct {
+	// Activity is business (filtered = false), filtered (filtered = true) or all.
+	Activity string
+	// Search is free text: its digits match part of the caller's or dialled number, the
+	// whole text matches part of the caller's name (case-insensitive).
+	Search       string
+	SearchDigits string
+	// From and To bound started_at: [From, To).
+	From, To  *time.Time
+	Status    string
+	Sentiment string
+	Urgency   string
+	Limit     int
+	Offset    int
+}
+
+// callQueryArgs numbers positional parameters as they are added.
+type callQueryArgs []any
+
+func (a *callQueryArgs) add(v any) string {
+	*a = append(*a, v)
+	return "$" + strconv.Itoa(len(*a))
+}
+
+// callLikeContains is a LIKE pattern matching s anywhere, with LIKE's wildcards escaped.
+func callLikeContains(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(s) + "%"
+}
+
+// callConditions is the WHERE clause over calls c for the filter; args[0] is the account id.
+func callConditions(f CallFilter, args *callQueryArgs) string {
+	acct := "$1"
+	conds := []string{"c.account_id = " + acct}
+	switch f.Activity {
+	case "filtered":
+		conds = append(conds, "c.filtered = true")
+	case "all":
+	default:
+		conds = append(conds, "c.filtered = false")
+	}
+	if f.From != nil {
+		conds = append(conds, "c.started_at >= "+args.add(*f.From))
+	}
+	if f.To != nil {
+		conds = append(conds, "c.started_at < "+args.add(*f.To))
+	}
+	if f.Status != "" {
+		conds = append(conds, "c.disposition = "+args.add(f.Status))
+	}
+	if f.Search != "" || f.SearchDigits != "" {
+		var or []string
+		if f.SearchDigits != "" {
+			d := args.add(callLikeContains(f.SearchDigits))
+			or = append(or, "c.from_e164 LIKE "+d, "c.to_e164 LIKE "+d)
+		}
+		if f.Search != "" {
+			q := args.add(callLikeContains(f.Search))
+			// The caller's name is the matching contact's display name when a contact has
+			// the caller's number (the most recently updated such contact), else the name the
+			// network gave. Both arms are written so the trigram indexes can drive them.
+			or = append(or,
+				`(lower(c.caller_name) LIKE lower(`+q+`) AND NOT EXISTS (
+					SELECT 1 FROM contact_phones cp JOIN contacts ct ON ct.id = cp.contact_id
+					WHERE cp.account_id = `+acct+` AND ct.account_id = `+acct+` AND cp.e164 = c.from_e164))`,
+				// ARRAY(...) is computed once, so the index on (account_id, from_e164) serves it.
+				`c.from_e164 = ANY (ARRAY(
+					SELECT cp.e164 FROM contact_phones cp JOIN contacts ct ON ct.id = cp.contact_id
+					WHERE cp.account_id = `+acct+` AND ct.account_id = `+acct+` AND lower(ct.display_name) LIKE lower(`+q+`)
+					AND NOT EXISTS (
+						SELECT 1 FROM contact_phones cp2 JOIN contacts ct2 ON ct2.id = cp2.contact_id
+						WHERE cp2.account_id = `+acct+` AND ct2.account_id = `+acct+` AND cp2.e164 = cp.e164
+						AND (ct2.updated_at, ct2.id) > (ct.updated_at, ct.id))))`)
+		}
+		conds = append(conds, "("+strings.Join(or, " OR ")+")")
+	}
+	if f.Sentiment != "" || f.Urgency != "" {
+		// Only the call's latest transcript counts, the one the row shows.
+		tc := []string{"t.account_id = " + acct, "t.call_id IS NOT NULL"}
+		if f.Sentiment != "" {
+			tc = append(tc, "t.sentiment = "+args.add(f.Sentiment))
+		}
+		if f.Urgency != "" {
+			tc = append(tc, "t.urgency = "+args.add(f.Urgency))
+		}
+		conds = append(conds, `c.id IN (SELECT t.call_id FROM transcripts t WHERE `+strings.Join(tc, " AND ")+`
+			AND NOT EXISTS (SELECT 1 FROM transcripts t2 WHERE t2.call_id = t.call_id AND t2.id > t.id))`)
+	}
+	return strings.Join(conds, " AND ")
+}
+
+// callRowsSQL completes the call rows of the calls that inner selects (all columns of calls,
+// aliased c) with one query: the caller's contact name, the dialled number's label, the
+// recording and the latest transcript come from LATERAL joins over those rows only.
+func callRowsSQL(inner string) string {
+	return `SELECT c.id, c.public_id, c.from_e164,
+			COALESCE(NULLIF(cn.display_name, ''), NULLIF(c.caller_name, ''), c.from_e164),
+			c.to_e164, COALESCE(n.label, ''), c.direction, c.disposition, c.started_at, c.forward_seconds,
+			c.total_rated_amount_pence, rec.public_id,
+			t.id IS NOT NULL, COALESCE(t.status, ''), COALESCE(t.summary_status, ''), t.summary, t.intent,
+			t.sentiment, t.urgency, COALESCE(t.action_items, '{}'), t.callback_number
+		FROM (` + inner + `) c
+		LEFT JOIN numbers n ON n.id = c.number_id AND n.account_id = c.account_id
+		LEFT JOIN LATERAL (
+			SELECT ct.display_name FROM contact_phones cp JOIN contacts ct ON ct.id = cp.contact_id
+			WHERE cp.account_id = c.account_id AND ct.account_id = c.account_id AND cp.e164 = c.from_e164
+			ORDER BY ct.updated_at DESC, ct.id DESC LIMIT 1) cn ON true
+		LEFT JOIN LATERAL (
+			SELECT r.public_id FROM recordings r
+			WHERE r.call_id = c.id AND r.account_id = c.account_id AND r.kind IN ('call', 'voicemail') AND r.deleted_at IS NULL
+			ORDER BY r.id DESC LIMIT 1) rec ON true
+		LEFT JOIN LATERAL (
+			SELECT t.id, t.status, t.summary_status, t.summary, t.intent, t.sentiment, t.urgency, t.action_items, t.callback_number
+			FROM transcripts t WHERE t.call_id = c.id AND t.account_id = c.account_id
+			ORDER BY t.id DESC LIMIT 1) t ON true
+		ORDER BY c.started_at DESC, c.id DESC`
+}
+
+func scanCall(r pgx.CollectableRow) (Call, error) {
+	var c Call
+	var hasTranscript bool
+	var t CallTranscript
+	err := r.Scan(&c.ID, &c.PublicID, &c.From, &c.CallerDisplayName, &c.To, &c.ToName, &c.Direction, &c.Disposition,
+		&c.StartedAt, &c.ForwardSeconds, &c.TotalRatedAmountPence, &c.RecordingPublicID,
+		&hasTranscript, &t.Status, &t.SummaryStatus, &t.Summary, &t.Intent, &t.Sentiment, &t.Urgency, &t.ActionItems, &t.CallbackNumber)
+	if err != nil {
+		return Call{}, err
+	}
+	c.StartedAt = c.StartedAt.UTC()
+	if hasTranscript {
+		if t.ActionItems == nil {
+			t.ActionItems = []string{}
+		}
+		c.Transcript = &t
+	}
+	return c, nil
+}
+
+// ListCalls returns one page of the account's calls matching f, newest first, and how many
+// match in all.
+func (s *Store) ListCalls(ctx context.Context, accountID int64, f CallFilter) ([]Call, int, error) {
+	args := callQueryArgs{accountID}
+	where := callConditions(f, &args)
+	pageArgs := append(callQueryArgs{}, args...)
+	inner := `SELECT * FROM calls c WHERE ` + where + ` ORDER BY c.started_at DESC, c.id DESC LIMIT ` +
+		pageArgs.add(f.Limit) + ` OFFSET ` + pageArgs.add(f.Offset)
+	rows, err := s.Pool.Query(ctx, callRowsSQL(inner), pageArgs...)
+	if err != nil {
+		return nil, 0, err
+	}
+	calls, err := pgx.CollectRows(rows, scanCall)
+	if err != nil {
+		return nil, 0, err
+	}
+	// A short page that is not past the end already says how many match.
+	if len(calls) < f.Limit && (len(calls) > 0 || f.Offset == 0) {
+		return calls, f.Offset + len(calls), nil
+	}
+	total, err := s.countCalls(ctx, accountID, f, where, args)
+	if err != nil {
+		return nil, 0, err
+	}
+	return calls, total, nil
+}
+
+// GetCall returns one of the account's calls by public id.
+func (s *Store) GetCall(ctx context.Context, accountID int64, publicID string) (Call, error) {
+	rows, err := s.Pool.Query(ctx, callRowsSQL(`SELECT * FROM calls c WHERE c.account_id = $1 AND c.public_id = $2`), accountID, publicID)
+	if err != nil {
+		return Call{}, err
+	}
+	c, err := pgx.CollectExactlyOneRow(rows, scanCall)
+	return c, notFound(err)
+}
+
+// countCalls counts the calls matching f (whose WHERE clause over calls c is where). Filters
+// that call_counts_daily and call_counts_hourly can answer (activity, status, and a period
+// bounded by whole UTC hours) are summed from them; others are counted on calls.
+func (s *Store) countCalls(ctx context.Context, accountID int64, f CallFilter, where string, args []any) (int, error) {
+	var total int64
+	if f.Search != "" || f.SearchDigits != "" || f.Sentiment != "" || f.Urgency != "" ||
+		!wholeUTCHour(f.From) || !wholeUTCHour(f.To) {
+		err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM calls c WHERE `+where, args...).Scan(&total)
+		return int(total), err
+	}
+	rargs := callQueryArgs{accountID}
+	conds := "account_id = $1"
+	switch f.Activity {
+	case "filtered":
+		conds += " AND filtered = true"
+	case "all":
+	default:
+		conds += " AND filtered = false"
+	}
+	if f.Status != "" {
+		conds += " AND disposition = " + rargs.add(f.Status)
+	}
+	// Whole UTC days inside the period come from the daily counts, the hours at its ends
+	// from the hourly ones.
+	var parts []string
+	fullFrom, fullTo := f.From, f.To
+	if f.From != nil {
+		d := ceilUTCDay(*f.From)
+		fullFrom = &d
+	}
+	if f.To != nil {
+		d := f.To.UTC().Truncate(24 * time.Hour)
+		fullTo = &d
+	}
+	hourRanges := []string{}
+	if fullFrom != nil && fullTo != nil && !fullFrom.Before(*fullTo) {
+		hourRanges = append(hourRanges, "(hour >= "+rargs.add(*f.From)+" AND hour < "+rargs.add(*f.To)+")")
+	} else {
+		days := conds
+		if fullFrom != nil {
+			days += " AND day >= " + rargs.add(*fullFrom)
+			if f.From.Before(*fullFrom) {
+				hourRanges = append(hourRanges, "(hour >= "+rargs.add(*f.From)+" AND hour < "+rargs.add(*fullFrom)+")")
+			}
+		}
+		if fullTo != nil {
+			days += " AND day < " + rargs.add(*fullTo)
+			if fullTo.Before(*f.To) {
+				hourRanges = append(hourRanges, "(hour >= "+rargs.add(*fullTo)+" AND hour < "+rargs.add(*f.To)+")")
+			}
+		}
+		parts = append(parts, `(SELECT COALESCE(sum(calls), 0)::bigint FROM call_counts_daily WHERE `+days+`)`)
+	}
+	if len(hourRanges) > 0 {
+		parts = append(parts, `(SELECT COALESCE(sum(calls), 0)::bigint FROM call_counts_hourly WHERE `+conds+
+			` AND (`+strings.Join(hourRanges, " OR ")+`))`)
+	}
+	err := s.Pool.QueryRow(ctx, `SELECT `+strings.Join(parts, " + "), rargs...).Scan(&total)
+	return int(total), err
+}
+
+// wholeUTCHour reports whether t is absent or on a whole UTC hour (a bucket boundary).
+func wholeUTCHour(t *time.Time) bool {
+	return t == nil || t.Equal(t.Truncate(time.Hour))
+}
+
+// ceilUTCDay is the first UTC midnight at or after t.
+func ceilUTCDay(t time.Time) time.Time {
+	d := t.UTC().Truncate(24 * time.Hour)
+	if d.Before(t) {
+		d = d.Add(24 * time.Hour)
+	}
+	return d
+}

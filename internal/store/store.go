@@ -1,0 +1,98 @@
+// Package store is the PostgreSQL data layer shared by the API facade and the controllers.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// ErrNotFound is returned when a record does not exist on the account asking for it.
+var ErrNotFound = errors.New("not found")
+
+// Store wraps the connection pool; query methods live in one file per domain.
+type Store struct {
+	Pool *pgxpool.Pool
+}
+
+// Open connects to PostgreSQL.
+func Open(ctx context.Context, url string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	return &Store{Pool: pool}, nil
+}
+
+// Close releases the pool.
+func (s *Store) Close() { s.Pool.Close() }
+
+// Migrate applies every embedded migration not yet applied and reports the versions it ran.
+func Migrate(ctx context.Context, url string) ([]int64, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	db := stdlib.OpenDB(*cfg)
+	defer db.Close()
+	provider, err := newMigrationProvider(db)
+	if err != nil {
+		return nil, err
+	}
+	results, err := provider.Up(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	versions := make([]int64, 0, len(results))
+	for _, r := range results {
+		versions = append(versions, r.Source.Version)
+	}
+	return versions, nil
+}
+
+func newMigrationProvider(db *sql.DB) (*goose.Provider, error) {
+	sub, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	return goose.NewProvider(goose.DialectPostgres, db, sub)
+}
+
+// InTx runs fn in a transaction, committing when it returns nil.
+func (s *Store) InTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.Pool, fn)
+}
+
+// isUniqueViolation reports whether err is a unique-constraint violation.
+func isUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}
+
+// notFound maps pgx.ErrNoRows to ErrNotFound.
+func notFound(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}

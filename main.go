@@ -1,0 +1,20 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Command switchboard is the one binary of the service: serve, migrate, admin, seed.
+package main
+
+import (
+	"os"
+
+	"github.com/switchboard-dev/switchboard/internal/cli"
+)
+
+func main() {
+	if err := cli.NewRootCommand().Execute(); err != nil {
+		os.Exit(1)
+	}
+}
