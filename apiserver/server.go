@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"strings"
 	"time"
 
@@ -32,6 +33,9 @@ type Config struct {
 	Log               logr.Logger
 	// Media signs recording links and holds the audio they serve (see recordings.go).
 	Media MediaConfig
+	// Kube reads and writes the account's custom resources (webhook endpoints, deliveries,
+	// transcription jobs) in its namespace (see internal/tenancy).
+	Kube client.Client
 }
 
 // Resource is one part of the API; it adds its web service to the container.

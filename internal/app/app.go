@@ -112,6 +112,7 @@ func Run(ctx context.Context, o Options) error {
 		Clock:             o.Clock,
 		Log:               o.Log.WithName("api"),
 		Media:             apiserver.MediaConfig{SigningKey: o.LinkSigningKey, Recordings: recordings},
+		Kube:              mgr.GetClient(),
 	}, st)
 	if err := mgr.Add(&apiRunnable{addr: o.APIAddr, handler: container, log: o.Log.WithName("api"), ready: o.Ready}); err != nil {
 		return err
