@@ -1,0 +1,165 @@
+package apiserver_test
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
+
+	"github.com/switchboard-dev/switchboard/apiserver"
+	"github.com/switchboard-dev/switchboard/internal/apitest"
+	"github.com/switchboard-dev/switchboard/internal/auth"
+	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/store"
+)
+
+var pathParam = regexp.MustCompile(`\{[^}]+\}`)
+
+// routeRules sweeps the route table; the access checks run before any handler, so ids that
+// do not exist are fine.
+func routeRules(t *testing.T, h *harness) []apiserver.RouteRule {
+	t.Helper()
+	rules := apiserver.RouteRules(apiserver.New(apiserver.Config{Clock: clock.RealClock{}, Log: logr.Discard()}, h.store))
+	if len(rules) < 20 {
+		t.Fatalf("only %d routes found", len(rules))
+	}
+	for i := range rules {
+		rules[i].Path = pathParam.ReplaceAllString(rules[i].Path, "zz_missing")
+	}
+	return rules
+}
+
+// Every route outside the anonymous ones declares an access rule.
+func TestEveryRouteDeclaresAccess(t *testing.T) {
+	h := newHarness(t)
+	for _, r := range routeRules(t, h) {
+		anonymous := strings.TrimSuffix(r.Path, "/") == "/v1/openapi.json" || strings.HasPrefix(r.Path, "/v1/media/")
+		if !r.Protected && !anonymous {
+			t.Errorf("%s %s has no access rule", r.Method, r.Path)
+		}
+	}
+}
+
+// A key without a route's permission gets 403 {message} naming it; a key holding a permission
+// that includes it (contacts:write ⊇ contacts:read, auto-transcribe ⊇ transcribe) passes.
+func TestEachPermissionIsRequired(t *testing.T) {
+	h := newHarness(t)
+	tenant := apitest.NewTenant(t, h.store, plans.Business)
+	includers := map[auth.Ability][]auth.Ability{auth.ContactsRead: {auth.ContactsWrite}, auth.Transcribe: {auth.AutoTranscribe}}
+	seen := map[auth.Ability]bool{}
+	for _, r := range routeRules(t, h) {
+		p := r.Access.Permission
+		if !r.Protected || p == "" || p == auth.Read {
+			continue
+		}
+		seen[p] = true
+		var without []string
+		for _, a := range auth.AllAbilities {
+			if a != p && !slices.Contains(includers[p], a) {
+				without = append(without, string(a))
+			}
+		}
+		key := apitest.NewKey(t, h.store, tenant.Owner.ID, without...)
+		resp := h.api.Do(t, key, r.Method, r.Path, map[string]any{})
+		if resp.Status != 403 || !strings.Contains(resp.Map(t)["message"].(string), string(p)) {
+			t.Errorf("%s %s without %s: got %s, want 403 naming the permission", r.Method, r.Path, p, resp)
+		}
+		for _, inc := range includers[p] {
+			resp := h.api.Do(t, apitest.NewKey(t, h.store, tenant.Owner.ID, string(inc)), r.Method, r.Path, map[string]any{})
+			if resp.Status == 403 {
+				t.Errorf("%s %s with %s (which includes %s): got %s", r.Method, r.Path, inc, p, resp)
+			}
+		}
+	}
+	for _, p := range []auth.Ability{auth.ContactsRead, auth.ContactsWrite, auth.InboxWrite} {
+		if !seen[p] {
+			t.Errorf("no route requires %s", p)
+		}
+	}
+}
+
+// Owner-only routes refuse a member's key even when it holds the permission (here a key made
+// while its user was an owner, who has since become a member).
+func TestOwnerOnlyRoutesRefuseMembers(t *testing.T) {
+	h := newHarness(t)
+	tenant := apitest.NewTenant(t, h.store, plans.Business)
+	demoted := tenant.NewMember(t, h.store, true, true)
+	if _, err := h.store.Pool.Exec(context.Background(), `UPDATE users SET role = 'owner' WHERE id = $1`, demoted.ID); err != nil {
+		t.Fatal(err)
+	}
+	key := apitest.NewKey(t, h.store, demoted.ID, auth.Abilities(auth.AllAbilities).Strings()...)
+	if _, err := h.store.Pool.Exec(context.Background(), `UPDATE users SET role = 'member' WHERE id = $1`, demoted.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range routeRules(t, h) {
+		if !r.Access.OwnerOnly {
+			continue
+		}
+		resp := h.api.Do(t, key, r.Method, r.Path, map[string]any{})
+		if resp.Status != 403 || !strings.Contains(resp.Map(t)["message"].(string), "owner") {
+			t.Errorf("%s %s with a member's key: got %s, want 403", r.Method, r.Path, resp)
+		}
+	}
+}
+
+// Each of the four refusal reasons of the Integrations gate is reachable, with the spec's body.
+func TestIntegrationsGateReasons(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	set := func(t *testing.T, acct store.Account, s store.AccountSettings) {
+		t.Helper()
+		if _, err := h.store.UpdateAccount(ctx, acct.ID, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paused, yes := "paused", true
+	cases := []struct {
+		name   string
+		plan   string
+		addons []string
+		change *store.AccountSettings
+		reason string
+	}{
+		{"team without the add-on", plans.Team, nil, nil, plans.ReasonAddonRequired},
+		{"starter cannot add it", plans.Starter, nil, nil, plans.ReasonPlanRequired},
+		{"paused account", plans.Business, nil, &store.AccountSettings{Status: &paused}, plans.ReasonAccountInactive},
+		{"switched off by the platform", plans.Team, []string{plans.AddonIntegrations}, &store.AccountSettings{IntegrationsDisabled: &yes}, plans.ReasonPlatformDisabled},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tenant := apitest.NewTenant(t, h.store, c.plan, c.addons...)
+			if c.change != nil {
+				set(t, tenant.Account, *c.change)
+			}
+			resp := h.api.Do(t, tenant.OwnerKey, "GET", "/v1/calls", nil)
+			body := resp.Map(t)
+			if resp.Status != 403 || body["reason"] != c.reason || body["capability"] != "integrations" ||
+				body["pricing_url"] != plans.PricingURL || body["message"] == "" {
+				t.Fatalf("got %s, want 403 reason %s", resp, c.reason)
+			}
+			// Routes outside the gate keep working.
+			if resp := h.api.Do(t, tenant.OwnerKey, "GET", "/v1/me", nil); resp.Status != 200 {
+				t.Errorf("/me on a refused account: %s", resp)
+			}
+		})
+	}
+
+	// Every gated route refuses with the same body; a team account with the add-on passes.
+	refused := apitest.NewTenant(t, h.store, plans.Team)
+	allowed := apitest.NewTenant(t, h.store, plans.Team, plans.AddonIntegrations)
+	for _, r := range routeRules(t, h) {
+		if !r.Access.NeedsIntegrations {
+			continue
+		}
+		if resp := h.api.Do(t, refused.OwnerKey, r.Method, r.Path, map[string]any{}); resp.Status != 403 || resp.Map(t)["reason"] != plans.ReasonAddonRequired {
+			t.Errorf("%s %s without Integrations: got %s", r.Method, r.Path, resp)
+		}
+		if resp := h.api.Do(t, allowed.OwnerKey, r.Method, r.Path, map[string]any{}); resp.Status == 403 {
+			t.Errorf("%s %s with the add-on: got %s", r.Method, r.Path, resp)
+		}
+	}
+}

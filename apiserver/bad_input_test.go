@@ -1,0 +1,80 @@
+package apiserver_test
+
+import (
+	"testing"
+
+	"github.com/switchboard-dev/switchboard/internal/apitest"
+	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/store"
+)
+
+// No bad input reaches a 500: every route, fed broken bodies and nonsense query parameters,
+// answers with a documented status (the client checks each answer against the description).
+func TestBadInputNeverGives500(t *testing.T) {
+	h := newHarness(t)
+	tenant := apitest.NewTenant(t, h.store, plans.Business)
+	bodies := []any{"{", "[]", `{"name": 5, "status": ["x"], "events": "call.ended", "contacts": {}}`, "null", `"text"`, []byte{0xff, 0xfe}}
+	query := "?per_page=abc&page=-1&period=nope&date_from=2026-13-45&date_to=x&status=zzz&days=8&unread=maybe&search=" 
+	for _, r := range routeRules(t, h) {
+		if !r.Protected {
+			continue
+		}
+		for _, b := range bodies {
+			var body any
+			if r.Method != "GET" && r.Method != "DELETE" {
+				body = b
+			}
+			resp := h.api.Do(t, tenant.OwnerKey, r.Method, r.Path+query, body)
+			if resp.Status >= 500 {
+				t.Errorf("%s %s%s body %q: got %s, want a 4xx", r.Method, r.Path, query, b, resp)
+			}
+			// Routes without parameters or a body may ignore them; the rest must refuse with a message.
+			if resp.Status >= 400 && resp.Map(t)["message"] == "" {
+				t.Errorf("%s %s: 4xx without a message: %s", r.Method, r.Path, resp)
+			}
+		}
+	}
+}
+
+// 422 bodies have the spec's shape {message, errors: {field: [messages]}} for wrong types,
+// unknown enum values, bad dates and out-of-range paging.
+func TestValidationErrorShape(t *testing.T) {
+	h := newHarness(t)
+	tenant := apitest.NewTenant(t, h.store, plans.Business)
+	task, err := h.store.CreateTask(t.Context(), store.NewTask{AccountID: tenant.Account.ID, Text: "Ring back"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		method, path string
+		body         any
+		field        string
+	}{
+		{"GET", "/v1/calls?per_page=101", nil, "per_page"},
+		{"GET", "/v1/calls?per_page=0", nil, "per_page"},
+		{"GET", "/v1/calls?page=abc", nil, "page"},
+		{"GET", "/v1/calls?status=exploded", nil, "status"},
+		{"GET", "/v1/calls?period=custom&date_from=2026-02-30&date_to=2026-03-01", nil, "date_from"},
+		{"GET", "/v1/calls?period=custom&date_from=2026-03-02&date_to=2026-03-01", nil, "date_from"},
+		{"GET", "/v1/analytics?days=8", nil, "days"},
+		{"PATCH", "/v1/tasks/" + task.PublicID, map[string]any{"status": 5}, "status"},
+		{"PATCH", "/v1/tasks/" + task.PublicID, map[string]any{"status": "closed"}, "status"},
+		{"POST", "/v1/contacts", map[string]any{"display_name": []string{"x"}}, "display_name"},
+	}
+	for _, c := range cases {
+		resp := h.api.Do(t, tenant.OwnerKey, c.method, c.path, c.body)
+		var body struct {
+			Message string              `json:"message"`
+			Errors  map[string][]string `json:"errors"`
+		}
+		resp.JSON(t, &body)
+		if resp.Status != 422 || body.Message == "" || len(body.Errors[c.field]) == 0 || body.Errors[c.field][0] == "" {
+			t.Errorf("%s %s %v: got %s, want 422 with errors.%s", c.method, c.path, c.body, resp, c.field)
+		}
+	}
+	// Malformed JSON is a 400 with a message, never a 500.
+	resp := h.api.Do(t, tenant.OwnerKey, "PATCH", "/v1/tasks/"+task.PublicID, `{"status":`)
+	if resp.Status != 400 || resp.Map(t)["message"] == "" {
+		t.Errorf("malformed JSON: got %s, want 400", resp)
+	}
+}
