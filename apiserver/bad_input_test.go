@@ -14,7 +14,7 @@ func TestBadInputNeverGives500(t *testing.T) {
 	h := newHarness(t)
 	tenant := apitest.NewTenant(t, h.store, plans.Business)
 	bodies := []any{"{", "[]", `{"name": 5, "status": ["x"], "events": "call.ended", "contacts": {}}`, "null", `"text"`, []byte{0xff, 0xfe}}
-	query := "?per_page=abc&page=-1&period=nope&date_from=2026-13-45&date_to=x&status=zzz&days=8&unread=maybe&search=" 
+	query := "?per_page=abc&page=-1&period=nope&date_from=2026-13-45&date_to=x&status=zzz&days=8&unread=maybe&search="
 	for _, r := range routeRules(t, h) {
 		if !r.Protected {
 			continue
