@@ -137,6 +137,109 @@ func newAdminCommand() *cobra.Command {
 	topUp.Flags().Int64Var(&amount, "pence", 0, "amount in pence")
 	_ = topUp.MarkFlagRequired("pence")
 
-	admin.AddCommand(createAccount, createKey, revokeKey, topUp)
+	var setPlan, setStatus string
+	var setAddons []string
+	var integrationsOff, transcriptionOff bool
+	var dailyLimit int64
+	updateAccount := &cobra.Command{
+		Use:   "update-account ACCOUNT_ID",
+		Short: "Change an account's plan, add-ons, status, platform switches or daily spending limit",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var in store.AccountSettings
+			f := cmd.Flags()
+			if f.Changed("plan") {
+				in.Plan = &setPlan
+			}
+			if f.Changed("addons") {
+				in.Addons = &setAddons
+			}
+			if f.Changed("status") {
+				in.Status = &setStatus
+			}
+			if f.Changed("integrations-disabled") {
+				in.IntegrationsDisabled = &integrationsOff
+			}
+			if f.Changed("transcription-disabled") {
+				in.TranscriptionDisabled = &transcriptionOff
+			}
+			if f.Changed("daily-spend-limit-pence") {
+				in.DailySpendLimitPence = &dailyLimit
+			}
+			return withStore(cmd, func(st *store.Store) error {
+				acct, err := st.GetAccountByPublicID(cmd.Context(), args[0])
+				if err != nil {
+					return fmt.Errorf("account %s: %w", args[0], err)
+				}
+				acct, err = st.UpdateAccount(cmd.Context(), acct.ID, in)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "account %s: plan %s, add-ons %v, status %s, integrations disabled %t, transcription disabled %t, daily limit %d pence\n",
+					acct.PublicID, acct.Plan, acct.Addons, acct.Status, acct.IntegrationsDisabled, acct.TranscriptionDisabled, acct.DailySpendLimitPence)
+				return nil
+			})
+		},
+	}
+	uf := updateAccount.Flags()
+	uf.StringVar(&setPlan, "plan", "", "plan: starter, team or business")
+	uf.StringSliceVar(&setAddons, "addons", nil, "the full list of add-ons, e.g. integrations (empty to remove all)")
+	uf.StringVar(&setStatus, "status", "", "active or paused")
+	uf.BoolVar(&integrationsOff, "integrations-disabled", false, "switch Integrations off for this account on the platform side")
+	uf.BoolVar(&transcriptionOff, "transcription-disabled", false, "switch transcription off for this account")
+	uf.Int64Var(&dailyLimit, "daily-spend-limit-pence", 0, "daily spending limit in pence")
+
+	var userAccount, userName, userEmail, userRole string
+	var userKeys, userTranscribe bool
+	createUser := &cobra.Command{
+		Use:   "create-user",
+		Short: "Add a user (owner or member) to an account",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withStore(cmd, func(st *store.Store) error {
+				acct, err := st.GetAccountByPublicID(cmd.Context(), userAccount)
+				if err != nil {
+					return fmt.Errorf("account %s: %w", userAccount, err)
+				}
+				u, err := st.CreateUser(cmd.Context(), store.NewUser{AccountID: acct.ID, Name: userName, Email: userEmail, Role: userRole,
+					CanManageAPIKeys: userKeys, CanTranscribe: userTranscribe})
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "user %s\n", u.PublicID)
+				return nil
+			})
+		},
+	}
+	cf := createUser.Flags()
+	cf.StringVar(&userAccount, "account", "", "public id of the account (acct_...)")
+	cf.StringVar(&userName, "name", "", "the user's name")
+	cf.StringVar(&userEmail, "email", "", "the user's email")
+	cf.StringVar(&userRole, "role", "member", "owner or member")
+	cf.BoolVar(&userKeys, "can-manage-api-keys", false, "a member allowed to create API keys")
+	cf.BoolVar(&userTranscribe, "can-transcribe", false, "a member allowed to start paid transcriptions")
+	for _, req := range []string{"account", "name", "email"} {
+		_ = createUser.MarkFlagRequired(req)
+	}
+
+	removeUser := &cobra.Command{
+		Use:   "remove-user USER_ID",
+		Short: "Mark a user as gone from the account; their keys get 401 from then on",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withStore(cmd, func(st *store.Store) error {
+				u, err := st.GetUserByPublicID(cmd.Context(), args[0])
+				if err != nil {
+					return fmt.Errorf("user %s: %w", args[0], err)
+				}
+				if err := st.MarkUserLeft(cmd.Context(), u.ID, clock.RealClock{}.Now()); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "user %s has left; their keys no longer work\n", u.PublicID)
+				return nil
+			})
+		},
+	}
+
+	admin.AddCommand(createAccount, updateAccount, createUser, removeUser, createKey, revokeKey, topUp)
 	return admin
 }

@@ -13,10 +13,14 @@ import (
 func newSeedCommand() *cobra.Command {
 	var dbURL, recordingsDir string
 	var calls int
+	var demoAccount bool
 	cmd := &cobra.Command{
-		Use:   "seed",
-		Short: "Create a demo account with a month of history and print its API keys",
+		Use:   "seed --demo",
+		Short: "Create a demo account with 90 days of history and print its API keys",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !demoAccount {
+				return fmt.Errorf("say what to seed: --demo")
+			}
 			ctx := cmd.Context()
 			if _, err := store.Migrate(ctx, dbURL); err != nil {
 				return err
@@ -45,6 +49,7 @@ func newSeedCommand() *cobra.Command {
 	}
 	databaseURLFlag(cmd, &dbURL)
 	cmd.Flags().StringVar(&recordingsDir, "recordings-dir", "", "local recording store to put the demo audio in (default: no audio)")
-	cmd.Flags().IntVar(&calls, "calls", 60, "how many calls of history to create")
+	cmd.Flags().BoolVar(&demoAccount, "demo", false, "create the demo account (Acme Plumbing Ltd)")
+	cmd.Flags().IntVar(&calls, "calls", seed.DefaultDemoCalls, "how many calls of history to create")
 	return cmd
 }

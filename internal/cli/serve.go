@@ -44,8 +44,10 @@ func newServeCommand() *cobra.Command {
 	}
 	databaseURLFlag(cmd, &o.DatabaseURL)
 	f := cmd.Flags()
-	// controller-runtime's --kubeconfig and the zap logging flags live on Go's flag set.
-	zapOpts.BindFlags(flag.CommandLine)
+	// controller-runtime's --kubeconfig lives on Go's global flag set; the zap logging flags get their own.
+	logFlags := flag.NewFlagSet("log", flag.ContinueOnError)
+	zapOpts.BindFlags(logFlags)
+	f.AddGoFlagSet(logFlags)
 	f.AddGoFlagSet(flag.CommandLine)
 	f.StringVar(&o.APIAddr, "api-bind-address", ":8080", "address of the public v1 API")
 	f.StringVar(&o.PublicBaseURL, "public-base-url", "", "origin clients use to reach the API, for links (default http://<api-bind-address>)")

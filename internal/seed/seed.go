@@ -6,12 +6,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/internal/auth"
@@ -27,9 +30,15 @@ type DemoOptions struct {
 	Recordings recordingstore.Store
 	// Progress receives one line per step; nil is quiet.
 	Progress io.Writer
-	// Calls is how many calls of history to create (default 60).
+	// Calls is how many calls of history to create (default DefaultDemoCalls).
 	Calls int
 }
+
+// DefaultDemoCalls is the demo account's call history: a few hundred calls over 90 days.
+const DefaultDemoCalls = 300
+
+// demoHistory is how far back the demo's calls go.
+const demoHistory = 90 * 24 * time.Hour
 
 // DemoAccount is what Demo created.
 type DemoAccount struct {
@@ -68,7 +77,7 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 		o.Clock = clock.RealClock{}
 	}
 	if o.Calls == 0 {
-		o.Calls = 60
+		o.Calls = DefaultDemoCalls
 	}
 	say := func(format string, args ...any) {
 		if o.Progress != nil {
@@ -103,9 +112,7 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 		return DemoAccount{}, fmt.Errorf("create the member key: %w", err)
 	}
 	out.OwnerKey, out.MemberKey = ownerKey.Token, memberKey.Token
-	if _, err := st.TopUp(ctx, acct.ID, 2500, now.Add(-20*24*time.Hour)); err != nil {
-		return DemoAccount{}, fmt.Errorf("top up: %w", err)
-	}
+
 	say("account %s (%s), owner %s", acct.Name, acct.PublicID, out.OwnerEmail)
 
 	weekdays := []store.Window{{Days: []int{1, 2, 3, 4, 5}, Start: "08:00", End: "18:00"}}
@@ -144,14 +151,40 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 
 	audio := toneWAV(3)
 	recorded := 0
+	// Calls are made oldest first, with the top-ups in between, so every ledger entry's
+	// balance_after_pence follows from the one before it.
+	starts := make([]time.Time, o.Calls)
+	for i := range starts {
+		starts[i] = now.Add(-time.Duration(rng.Int64N(int64(demoHistory)))).Truncate(time.Second)
+	}
+	slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
+	for i := range min(3, len(starts)) { // a few calls today
+		starts[len(starts)-1-i] = now.Add(-time.Duration(i+1) * 17 * time.Minute)
+	}
+	topUps := []struct {
+		pence int64
+		at    time.Time
+	}{{2000, now.Add(-88 * 24 * time.Hour)}, {2500, now.Add(-20 * 24 * time.Hour)}}
+	topUpDue := func(before time.Time) error {
+		for len(topUps) > 0 && topUps[0].at.Before(before) {
+			if _, err := st.TopUp(ctx, acct.ID, topUps[0].pence, topUps[0].at); err != nil {
+				return fmt.Errorf("top up: %w", err)
+			}
+			topUps = topUps[1:]
+		}
+		return nil
+	}
 	for i := range o.Calls {
+		if i > 0 && i%100 == 0 {
+			say("%d of %d calls", i, o.Calls)
+		}
+		started := starts[i]
+		if err := topUpDue(started); err != nil {
+			return DemoAccount{}, err
+		}
 		caller := demoCallers[rng.IntN(len(demoCallers))]
 		num := numbers[i%len(numbers)]
 		disposition := dispositions[rng.IntN(len(dispositions))]
-		started := now.Add(-time.Duration(rng.Int64N(int64(30 * 24 * time.Hour)))).Truncate(time.Second)
-		if i < 3 {
-			started = now.Add(-time.Duration(i+1) * 17 * time.Minute).Truncate(time.Second) // a few today
-		}
 		duration, talk := 0, 0
 		if disposition == "answered" || disposition == "voicemail" {
 			duration = 30 + rng.IntN(400)
@@ -187,9 +220,17 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 			continue // left untranscribed, so it can be transcribed through the API
 		}
 		s := demoSummaries[rng.IntN(len(demoSummaries))]
+		minutes := (duration + 59) / 60
+		if err := st.InTx(ctx, func(tx pgx.Tx) error {
+			_, err := store.ApplyLedgerEntry(ctx, tx, acct.ID, store.LedgerCharge, -int64(minutes*5),
+				fmt.Sprintf("Transcription, %d min", minutes), "", started.Add(time.Duration(duration)*time.Second))
+			return err
+		}); err != nil && !errors.Is(err, store.ErrInsufficientBalance) {
+			return DemoAccount{}, fmt.Errorf("charge a transcription: %w", err)
+		}
 		callback := caller.e164
 		_, err = st.CreateCompletedTranscript(ctx, store.NewTranscript{AccountID: acct.ID, RecordingID: rec.ID, CallID: &callID,
-			Text: "Hello, Acme Plumbing. " + s.summary, Language: "en-GB", Minutes: (duration + 59) / 60,
+			Text: "Hello, Acme Plumbing. " + s.summary, Language: "en-GB", Minutes: minutes, RatedPence: int64(minutes * 5),
 			Summary: &s.summary, Intent: &s.intent, Sentiment: &s.sentiment, Urgency: &s.urgency,
 			ActionItems: []string{"Call back " + caller.e164}, CallbackNumber: &callback,
 			Segments: []store.TranscriptSegment{
@@ -200,6 +241,9 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 		if err != nil {
 			return DemoAccount{}, fmt.Errorf("create a transcript: %w", err)
 		}
+	}
+	if err := topUpDue(now.Add(time.Second)); err != nil {
+		return DemoAccount{}, err
 	}
 	say("%d calls, %d recorded", o.Calls, recorded)
 
