@@ -36,6 +36,10 @@ generate: controller-gen ## Generate DeepCopy methods.
 verify-generated: controller-gen ## Fail when committed CRDs, RBAC or deepcopy are stale.
 	@hack/verify-generated.sh "$(CONTROLLER_GEN)"
 
+.PHONY: verify-config
+verify-config: kustomize ## Fail when the kustomize bases do not render.
+	@$(KUSTOMIZE) build config/default >/dev/null && $(KUSTOMIZE) build config/crd >/dev/null && echo "config/ renders"
+
 .PHONY: fmt
 fmt: ## Run go fmt.
 	go fmt ./...
@@ -53,7 +57,7 @@ envtest: ## Build (once) and cache kube-apiserver and etcd for envtest.
 	@hack/envtest-binaries.sh >/dev/null
 
 .PHONY: test
-test: tools verify-generated vet envtest ## Run unit and envtest integration tests (real kube-apiserver, etcd, PostgreSQL).
+test: tools verify-generated verify-config vet envtest ## Run unit and envtest integration tests (real kube-apiserver, etcd, PostgreSQL).
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed on:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" go test $(GO_TEST_FLAGS) ./...
 
