@@ -81,7 +81,7 @@ func New(cfg Config, st *store.Store, extra ...func(*Server) Resource) *restful.
 		meResource{s}, balanceResource{s}, numbersResource{s}, callsResource{s}, recordingsResource{s},
 		smsResource{s}, contactsResource{s}, tasksResource{s}, notificationsResource{s},
 		receptionMessagesResource{s}, jobRequestsResource{s}, blockedCallersResource{s},
-		analyticsResource{s}, billingResource{s},
+		analyticsResource{s}, billingResource{s}, sharedPagesResource{s},
 	}
 	for _, mk := range extra {
 		resources = append(resources, mk(s))

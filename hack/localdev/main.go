@@ -25,7 +25,10 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
-const apiAddr = "127.0.0.1:8080"
+const (
+	apiAddr      = "127.0.0.1:8080"
+	platformAddr = "127.0.0.1:8081"
+)
 
 func main() {
 	if err := run(); err != nil {
@@ -95,11 +98,12 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	// A fresh signing key per run: links from an earlier run stop working, as they should.
+	// A fresh signing key and platform token per run: links from an earlier run stop working.
 	signingKey := make([]byte, 32)
 	if _, err := rand.Read(signingKey); err != nil {
 		return err
 	}
+	platformToken := rand.Text()
 
 	step("starting the controller manager and the API")
 	return app.Run(ctx, app.Options{
@@ -114,13 +118,15 @@ func run() error {
 		Log:               log,
 		Recordings:        recordingstore.Config{Backend: recordingstore.BackendLocal, Dir: recordingsDir},
 		LinkSigningKey:    signingKey,
+		PlatformAddr:      platformAddr,
+		PlatformToken:     platformToken,
 		Ready: func() {
-			banner(demo.OwnerKey, kubeconfig, dbURL)
+			banner(demo.OwnerKey, kubeconfig, dbURL, platformToken)
 		},
 	})
 }
 
-func banner(key, kubeconfig, dbURL string) {
+func banner(key, kubeconfig, dbURL, platformToken string) {
 	base := "http://" + apiAddr + "/v1"
 	fmt.Printf(`
 Switchboard is running. Press Ctrl-C to stop everything.
@@ -135,5 +141,8 @@ Try:
   curl -s -H "Authorization: Bearer %[2]s" "%[1]s/calls?per_page=5"
   kubectl --kubeconfig %[3]s get webhookendpoints,webhookdeliveries,transcriptionjobs -A
 
-`, base, key, kubeconfig, dbURL)
+Live traffic (calls, voicemails, texts through the platform ingestion API on %[6]s):
+  SWITCHBOARD_PLATFORM_TOKEN=%[5]s go run . simulate --rate 0.5
+
+`, base, key, kubeconfig, dbURL, platformToken, platformAddr)
 }

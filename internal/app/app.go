@@ -21,6 +21,8 @@ import (
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/apiserver"
+	"github.com/switchboard-dev/switchboard/internal/events"
+	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
@@ -43,6 +45,12 @@ type Options struct {
 	Recordings recordingstore.Config
 	// LinkSigningKey signs recording links; every replica must share it.
 	LinkSigningKey []byte
+	// PlatformAddr is where the internal ingestion API listens (never the public port).
+	PlatformAddr string
+	// PlatformToken authenticates the telephony platform; empty switches ingestion off.
+	PlatformToken string
+	// DashboardURL is the web app's origin, for links in events.
+	DashboardURL string
 	// Ready, when set, is called once the API is listening.
 	Ready func()
 }
@@ -114,8 +122,23 @@ func Run(ctx context.Context, o Options) error {
 		Media:             apiserver.MediaConfig{SigningKey: o.LinkSigningKey, Recordings: recordings},
 		Kube:              mgr.GetClient(),
 	}, st)
-	if err := mgr.Add(&apiRunnable{addr: o.APIAddr, handler: container, log: o.Log.WithName("api"), ready: o.Ready}); err != nil {
+	if err := mgr.Add(&httpRunnable{name: "the v1 API", addr: o.APIAddr, handler: container, log: o.Log.WithName("api"), ready: o.Ready}); err != nil {
 		return err
+	}
+	if o.PlatformToken != "" {
+		if o.PlatformAddr == "" {
+			o.PlatformAddr = ingest.DefaultAddr
+		}
+		if o.DashboardURL == "" {
+			o.DashboardURL = "https://app.switchboard.dev"
+		}
+		platform := ingest.New(ingest.Config{Token: o.PlatformToken, LinkSigningKey: o.LinkSigningKey, Recordings: recordings,
+			Links: events.Links{APIBaseURL: base, DashboardURL: o.DashboardURL}, Clock: o.Clock, Log: o.Log.WithName("ingest")}, st)
+		if err := mgr.Add(&httpRunnable{name: "the platform ingestion API", addr: o.PlatformAddr, handler: platform, log: o.Log.WithName("ingest")}); err != nil {
+			return err
+		}
+	} else {
+		o.Log.Info("platform ingestion is off: no platform token is configured")
 	}
 	if err := mgr.Add(&rateLimitPruner{store: st, clock: o.Clock, log: o.Log.WithName("ratelimit")}); err != nil {
 		return err
@@ -123,23 +146,24 @@ func Run(ctx context.Context, o Options) error {
 	return mgr.Start(ctx)
 }
 
-// apiRunnable serves the public API on every replica (not only the leader).
-type apiRunnable struct {
+// httpRunnable serves an HTTP API on every replica (not only the leader).
+type httpRunnable struct {
+	name    string
 	addr    string
 	handler http.Handler
 	log     logr.Logger
 	ready   func()
 }
 
-func (a *apiRunnable) NeedLeaderElection() bool { return false }
+func (a *httpRunnable) NeedLeaderElection() bool { return false }
 
-func (a *apiRunnable) Start(ctx context.Context) error {
+func (a *httpRunnable) Start(ctx context.Context) error {
 	ln, err := net.Listen("tcp", a.addr)
 	if err != nil {
-		return fmt.Errorf("listen for the API on %s: %w", a.addr, err)
+		return fmt.Errorf("listen for %s on %s: %w", a.name, a.addr, err)
 	}
 	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second}
-	a.log.Info("serving the v1 API", "address", ln.Addr().String())
+	a.log.Info("serving "+a.name, "address", ln.Addr().String())
 	if a.ready != nil {
 		a.ready()
 	}

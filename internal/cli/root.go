@@ -15,7 +15,7 @@ func NewRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(newServeCommand(), newMigrateCommand(), newAdminCommand(), newSeedCommand())
+	root.AddCommand(newServeCommand(), newMigrateCommand(), newAdminCommand(), newSeedCommand(), newSimulateCommand())
 	return root
 }
 

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/switchboard-dev/switchboard/internal/app"
+	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 )
 
@@ -34,6 +35,7 @@ func newServeCommand() *cobra.Command {
 				return err
 			}
 			o.LinkSigningKey = key
+			o.PlatformToken = os.Getenv("SWITCHBOARD_PLATFORM_TOKEN")
 			o.Recordings.S3.AccessKey = os.Getenv("SWITCHBOARD_S3_ACCESS_KEY")
 			o.Recordings.S3.SecretKey = os.Getenv("SWITCHBOARD_S3_SECRET_KEY")
 			o.RestConfig = cfg
@@ -55,6 +57,8 @@ func newServeCommand() *cobra.Command {
 	f.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8083", "address of /healthz and /readyz")
 	f.BoolVar(&o.LeaderElection, "leader-elect", false, "elect a leader so only one replica runs the controllers")
 	f.IntVar(&o.RequestsPerMinute, "requests-per-minute", 60, "per-user API request limit (the spec's 60; raise for benchmarks)")
+	f.StringVar(&o.PlatformAddr, "platform-bind-address", ingest.DefaultAddr, "address of the internal ingestion API for the telephony platform (token from $SWITCHBOARD_PLATFORM_TOKEN; off without one)")
+	f.StringVar(&o.DashboardURL, "dashboard-url", "https://app.switchboard.dev", "origin of the web app, for links in webhook events")
 	f.StringVar(&linkKeyFile, "link-signing-key-file", "", "file holding the secret (at least 32 bytes) that signs recording links (default $SWITCHBOARD_LINK_SIGNING_KEY)")
 	f.StringVar(&o.Recordings.Backend, "recordings-backend", recordingstore.BackendLocal, "where recordings live: local or s3")
 	f.StringVar(&o.Recordings.Dir, "recordings-dir", "/var/lib/switchboard/recordings", "directory of the local recording store")

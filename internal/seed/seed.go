@@ -149,7 +149,7 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 	}
 	say("%d contacts", len(demoCallers)-3)
 
-	audio := toneWAV(3)
+	audio := ToneWAV(3)
 	recorded := 0
 	// Calls are made oldest first, with the top-ups in between, so every ledger entry's
 	// balance_after_pence follows from the one before it.
@@ -291,9 +291,9 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 	return out, nil
 }
 
-// toneWAV is seconds of a quiet 440 Hz tone as 8 kHz 16-bit mono PCM WAV, so the demo's
+// ToneWAV is seconds of a quiet 440 Hz tone as 8 kHz 16-bit mono PCM WAV, so the demo's
 // stream links play something real.
-func toneWAV(seconds int) []byte {
+func ToneWAV(seconds int) []byte {
 	const rate = 8000
 	samples := rate * seconds
 	var b bytes.Buffer

@@ -1,0 +1,459 @@
+// Package ingest is the internal API through which the telephony platform reports what
+// happened: a call ended (with its recording or voicemail), a text arrived, a message slip was
+// left. It listens on its own address (127.0.0.1:8081 by default), never on the public port,
+// and takes a platform token. Each report is stored and its webhook events queued in the same
+// transaction (the outbox), so nothing recorded is left unannounced.
+package ingest
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"k8s.io/utils/clock"
+
+	"github.com/switchboard-dev/switchboard/internal/auth"
+	"github.com/switchboard-dev/switchboard/internal/events"
+	"github.com/switchboard-dev/switchboard/internal/links"
+	"github.com/switchboard-dev/switchboard/internal/phone"
+	"github.com/switchboard-dev/switchboard/internal/recordingstore"
+	"github.com/switchboard-dev/switchboard/internal/store"
+)
+
+// DefaultAddr is where the ingestion API listens unless configured.
+const DefaultAddr = "127.0.0.1:8081"
+
+// maxAudioBytes bounds an uploaded recording (about 20 minutes of 8 kHz 16-bit WAV).
+const maxAudioBytes = 20 << 20
+
+// Config configures the ingestion API.
+type Config struct {
+	// Token is the platform's bearer token; requests without it get 401.
+	Token string
+	// Links are the addresses events point at.
+	Links events.Links
+	// LinkSigningKey signs voicemail pages (the same key the API checks them with).
+	LinkSigningKey []byte
+	Recordings     recordingstore.Store
+	Clock          clock.PassiveClock
+	Log            logr.Logger
+	// RecordedCall, when set, is called after a recorded call (not a voicemail) is stored,
+	// e.g. to start automatic transcription. Its error is logged, not returned to the platform.
+	RecordedCall func(ctx context.Context, accountID, callID int64) error
+}
+
+// Handler serves the ingestion API.
+type Handler struct {
+	cfg   Config
+	store *store.Store
+	mux   *http.ServeMux
+}
+
+// New builds the handler.
+func New(cfg Config, st *store.Store) *Handler {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	h := &Handler{cfg: cfg, store: st, mux: http.NewServeMux()}
+	h.mux.HandleFunc("GET /platform/v1/numbers", h.listNumbers)
+	h.mux.HandleFunc("POST /platform/v1/calls", h.reportCall)
+	h.mux.HandleFunc("POST /platform/v1/texts", h.reportText)
+	h.mux.HandleFunc("POST /platform/v1/message-slips", h.reportSlip)
+	return h
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	token, ok := auth.BearerToken(r.Header.Get("Authorization"))
+	if !ok || h.cfg.Token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(h.cfg.Token)) != 1 {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Send the platform token as: Authorization: Bearer <token>."})
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// problems collects field errors, answered as 422 {message, errors}.
+type problems map[string][]string
+
+func (p problems) add(field, msg string) { p[field] = append(p[field], msg) }
+
+func writeJSON(w http.ResponseWriter, status int, body any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+func writeProblems(w http.ResponseWriter, p problems) {
+	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"message": "The report has invalid fields.", "errors": p})
+}
+
+func (h *Handler) internalError(w http.ResponseWriter, r *http.Request, err error) {
+	h.cfg.Log.Error(err, "platform report failed", "path", r.URL.Path)
+	writeJSON(w, http.StatusInternalServerError, map[string]string{"message": "The report could not be stored; send it again."})
+}
+
+func decode(w http.ResponseWriter, r *http.Request, dst any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAudioBytes*4/3+64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"message": "The body is not a valid report: " + err.Error()})
+		return false
+	}
+	return true
+}
+
+// number finds the live number a report is for; it answers 404 itself when there is none.
+func (h *Handler) number(ctx context.Context, w http.ResponseWriter, tx pgx.Tx, e164 string) (store.LiveNumber, bool, error) {
+	n, err := h.store.LiveNumberByE164(ctx, tx, e164)
+	if errors.Is(err, store.ErrNotFound) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "No live number " + e164 + "."})
+		return n, false, nil
+	}
+	return n, err == nil, err
+}
+
+func (h *Handler) listNumbers(w http.ResponseWriter, r *http.Request) {
+	numbers, err := h.store.ListLiveNumbers(r.Context())
+	if err != nil {
+		h.internalError(w, r, err)
+		return
+	}
+	if numbers == nil {
+		numbers = []string{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"numbers": numbers})
+}
+
+// CallReport is the body of POST /platform/v1/calls.
+type CallReport struct {
+	// PlatformRef is the platform's id of the call; a report sent again is recorded once.
+	PlatformRef     string           `json:"platform_ref"`
+	To              string           `json:"to"`
+	From            string           `json:"from"`
+	CallerName      string           `json:"caller_name"`
+	Disposition     string           `json:"disposition"`
+	StartedAt       time.Time        `json:"started_at"`
+	DurationSeconds int              `json:"duration_seconds"`
+	TalkSeconds     int              `json:"talk_seconds"`
+	ForwardSeconds  int              `json:"forward_seconds"`
+	RatedPence      int64            `json:"rated_pence"`
+	Filtered        bool             `json:"filtered"`
+	Emergency       bool             `json:"emergency"`
+	Answer          *AnswerReport    `json:"answer"`
+	Recording       *RecordingReport `json:"recording"`
+}
+
+// AnswerReport says who answered.
+type AnswerReport struct {
+	StaffMember *string `json:"staff_member"`
+	Department  *string `json:"department"`
+	TargetType  *string `json:"target_type"`
+	TargetLabel *string `json:"target_label"`
+}
+
+// RecordingReport carries the call's recording or voicemail.
+type RecordingReport struct {
+	Kind            string `json:"kind"` // call or voicemail
+	ContentType     string `json:"content_type"`
+	DurationSeconds int    `json:"duration_seconds"`
+	// AudioBase64 is the audio itself, base64-encoded.
+	AudioBase64 string `json:"audio_base64"`
+}
+
+// CallReceipt is the answer to a call report.
+type CallReceipt struct {
+	CallPublicID      string   `json:"call_public_id"`
+	RecordingPublicID *string  `json:"recording_public_id"`
+	Events            []string `json:"events"`
+	Duplicate         bool     `json:"duplicate"`
+}
+
+var dispositions = []string{"answered", "no-answer", "voicemail", "failed", "busy", "blocked"}
+
+func (h *Handler) reportCall(w http.ResponseWriter, r *http.Request) {
+	var in CallReport
+	if !decode(w, r, &in) {
+		return
+	}
+	p := problems{}
+	to, okTo := phone.ToE164(in.To)
+	if !okTo {
+		p.add("to", "must be a phone number")
+	}
+	from, okFrom := phone.ToE164(in.From)
+	if !okFrom {
+		p.add("from", "must be a phone number")
+	}
+	if !contains(dispositions, in.Disposition) {
+		p.add("disposition", "must be one of "+strings.Join(dispositions, ", "))
+	}
+	if in.StartedAt.IsZero() {
+		p.add("started_at", "is required (RFC 3339)")
+	}
+	for field, v := range map[string]int{"duration_seconds": in.DurationSeconds, "talk_seconds": in.TalkSeconds, "forward_seconds": in.ForwardSeconds} {
+		if v < 0 {
+			p.add(field, "must not be negative")
+		}
+	}
+	if in.TalkSeconds > in.DurationSeconds {
+		p.add("talk_seconds", "must not exceed duration_seconds")
+	}
+	if len(in.PlatformRef) > 200 || len(in.CallerName) > 200 {
+		p.add("platform_ref", "platform_ref and caller_name must be at most 200 characters")
+	}
+	var audio []byte
+	if rec := in.Recording; rec != nil {
+		if rec.Kind != "call" && rec.Kind != "voicemail" {
+			p.add("recording.kind", "must be call or voicemail")
+		}
+		if rec.ContentType == "" {
+			rec.ContentType = "audio/wav"
+		}
+		if !strings.HasPrefix(rec.ContentType, "audio/") {
+			p.add("recording.content_type", "must be an audio type such as audio/wav")
+		}
+		var err error
+		audio, err = base64.StdEncoding.DecodeString(rec.AudioBase64)
+		switch {
+		case err != nil || len(audio) == 0:
+			p.add("recording.audio_base64", "must be the audio, base64-encoded")
+		case len(audio) > maxAudioBytes:
+			p.add("recording.audio_base64", fmt.Sprintf("must be at most %d bytes of audio", maxAudioBytes))
+		}
+		if rec.DurationSeconds < 0 {
+			p.add("recording.duration_seconds", "must not be negative")
+		}
+	}
+	if len(p) > 0 {
+		writeProblems(w, p)
+		return
+	}
+
+	ctx := r.Context()
+	now := h.cfg.Clock.Now()
+	var receipt CallReceipt
+	var accountID, callID int64
+	var found bool
+	err := h.store.InTx(ctx, func(tx pgx.Tx) error {
+		receipt = CallReceipt{Events: []string{}}
+		n, ok, err := h.number(ctx, w, tx, to)
+		if !ok {
+			found = false
+			return err
+		}
+		found, accountID = true, n.AccountID
+		report := store.CallReport{PlatformRef: in.PlatformRef, Emergency: in.Emergency,
+			NewCall: store.NewCall{AccountID: n.AccountID, NumberID: &n.ID, FromE164: from, ToE164: to, CallerName: in.CallerName,
+				Disposition: in.Disposition, Filtered: in.Filtered, StartedAt: in.StartedAt.UTC(), DurationSeconds: in.DurationSeconds,
+				TalkSeconds: in.TalkSeconds, ForwardSeconds: in.ForwardSeconds, RatedPence: in.RatedPence}}
+		if a := in.Answer; a != nil {
+			report.AnsweredBy, report.Department, report.TargetType, report.TargetLabel = a.StaffMember, a.Department, a.TargetType, a.TargetLabel
+		}
+		if rec := in.Recording; rec != nil {
+			// The audio is stored first: a report whose transaction then fails leaves an
+			// unreferenced object, never a recording without audio.
+			key := fmt.Sprintf("%s/%s%s", n.AccountPublicID, uuid.NewString(), extension(rec.ContentType))
+			if err := h.cfg.Recordings.Put(ctx, key, strings.NewReader(string(audio))); err != nil {
+				return fmt.Errorf("store the recording: %w", err)
+			}
+			report.Recording = &store.NewRecording{Kind: rec.Kind, StorageKey: key, ContentType: rec.ContentType,
+				DurationSeconds: rec.DurationSeconds, SizeBytes: int64(len(audio))}
+		}
+		stored, err := store.RecordCall(ctx, tx, report)
+		if err != nil {
+			return err
+		}
+		callID = stored.CallID
+		receipt.CallPublicID, receipt.Duplicate = stored.CallPublicID, stored.Duplicate
+		if stored.RecordingPublicID != "" {
+			receipt.RecordingPublicID = &stored.RecordingPublicID
+		}
+		if stored.Duplicate {
+			return nil
+		}
+		// call.ended for every call except blocked and emergency calls.
+		var toQueue []string
+		if in.Disposition != "blocked" && !in.Emergency {
+			toQueue = append(toQueue, events.CallEnded)
+		}
+		if in.Recording != nil && in.Recording.Kind == "voicemail" {
+			toQueue = append(toQueue, events.VoicemailReceived)
+		}
+		for _, typ := range toQueue {
+			page := ""
+			if typ == events.VoicemailReceived {
+				page = links.VoicemailPage(strings.TrimRight(h.cfg.Links.APIBaseURL, "/"), h.cfg.LinkSigningKey,
+					stored.RecordingPublicID, stored.RecordingCreated, stored.RecordingCreated.Add(n.SharedLinkLifetime))
+			}
+			ev, err := events.ForCall(ctx, tx, h.cfg.Links, typ, stored.CallID, page, now)
+			if err != nil {
+				return err
+			}
+			queued, err := events.Enqueue(ctx, tx, ev)
+			if err != nil {
+				return err
+			}
+			if queued {
+				receipt.Events = append(receipt.Events, typ)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		h.internalError(w, r, err)
+		return
+	}
+	if !found {
+		return // 404 already written
+	}
+	if receipt.Duplicate {
+		writeJSON(w, http.StatusOK, receipt)
+		return
+	}
+	if in.Recording != nil && in.Recording.Kind == "call" && h.cfg.RecordedCall != nil {
+		if err := h.cfg.RecordedCall(ctx, accountID, callID); err != nil {
+			h.cfg.Log.Error(err, "after a recorded call", "call", receipt.CallPublicID)
+		}
+	}
+	writeJSON(w, http.StatusCreated, receipt)
+}
+
+// TextReport is the body of POST /platform/v1/texts: a text message received on a number.
+type TextReport struct {
+	To         string    `json:"to"`
+	From       string    `json:"from"`
+	Body       string    `json:"body"`
+	ReceivedAt time.Time `json:"received_at"`
+}
+
+func (h *Handler) reportText(w http.ResponseWriter, r *http.Request) {
+	var in TextReport
+	if !decode(w, r, &in) {
+		return
+	}
+	p := problems{}
+	to, okTo := phone.ToE164(in.To)
+	if !okTo {
+		p.add("to", "must be a phone number")
+	}
+	from, okFrom := phone.ToE164(in.From)
+	if !okFrom {
+		p.add("from", "must be a phone number")
+	}
+	if in.Body == "" || len(in.Body) > 5000 {
+		p.add("body", "must be 1 to 5000 characters")
+	}
+	if in.ReceivedAt.IsZero() {
+		p.add("received_at", "is required (RFC 3339)")
+	}
+	if len(p) > 0 {
+		writeProblems(w, p)
+		return
+	}
+	var n store.LiveNumber
+	var found bool
+	err := h.store.InTx(r.Context(), func(tx pgx.Tx) error {
+		var err error
+		n, found, err = h.number(r.Context(), w, tx, to)
+		return err
+	})
+	if err != nil {
+		h.internalError(w, r, err)
+		return
+	}
+	if !found {
+		return
+	}
+	msg, err := h.store.AddSMSMessage(r.Context(), store.NewSMSMessage{AccountID: n.AccountID, NumberID: n.ID,
+		CounterpartyE164: from, Direction: "inbound", Body: in.Body, ReceivedAt: in.ReceivedAt.UTC()})
+	if err != nil {
+		h.internalError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]string{"conversation_public_id": msg.ConversationPublicID})
+}
+
+// SlipReport is the body of POST /platform/v1/message-slips.
+type SlipReport struct {
+	To         string    `json:"to"`
+	From       string    `json:"from"`
+	CallerName string    `json:"caller_name"`
+	Department string    `json:"department"`
+	ReceivedAt time.Time `json:"received_at"`
+}
+
+func (h *Handler) reportSlip(w http.ResponseWriter, r *http.Request) {
+	var in SlipReport
+	if !decode(w, r, &in) {
+		return
+	}
+	p := problems{}
+	to, okTo := phone.ToE164(in.To)
+	if !okTo {
+		p.add("to", "must be a phone number")
+	}
+	from, okFrom := phone.ToE164(in.From)
+	if !okFrom {
+		p.add("from", "must be a phone number")
+	}
+	if in.ReceivedAt.IsZero() {
+		p.add("received_at", "is required (RFC 3339)")
+	}
+	if len(in.CallerName) > 200 || len(in.Department) > 200 {
+		p.add("caller_name", "caller_name and department must be at most 200 characters")
+	}
+	if len(p) > 0 {
+		writeProblems(w, p)
+		return
+	}
+	var n store.LiveNumber
+	var found bool
+	err := h.store.InTx(r.Context(), func(tx pgx.Tx) error {
+		var err error
+		n, found, err = h.number(r.Context(), w, tx, to)
+		return err
+	})
+	if err != nil {
+		h.internalError(w, r, err)
+		return
+	}
+	if !found {
+		return
+	}
+	slip, err := h.store.CreateMessageSlip(r.Context(), store.NewMessageSlip{AccountID: n.AccountID, NumberID: &n.ID,
+		FromE164: from, CallerName: in.CallerName, Department: in.Department, ReceivedAt: in.ReceivedAt.UTC()})
+	if err != nil {
+		h.internalError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]string{"message_slip_public_id": slip.PublicID})
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func extension(contentType string) string {
+	switch contentType {
+	case "audio/wav", "audio/x-wav", "audio/wave":
+		return ".wav"
+	case "audio/mpeg":
+		return ".mp3"
+	case "audio/ogg":
+		return ".ogg"
+	}
+	return ""
+}

@@ -1,0 +1,136 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// LiveNumber is a number the platform answers, with the account it belongs to.
+type LiveNumber struct {
+	ID                 int64
+	AccountID          int64
+	AccountPublicID    string
+	PublicID           string
+	E164               string
+	Label              string
+	PrivacyMode        bool
+	SharedLinkLifetime time.Duration
+}
+
+// LiveNumberByE164 finds the live (not released) number with this E.164 address.
+func (s *Store) LiveNumberByE164(ctx context.Context, q pgx.Tx, e164 string) (LiveNumber, error) {
+	var n LiveNumber
+	var hours int
+	err := q.QueryRow(ctx, `SELECT n.id, n.account_id, a.public_id, n.public_id, n.e164, n.label, n.privacy_mode_enabled,
+			n.shared_link_lifetime_hours
+		FROM numbers n JOIN accounts a ON a.id = n.account_id
+		WHERE n.e164 = $1 AND n.status <> 'released'`, e164).Scan(
+		&n.ID, &n.AccountID, &n.AccountPublicID, &n.PublicID, &n.E164, &n.Label, &n.PrivacyMode, &hours)
+	n.SharedLinkLifetime = time.Duration(hours) * time.Hour
+	return n, notFound(err)
+}
+
+// ListLiveNumbers lists every live number (for the platform and the simulator).
+func (s *Store) ListLiveNumbers(ctx context.Context) ([]string, error) {
+	rows, err := s.Pool.Query(ctx, `SELECT e164 FROM numbers WHERE status <> 'released' ORDER BY e164`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// CallReport is a finished call as the platform reports it.
+type CallReport struct {
+	NewCall
+	Emergency bool
+	// PlatformRef is the platform's id of the call; a second report with it is ignored.
+	PlatformRef string
+	Department  *string
+	TargetType  *string
+	TargetLabel *string
+	Recording   *NewRecording // CallID and AccountID are filled in
+}
+
+// ReportedCall is what RecordCall stored.
+type ReportedCall struct {
+	CallID            int64
+	CallPublicID      string
+	RecordingID       int64
+	RecordingPublicID string
+	RecordingCreated  time.Time
+	// Duplicate is true when the platform had already reported this call; nothing was stored.
+	Duplicate bool
+}
+
+// RecordCall stores a reported call and its recording inside tx.
+func RecordCall(ctx context.Context, tx pgx.Tx, in CallReport) (ReportedCall, error) {
+	var out ReportedCall
+	var ref *string
+	if in.PlatformRef != "" {
+		ref = &in.PlatformRef
+	}
+	endedAt := in.StartedAt.Add(time.Duration(in.DurationSeconds) * time.Second)
+	err := tx.QueryRow(ctx, `INSERT INTO calls (account_id, public_id, number_id, from_e164, to_e164, caller_name,
+			disposition, filtered, emergency, started_at, ended_at, duration_seconds, talk_seconds, forward_seconds,
+			total_rated_amount_pence, answered_by_staff, answered_department, answer_target_type, answer_target_label, platform_ref)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+		ON CONFLICT (account_id, platform_ref) WHERE platform_ref IS NOT NULL DO NOTHING
+		RETURNING id, public_id`,
+		in.AccountID, NewPublicID(PrefixCall), in.NumberID, in.FromE164, in.ToE164, in.CallerName, in.Disposition,
+		in.Filtered, in.Emergency, in.StartedAt, endedAt, in.DurationSeconds, in.TalkSeconds, in.ForwardSeconds,
+		in.RatedPence, in.AnsweredBy, in.Department, in.TargetType, in.TargetLabel, ref).Scan(&out.CallID, &out.CallPublicID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = tx.QueryRow(ctx, `SELECT c.id, c.public_id, coalesce(r.id, 0), coalesce(r.public_id, '')
+			FROM calls c LEFT JOIN recordings r ON r.call_id = c.id
+			WHERE c.account_id = $1 AND c.platform_ref = $2 LIMIT 1`, in.AccountID, in.PlatformRef).
+			Scan(&out.CallID, &out.CallPublicID, &out.RecordingID, &out.RecordingPublicID)
+		out.Duplicate = true
+		return out, err
+	}
+	if err != nil || in.Recording == nil {
+		return out, err
+	}
+	r := *in.Recording
+	if r.ContentType == "" {
+		r.ContentType = "audio/wav"
+	}
+	err = tx.QueryRow(ctx, `INSERT INTO recordings (account_id, public_id, call_id, kind, storage_key, content_type,
+			duration_seconds, size_bytes, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id, public_id, created_at`,
+		in.AccountID, NewPublicID(PrefixRecording), out.CallID, r.Kind, r.StorageKey, r.ContentType, r.DurationSeconds,
+		r.SizeBytes, endedAt).Scan(&out.RecordingID, &out.RecordingPublicID, &out.RecordingCreated)
+	return out, err
+}
+
+// VoicemailPage is what the shared voicemail page shows.
+type VoicemailPage struct {
+	RecordingPublicID     string
+	AccountName           string
+	SharedLinksClosedFrom *time.Time // accounts.shared_links_revoked_before
+	CallerE164            string
+	CallerName            string
+	NumberLabel           string
+	ReceivedAt            time.Time
+	DurationSeconds       int
+	TranscriptStatus      *string
+	TranscriptText        string
+}
+
+// GetVoicemailPage reads a voicemail (not a call recording) that has not been deleted.
+func (s *Store) GetVoicemailPage(ctx context.Context, recordingPublicID string) (VoicemailPage, error) {
+	var p VoicemailPage
+	err := s.Pool.QueryRow(ctx, `SELECT r.public_id, a.name, a.shared_links_revoked_before, c.from_e164, c.caller_name,
+			coalesce(n.label, ''), r.created_at, r.duration_seconds, t.status, coalesce(t.text, '')
+		FROM recordings r
+		JOIN accounts a ON a.id = r.account_id
+		JOIN calls c ON c.id = r.call_id
+		LEFT JOIN numbers n ON n.id = c.number_id
+		LEFT JOIN transcripts t ON t.recording_id = r.id
+		WHERE r.public_id = $1 AND r.kind = 'voicemail' AND r.deleted_at IS NULL`, recordingPublicID).Scan(
+		&p.RecordingPublicID, &p.AccountName, &p.SharedLinksClosedFrom, &p.CallerE164, &p.CallerName, &p.NumberLabel,
+		&p.ReceivedAt, &p.DurationSeconds, &p.TranscriptStatus, &p.TranscriptText)
+	return p, notFound(err)
+}
