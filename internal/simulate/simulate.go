@@ -67,7 +67,7 @@ func Run(ctx context.Context, o Options) (Totals, error) {
 	ticker := o.Clock.NewTicker(time.Duration(float64(time.Second) / o.Rate))
 	defer ticker.Stop()
 	for i := 0; o.Count == 0 || i < o.Count; i++ {
-		now := o.Clock.Now().UTC()
+		now := o.Clock.Now().UTC().Truncate(time.Second)
 		to, from := numbers[rng.IntN(len(numbers))], callers[rng.IntN(len(callers))]
 		var path string
 		var body any
