@@ -97,32 +97,12 @@ func (r mediaResource) recordingAudio(req *restful.Request, resp *restful.Respon
 
 	h := resp.Header()
 	h.Set("Content-Type", rec.ContentType)
-	h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": rec.PublicID + audioExtension(rec.ContentType)}))
+	h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": rec.PublicID + recordingstore.Extension(rec.ContentType)}))
 	h.Set("Cache-Control", "private, no-cache")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	// ServeContent answers Range and conditional requests; resp records the status for the log.
 	http.ServeContent(resp, req.Request, "", obj.ModTime, obj)
-}
-
-// audioExtension is a file extension for a download name.
-func audioExtension(contentType string) string {
-	switch contentType {
-	case "audio/wav", "audio/x-wav", "audio/wave":
-		return ".wav"
-	case "audio/mpeg":
-		return ".mp3"
-	case "audio/ogg":
-		return ".ogg"
-	case "audio/webm":
-		return ".webm"
-	case "audio/mp4", "audio/m4a", "audio/x-m4a":
-		return ".m4a"
-	}
-	if exts, err := mime.ExtensionsByType(contentType); err == nil && len(exts) > 0 {
-		return exts[0]
-	}
-	return ""
 }
 
 type linkCheck int

@@ -120,6 +120,23 @@ func (h *Handler) number(ctx context.Context, w http.ResponseWriter, tx pgx.Tx, 
 	return n, err == nil, err
 }
 
+// liveNumber finds the number a text or slip is for; when it answers false it has written the
+// response (404, or 500 when the database fails).
+func (h *Handler) liveNumber(w http.ResponseWriter, r *http.Request, e164 string) (store.LiveNumber, bool) {
+	var n store.LiveNumber
+	var found bool
+	err := h.store.InTx(r.Context(), func(tx pgx.Tx) error {
+		var err error
+		n, found, err = h.number(r.Context(), w, tx, e164)
+		return err
+	})
+	if err != nil {
+		h.internalError(w, r, err)
+		return n, false
+	}
+	return n, found
+}
+
 func (h *Handler) listNumbers(w http.ResponseWriter, r *http.Request) {
 	numbers, err := h.store.ListLiveNumbers(r.Context())
 	if err != nil {
@@ -260,7 +277,7 @@ func (h *Handler) reportCall(w http.ResponseWriter, r *http.Request) {
 		if rec := in.Recording; rec != nil {
 			// The audio is stored first: a report whose transaction then fails leaves an
 			// unreferenced object, never a recording without audio.
-			key := fmt.Sprintf("%s/%s%s", n.AccountPublicID, uuid.NewString(), extension(rec.ContentType))
+			key := fmt.Sprintf("%s/%s%s", n.AccountPublicID, uuid.NewString(), recordingstore.Extension(rec.ContentType))
 			if err := h.cfg.Recordings.Put(ctx, key, strings.NewReader(string(audio))); err != nil {
 				return fmt.Errorf("store the recording: %w", err)
 			}
@@ -358,17 +375,7 @@ func (h *Handler) reportText(w http.ResponseWriter, r *http.Request) {
 		writeProblems(w, p)
 		return
 	}
-	var n store.LiveNumber
-	var found bool
-	err := h.store.InTx(r.Context(), func(tx pgx.Tx) error {
-		var err error
-		n, found, err = h.number(r.Context(), w, tx, to)
-		return err
-	})
-	if err != nil {
-		h.internalError(w, r, err)
-		return
-	}
+	n, found := h.liveNumber(w, r, to)
 	if !found {
 		return
 	}
@@ -414,17 +421,7 @@ func (h *Handler) reportSlip(w http.ResponseWriter, r *http.Request) {
 		writeProblems(w, p)
 		return
 	}
-	var n store.LiveNumber
-	var found bool
-	err := h.store.InTx(r.Context(), func(tx pgx.Tx) error {
-		var err error
-		n, found, err = h.number(r.Context(), w, tx, to)
-		return err
-	})
-	if err != nil {
-		h.internalError(w, r, err)
-		return
-	}
+	n, found := h.liveNumber(w, r, to)
 	if !found {
 		return
 	}
@@ -444,16 +441,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func extension(contentType string) string {
-	switch contentType {
-	case "audio/wav", "audio/x-wav", "audio/wave":
-		return ".wav"
-	case "audio/mpeg":
-		return ".mp3"
-	case "audio/ogg":
-		return ".ogg"
-	}
-	return ""
 }
