@@ -218,3 +218,31 @@ func ibWantFields(t *testing.T, what string, row map[string]any, want map[string
 		}
 	}
 }
+
+// ibWantPermissionRefused wants 403 {message} naming the missing permission.
+func ibWantPermissionRefused(t *testing.T, h *harness, key, method, path string, body any, permission string) {
+	t.Helper()
+	resp := h.api.Do(t, key, method, path, body)
+	if resp.Status != 403 {
+		t.Errorf("%s %s without %s: %s, want 403", method, path, permission, resp)
+		return
+	}
+	if msg, _ := resp.Map(t)["message"].(string); !strings.Contains(msg, permission) {
+		t.Errorf("%s %s without %s: 403 %s does not name the permission", method, path, permission, resp.Body)
+	}
+}
+
+// ibWantAddonRefused wants the Integrations gate's 403 with reason addon_required
+// (key belongs to a Team account without the add-on).
+func ibWantAddonRefused(t *testing.T, h *harness, key, method, path string, body any) {
+	t.Helper()
+	resp := h.api.Do(t, key, method, path, body)
+	if resp.Status != 403 {
+		t.Errorf("%s %s without Integrations: %s, want 403", method, path, resp)
+		return
+	}
+	m := resp.Map(t)
+	if m["reason"] != "addon_required" || m["capability"] != "integrations" || m["message"] == "" || m["pricing_url"] == "" {
+		t.Errorf("%s %s without Integrations: 403 %s, want reason addon_required, capability integrations", method, path, resp.Body)
+	}
+}

@@ -1,6 +1,11 @@
 package apiserver
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
 	"net/http"
 
 	restful "github.com/emicklei/go-restful/v3"
@@ -47,14 +52,14 @@ func (r notificationsResource) AddToContainer(c *restful.Container) {
 		Returns(http.StatusUnprocessableEntity, "A query parameter is invalid.", ValidationErrorBody{}),
 		Access{Permission: auth.Read, NeedsIntegrations: true}))
 	// read-all is registered before {notification}/read; the paths differ in length anyway.
-	ws.Route(protect(ws.POST("/read-all").To(r.readAll).Operation("markAllNotificationsRead").
-		Doc("Mark all the key's user's notifications read. No body.").
-		Returns(http.StatusOK, "OK", NotificationsReadAllResult{}), write))
-	ws.Route(protect(ws.POST("/{notification}/read").To(r.read).Operation("markNotificationRead").
-		Doc("Mark one of the key's user's notifications read. No body.").
+	ws.Route(protect(noBodyErrors(ws.POST("/read-all").To(r.readAll).Operation("markAllNotificationsRead").
+		Doc("Mark all the key's user's notifications read. No body (an empty body or any JSON is ignored).").
+		Returns(http.StatusOK, "OK", NotificationsReadAllResult{})), write))
+	ws.Route(protect(noBodyErrors(ws.POST("/{notification}/read").To(r.read).Operation("markNotificationRead").
+		Doc("Mark one of the key's user's notifications read. No body (an empty body or any JSON is ignored).").
 		Param(ws.PathParameter("notification", "The notification's id (a UUID).").DataType("string")).
 		Returns(http.StatusOK, "OK", NotificationReadResult{}).
-		Returns(http.StatusNotFound, "No such notification for this key's user.", ErrorBody{}), write))
+		Returns(http.StatusNotFound, "No such notification for this key's user.", ErrorBody{})), write))
 	c.Add(ws)
 }
 
@@ -77,6 +82,9 @@ func (r notificationsResource) list(req *restful.Request, resp *restful.Response
 }
 
 func (r notificationsResource) read(req *restful.Request, resp *restful.Response) {
+	if !readNoBody(req, resp) {
+		return
+	}
 	p := principal(req)
 	id, unread, err := r.store.MarkNotificationRead(req.Request.Context(), p.Account.ID, p.User.ID,
 		req.PathParameter("notification"), r.cfg.Clock.Now())
@@ -84,6 +92,9 @@ func (r notificationsResource) read(req *restful.Request, resp *restful.Response
 }
 
 func (r notificationsResource) readAll(req *restful.Request, resp *restful.Response) {
+	if !readNoBody(req, resp) {
+		return
+	}
 	p := principal(req)
 	unread, err := r.store.MarkAllNotificationsRead(req.Request.Context(), p.Account.ID, p.User.ID, r.cfg.Clock.Now())
 	if err != nil {
@@ -91,4 +102,48 @@ func (r notificationsResource) readAll(req *restful.Request, resp *restful.Respo
 		return
 	}
 	writeJSON(resp, http.StatusOK, NotificationsReadAllResult{UnreadCount: unread})
+}
+
+// maxIgnoredBodyBytes bounds the body of an operation that takes none.
+const maxIgnoredBodyBytes = 64 << 10
+
+// readNoBody checks the body of an operation that takes none: absent, empty or any JSON value
+// (many clients send {}) is accepted and ignored; anything else is refused as readJSON would
+// refuse it (415 not JSON, 400 malformed, 413 too large), never a 500. On refusal it writes
+// the response and returns false.
+func readNoBody(req *restful.Request, resp *restful.Response) bool {
+	if req.Request.Body == nil || req.Request.Body == http.NoBody || req.Request.ContentLength == 0 {
+		return true
+	}
+	data, err := io.ReadAll(http.MaxBytesReader(resp.ResponseWriter, req.Request.Body, maxIgnoredBodyBytes))
+	var maxErr *http.MaxBytesError
+	switch {
+	case errors.As(err, &maxErr):
+		writeError(resp, http.StatusRequestEntityTooLarge, "This operation takes no body; the one sent is too large.")
+		return false
+	case err != nil:
+		writeError(resp, http.StatusBadRequest, "The body could not be read.")
+		return false
+	case len(bytes.TrimSpace(data)) == 0:
+		return true
+	}
+	if ct := req.HeaderParameter("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != restful.MIME_JSON {
+			writeError(resp, http.StatusUnsupportedMediaType, "This operation takes no body; if you send one, send JSON with Content-Type: application/json.")
+			return false
+		}
+	}
+	if !json.Valid(data) {
+		writeError(resp, http.StatusBadRequest, "This operation takes no body, and the one sent is not valid JSON.")
+		return false
+	}
+	return true
+}
+
+// noBodyErrors documents the refusals of readNoBody.
+func noBodyErrors(rb *restful.RouteBuilder) *restful.RouteBuilder {
+	return rb.
+		Returns(http.StatusBadRequest, "A body was sent and is not valid JSON.", ErrorBody{}).
+		Returns(http.StatusRequestEntityTooLarge, "The body is too large.", ErrorBody{}).
+		Returns(http.StatusUnsupportedMediaType, "A body was sent and is not JSON.", ErrorBody{})
 }

@@ -76,13 +76,19 @@ func scanTask(row pgx.Row) (Task, error) {
 // ListTasks returns one page of the account's to-dos, newest first, and the total.
 // status is open, done or all.
 func (s *Store) ListTasks(ctx context.Context, accountID int64, status string, limit, offset int) ([]Task, int, error) {
-	where := `t.account_id = $1 AND ($2 = 'all' OR t.status = $2)`
+	// The status condition is left out for "all" rather than written as "$2 = 'all' OR ...",
+	// which a generic plan could not turn into an index condition.
+	where, args := `t.account_id = $1`, []any{accountID}
+	if status != "all" {
+		where, args = where+` AND t.status = $2`, append(args, status)
+	}
 	var total int
-	if err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM tasks t WHERE `+where, accountID, status).Scan(&total); err != nil {
+	if err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM tasks t WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.Pool.Query(ctx, taskSelect+` WHERE `+where+` ORDER BY t.created_at DESC, t.id DESC LIMIT $3 OFFSET $4`,
-		accountID, status, limit, offset)
+	args = append(args, limit, offset)
+	rows, err := s.Pool.Query(ctx, taskSelect+` WHERE `+where+
+		fmt.Sprintf(` ORDER BY t.created_at DESC, t.id DESC LIMIT $%d OFFSET $%d`, len(args)-1, len(args)), args...)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -169,14 +175,22 @@ func scanNotification(row pgx.Row) (Notification, error) {
 // ListNotifications returns one page of a user's own notifications, newest first, the number
 // matching, and the user's unread total (whatever the filter).
 func (s *Store) ListNotifications(ctx context.Context, accountID, userID int64, unreadOnly bool, limit, offset int) (list []Notification, total, unread int, err error) {
-	where := `account_id = $1 AND user_id = $2 AND (NOT $3 OR read_at IS NULL)`
-	err = s.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE NOT $3 OR read_at IS NULL), count(*) FILTER (WHERE read_at IS NULL)
-		FROM notifications WHERE account_id = $1 AND user_id = $2`, accountID, userID, unreadOnly).Scan(&total, &unread)
+	where := `account_id = $1 AND user_id = $2`
+	if unreadOnly {
+		where += ` AND read_at IS NULL`
+	}
+	err = s.Pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE read_at IS NULL)
+		FROM notifications WHERE account_id = $1 AND user_id = $2`, accountID, userID).Scan(&total, &unread)
 	if err != nil {
 		return nil, 0, 0, err
 	}
+	if unreadOnly {
+		total = unread
+	}
+	// Ids are random UUIDs, so the tie-break on id only makes the order stable; ascending
+	// follows the index notifications_user_created (user_id, created_at DESC, id).
 	rows, err := s.Pool.Query(ctx, `SELECT `+notificationColumns+` FROM notifications WHERE `+where+`
-		ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`, accountID, userID, unreadOnly, limit, offset)
+		ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`, accountID, userID, limit, offset)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -435,16 +449,17 @@ func scanJobRequest(row pgx.Row) (JobRequest, error) {
 // ListJobRequests returns one page of the account's job requests in statuses, newest first,
 // and the total. Empty statuses means every status.
 func (s *Store) ListJobRequests(ctx context.Context, accountID int64, statuses []string, limit, offset int) ([]JobRequest, int, error) {
-	if statuses == nil {
-		statuses = []string{}
+	where, args := `j.account_id = $1`, []any{accountID}
+	if len(statuses) > 0 {
+		where, args = where+` AND j.status = ANY ($2::text[])`, append(args, statuses)
 	}
-	where := `j.account_id = $1 AND (cardinality($2::text[]) = 0 OR j.status = ANY ($2::text[]))`
 	var total int
-	if err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM job_requests j WHERE `+where, accountID, statuses).Scan(&total); err != nil {
+	if err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM job_requests j WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.Pool.Query(ctx, jobRequestSelect+` WHERE `+where+` ORDER BY j.created_at DESC, j.id DESC LIMIT $3 OFFSET $4`,
-		accountID, statuses, limit, offset)
+	args = append(args, limit, offset)
+	rows, err := s.Pool.Query(ctx, jobRequestSelect+` WHERE `+where+
+		fmt.Sprintf(` ORDER BY j.created_at DESC, j.id DESC LIMIT $%d OFFSET $%d`, len(args)-1, len(args)), args...)
 	if err != nil {
 		return nil, 0, err
 	}
