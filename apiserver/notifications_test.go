@@ -114,6 +114,9 @@ func TestNotificationsList(t *testing.T) {
 	ibWantIDs(t, "past the end", page.ids("id"))
 	ibWantEnvelope(t, h, page, "/v1/notifications", 7, 2, 2, 3, "", "per_page=2&page=2")
 	ibWantUnreadCount(t, page, 2)
+	// A page so far out that page*per_page overflows is still just past the end.
+	page = ibGetPage(t, h, key, "/v1/notifications?per_page=100&page=922337203685477581")
+	ibWantIDs(t, "far past the end", page.ids("id"))
 	page = ibGetPage(t, h, key, "/v1/notifications?per_page=100")
 	if page.PerPage != 100 || len(page.Data) != 3 {
 		t.Errorf("per_page=100: per_page %d, %d rows", page.PerPage, len(page.Data))

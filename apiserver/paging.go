@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"math"
 	"net/url"
 	"strconv"
 
@@ -24,8 +25,14 @@ type Paging struct {
 	PerPage int
 }
 
-// Offset is the number of records before this page.
-func (p Paging) Offset() int { return (p.Page - 1) * p.PerPage }
+// Offset is the number of records before this page. A page so far out that the product would
+// overflow gives the largest offset (an empty page), not a negative one (a database error).
+func (p Paging) Offset() int {
+	if p.PerPage > 0 && p.Page-1 > math.MaxInt/p.PerPage {
+		return math.MaxInt
+	}
+	return (p.Page - 1) * p.PerPage
+}
 
 // parsePaging reads page and per_page with the operation's maximum and default.
 func parsePaging(req *restful.Request, fe fieldErrors, maxPerPage, defPerPage int) Paging {
