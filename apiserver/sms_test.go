@@ -116,3 +116,32 @@ func TestSMSConversationsAndMessages(t *testing.T) {
 	page = ibGetPage(t, h, other.OwnerKey, "/v1/sms/conversations")
 	ibWantIDs(t, "other account's threads", page.ids("public_id"), foreign.ConversationPublicID)
 }
+
+// Text threads need Integrations; paging of a thread's messages is validated and a page past
+// the end is empty; another account's thread stays 404 whatever the query.
+func TestSMSGateAndMessagePaging(t *testing.T) {
+	h, _ := ibHarness(t)
+	tenant := apitest.NewTenant(t, h.store, plans.Business)
+	team := apitest.NewTenant(t, h.store, plans.Team)
+	num := ibNumber(t, h.store, tenant.Account.ID, "+442079460001", "Main")
+	teamNum := ibNumber(t, h.store, team.Account.ID, "+442079460002", "Team")
+	m := ibSMS(t, h.store, store.NewSMSMessage{AccountID: tenant.Account.ID, NumberID: num.ID, CounterpartyE164: "+447700900001",
+		Direction: "inbound", Body: "Hi", ReceivedAt: ibNow})
+	tm := ibSMS(t, h.store, store.NewSMSMessage{AccountID: team.Account.ID, NumberID: teamNum.ID, CounterpartyE164: "+447700900001",
+		Direction: "inbound", Body: "Hi", ReceivedAt: ibNow})
+
+	ibWantAddonRefused(t, h, team.OwnerKey, "GET", "/v1/sms/conversations", nil)
+	ibWantAddonRefused(t, h, team.OwnerKey, "GET", "/v1/sms/conversations/"+tm.ConversationPublicID+"/messages", nil)
+
+	path := "/v1/sms/conversations/" + m.ConversationPublicID + "/messages"
+	page := ibGetPage(t, h, apitest.NewKey(t, h.store, tenant.Owner.ID), path+"?page=3&per_page=1")
+	ibWantIDs(t, "messages past the end", page.ids("body"))
+	ibWantEnvelope(t, h, page, path, 3, 1, 1, 1, "", "per_page=1&page=1")
+	if page.Conversation["public_id"] != m.ConversationPublicID {
+		t.Errorf("conversation on an empty page = %v", page.Conversation)
+	}
+	for _, q := range []struct{ query, field string }{{"per_page=0", "per_page"}, {"page=0", "page"}, {"per_page=x", "per_page"}} {
+		ibWant422(t, h, tenant.OwnerKey, "GET", path+"?"+q.query, nil, q.field)
+	}
+	ibWantStatus(t, h, tenant.OwnerKey, "GET", "/v1/sms/conversations/"+tm.ConversationPublicID+"/messages?page=2", nil, 404)
+}

@@ -149,3 +149,26 @@ func TestTasksPatchOpenDoneOpen(t *testing.T) {
 		t.Errorf("a refused PATCH changed the to-do: %v", page.Data[0])
 	}
 }
+
+// To-dos need Integrations: listing and ticking off are refused on Team without the add-on,
+// and the refused PATCH changes nothing.
+func TestTasksAddonGate(t *testing.T) {
+	h, _ := ibHarness(t)
+	team := apitest.NewTenant(t, h.store, plans.Team)
+	task := ibTask(t, h.store, store.NewTask{AccountID: team.Account.ID, Text: "Ring back"})
+	ibWantAddonRefused(t, h, team.OwnerKey, "GET", "/v1/tasks", nil)
+	ibWantAddonRefused(t, h, team.OwnerKey, "PATCH", "/v1/tasks/"+task.PublicID, map[string]any{"status": "done"})
+	got, err := h.store.GetTask(context.Background(), team.Account.ID, task.PublicID)
+	if err != nil || got.Status != "open" || got.DoneBy != nil {
+		t.Errorf("refused PATCH changed the to-do: %+v %v", got, err)
+	}
+
+	// With the add-on bought, the same account may.
+	withAddon := apitest.NewTenant(t, h.store, plans.Team, plans.AddonIntegrations)
+	task = ibTask(t, h.store, store.NewTask{AccountID: withAddon.Account.ID, Text: "Ring back"})
+	resp := ibWantStatus(t, h, withAddon.OwnerKey, "PATCH", "/v1/tasks/"+task.PublicID, map[string]any{"status": "done"}, 200)
+	if resp["status"] != "done" {
+		t.Errorf("PATCH with the add-on: %v", resp)
+	}
+	ibWantIDs(t, "page past the end", ibGetPage(t, h, withAddon.OwnerKey, "/v1/tasks?status=all&page=2").ids("public_id"))
+}
