@@ -15,6 +15,11 @@ const (
 	ledgerPerPage    = 25
 )
 
+// LedgerEntryPage is GET /billing/ledger (a named type, so the description names its schema).
+type LedgerEntryPage struct {
+	Page[store.LedgerEntry]
+}
+
 // ReceiptList is GET /billing/receipts.
 type ReceiptList struct {
 	Data []store.Receipt `json:"data" required:"true"`
@@ -28,7 +33,7 @@ func (r billingResource) AddToContainer(c *restful.Container) {
 	ws.Route(protect(inboxParams(ws.GET("/ledger").To(r.ledger).Operation("listLedgerEntries").
 		Doc("Every change to the prepaid balance, newest first. amount_pence is negative for a charge."),
 		pageParams(ws, ledgerMaxPerPage, ledgerPerPage)...).
-		Returns(http.StatusOK, "OK", Page[store.LedgerEntry]{}).
+		Returns(http.StatusOK, "OK", LedgerEntryPage{}).
 		Returns(http.StatusUnprocessableEntity, "A query parameter is invalid.", ValidationErrorBody{}), read))
 	ws.Route(protect(ws.GET("/receipts").To(r.receipts).Operation("listReceipts").
 		Doc("The latest 48 payments, newest first.").
@@ -48,7 +53,7 @@ func (r billingResource) ledger(req *restful.Request, resp *restful.Response) {
 		r.internalError(req, resp, err)
 		return
 	}
-	writeJSON(resp, http.StatusOK, pageOf(r.Server, req, paging, total, list))
+	writeJSON(resp, http.StatusOK, LedgerEntryPage{pageOf(r.Server, req, paging, total, list)})
 }
 
 func (r billingResource) receipts(req *restful.Request, resp *restful.Response) {

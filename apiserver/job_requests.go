@@ -15,6 +15,11 @@ const (
 	jobRequestsPerPage    = 20
 )
 
+// JobRequestPage is GET /job-requests (a named type, so the description names its schema).
+type JobRequestPage struct {
+	Page[store.JobRequest]
+}
+
 // jobRequestStatuses maps the status filter to the stored statuses it selects (nil: every status).
 var jobRequestStatuses = map[string][]string{
 	"open":      {"new", "confirmed"},
@@ -34,7 +39,7 @@ func (r jobRequestsResource) AddToContainer(c *restful.Container) {
 		Param(enumParam(ws, "status", "open (default: new and confirmed), new, confirmed, done, declined or all.",
 			"open", "new", "confirmed", "done", "declined", "all").DefaultValue("open")),
 		pageParams(ws, jobRequestsMaxPerPage, jobRequestsPerPage)...).
-		Returns(http.StatusOK, "OK", Page[store.JobRequest]{}).
+		Returns(http.StatusOK, "OK", JobRequestPage{}).
 		Returns(http.StatusUnprocessableEntity, "A query parameter is invalid.", ValidationErrorBody{}),
 		Access{Permission: auth.Read, NeedsIntegrations: true}))
 	c.Add(ws)
@@ -54,5 +59,5 @@ func (r jobRequestsResource) list(req *restful.Request, resp *restful.Response) 
 		r.internalError(req, resp, err)
 		return
 	}
-	writeJSON(resp, http.StatusOK, pageOf(r.Server, req, paging, total, list))
+	writeJSON(resp, http.StatusOK, JobRequestPage{pageOf(r.Server, req, paging, total, list)})
 }

@@ -15,6 +15,11 @@ const (
 	slipsPerPage    = 20
 )
 
+// MessageSlipPage is GET /reception-messages (a named type, so the description names its schema).
+type MessageSlipPage struct {
+	Page[store.MessageSlip]
+}
+
 var (
 	slipSentiments = []string{"positive", "neutral", "negative"}
 	slipUrgencies  = []string{"low", "normal", "high"}
@@ -36,7 +41,7 @@ func (r receptionMessagesResource) AddToContainer(c *restful.Container) {
 	ws.Route(protect(inboxParams(ws.GET("").To(r.list).Operation("listReceptionMessages").
 		Doc("Message slips left with the virtual receptionist, newest first. Recordings play through the recording link operation."),
 		params...).
-		Returns(http.StatusOK, "OK", Page[store.MessageSlip]{}).
+		Returns(http.StatusOK, "OK", MessageSlipPage{}).
 		Returns(http.StatusUnprocessableEntity, "A query parameter is invalid.", ValidationErrorBody{}),
 		Access{Permission: auth.Read, NeedsIntegrations: true}))
 	c.Add(ws)
@@ -69,5 +74,5 @@ func (r receptionMessagesResource) list(req *restful.Request, resp *restful.Resp
 		r.internalError(req, resp, err)
 		return
 	}
-	writeJSON(resp, http.StatusOK, pageOf(r.Server, req, paging, total, list))
+	writeJSON(resp, http.StatusOK, MessageSlipPage{pageOf(r.Server, req, paging, total, list)})
 }

@@ -17,6 +17,11 @@ const (
 	smsMessagesPerPage      = 100
 )
 
+// SMSConversationPage is GET /sms/conversations (a named type, so the description names its schema).
+type SMSConversationPage struct {
+	Page[store.SMSConversation]
+}
+
 // SMSMessagePage is GET /sms/conversations/{conversation}/messages: a page of messages plus the thread.
 type SMSMessagePage struct {
 	Page[store.SMSMessage]
@@ -31,7 +36,7 @@ func (r smsResource) AddToContainer(c *restful.Container) {
 	ws.Route(protect(inboxParams(ws.GET("/conversations").To(r.conversations).Operation("listSmsConversations").
 		Doc("Text-message threads, most recent first. One thread exists per number and other party."),
 		pageParams(ws, conversationsMaxPerPage, conversationsPerPage)...).
-		Returns(http.StatusOK, "OK", Page[store.SMSConversation]{}).
+		Returns(http.StatusOK, "OK", SMSConversationPage{}).
 		Returns(http.StatusUnprocessableEntity, "A query parameter is invalid.", ValidationErrorBody{}), access))
 	ws.Route(protect(inboxParams(ws.GET("/conversations/{conversation}/messages").To(r.messages).Operation("listSmsMessages").
 		Doc("The messages of a thread, oldest first, with the thread itself as conversation.").
@@ -63,7 +68,7 @@ func (r smsResource) conversations(req *restful.Request, resp *restful.Response)
 		r.internalError(req, resp, err)
 		return
 	}
-	writeJSON(resp, http.StatusOK, pageOf(r.Server, req, paging, total, list))
+	writeJSON(resp, http.StatusOK, SMSConversationPage{pageOf(r.Server, req, paging, total, list)})
 }
 
 func (r smsResource) messages(req *restful.Request, resp *restful.Response) {

@@ -16,6 +16,11 @@ const (
 	tasksPerPage    = 25
 )
 
+// TaskPage is GET /tasks (a named type, so the description names its schema).
+type TaskPage struct {
+	Page[store.Task]
+}
+
 // TaskStatusUpdate is the body of PATCH /tasks/{task}.
 type TaskStatusUpdate struct {
 	Status string `json:"status" required:"true" enum:"open,done"`
@@ -29,7 +34,7 @@ func (r tasksResource) AddToContainer(c *restful.Container) {
 		Doc("Follow-up to-dos found in calls, newest first.").
 		Param(enumParam(ws, "status", "Which to-dos: open (default), done or all.", "open", "done", "all").DefaultValue("open")),
 		pageParams(ws, tasksMaxPerPage, tasksPerPage)...).
-		Returns(http.StatusOK, "OK", Page[store.Task]{}).
+		Returns(http.StatusOK, "OK", TaskPage{}).
 		Returns(http.StatusUnprocessableEntity, "A query parameter is invalid.", ValidationErrorBody{}),
 		Access{Permission: auth.Read, NeedsIntegrations: true}))
 	ws.Route(protect(ws.PATCH("/{task}").To(r.update).Operation("updateTask").
@@ -59,7 +64,7 @@ func (r tasksResource) list(req *restful.Request, resp *restful.Response) {
 		r.internalError(req, resp, err)
 		return
 	}
-	writeJSON(resp, http.StatusOK, pageOf(r.Server, req, paging, total, list))
+	writeJSON(resp, http.StatusOK, TaskPage{pageOf(r.Server, req, paging, total, list)})
 }
 
 func (r tasksResource) update(req *restful.Request, resp *restful.Response) {
