@@ -188,9 +188,10 @@ func (s *Store) ListNotifications(ctx context.Context, accountID, userID int64, 
 		total = unread
 	}
 	// Ids are random UUIDs, so the tie-break on id only makes the order stable; ascending
-	// follows the index notifications_user_created (user_id, created_at DESC, id).
+	// follows the indexes (user_id, created_at DESC, id). The column is qualified: a bare "id"
+	// would name the selected id::text, which no index holds.
 	rows, err := s.Pool.Query(ctx, `SELECT `+notificationColumns+` FROM notifications WHERE `+where+`
-		ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`, accountID, userID, limit, offset)
+		ORDER BY notifications.created_at DESC, notifications.id LIMIT $3 OFFSET $4`, accountID, userID, limit, offset)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -450,7 +451,12 @@ func scanJobRequest(row pgx.Row) (JobRequest, error) {
 // and the total. Empty statuses means every status.
 func (s *Store) ListJobRequests(ctx context.Context, accountID int64, statuses []string, limit, offset int) ([]JobRequest, int, error) {
 	where, args := `j.account_id = $1`, []any{accountID}
-	if len(statuses) > 0 {
+	switch len(statuses) {
+	case 0:
+	case 1:
+		// Equality, not "= ANY": an index scan over an array condition does not keep date order.
+		where, args = where+` AND j.status = $2`, append(args, statuses[0])
+	default:
 		where, args = where+` AND j.status = ANY ($2::text[])`, append(args, statuses)
 	}
 	var total int
