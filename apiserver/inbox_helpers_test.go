@@ -23,10 +23,10 @@ import (
 var ibNow = time.Date(2025, 3, 10, 12, 0, 0, 0, time.UTC)
 
 // ibHarness is a harness whose clock stands still at ibNow until stepped.
-func ibHarness(t *testing.T) (*harness, *clocktesting.FakeClock) {
+func ibHarness(t *testing.T, opts ...func(*apiserver.Config)) (*harness, *clocktesting.FakeClock) {
 	t.Helper()
 	fake := clocktesting.NewFakeClock(ibNow)
-	return newHarness(t, func(c *apiserver.Config) { c.Clock = fake }), fake
+	return newHarness(t, append([]func(*apiserver.Config){func(c *apiserver.Config) { c.Clock = fake }}, opts...)...), fake
 }
 
 // ibPage is a decoded page envelope with rows kept raw.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/apiserver"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
@@ -21,7 +22,7 @@ func ibSlip(t *testing.T, st *store.Store, in store.NewMessageSlip) store.Messag
 }
 
 func TestReceptionMessagesList(t *testing.T) {
-	h, _ := ibHarness(t)
+	h, _ := ibHarness(t, func(c *apiserver.Config) { c.Media.SigningKey = []byte("reception test key") })
 	tenant := apitest.NewTenant(t, h.store, plans.Business)
 	other := apitest.NewTenant(t, h.store, plans.Business)
 	acct := tenant.Account.ID
@@ -69,6 +70,15 @@ func TestReceptionMessagesList(t *testing.T) {
 	}
 	if page.Data[3]["sentiment"] != nil || page.Data[3]["urgency"] != nil {
 		t.Errorf("december without summary: %v", page.Data[3])
+	}
+
+	// The slip's recordings play through the recording link operation.
+	for _, rec := range []string{*today.NameRecordingPublicID, *today.MessageRecordingPublicID} {
+		got := ibWantStatus(t, h, key, "GET", "/v1/recordings/"+rec+"/stream-url", nil, 200)
+		if u, _ := got["url"].(string); !strings.Contains(u, "/"+rec+"?") {
+			t.Errorf("stream-url of slip recording %s: %v", rec, got)
+		}
+		ibWantStatus(t, h, other.OwnerKey, "GET", "/v1/recordings/"+rec+"/stream-url", nil, 404)
 	}
 
 	cases := []struct {
