@@ -22,11 +22,14 @@ import (
 // ibNow is the fixed "now" of the inbox tests: Monday 10 March 2025, 12:00 UTC (GMT in London).
 var ibNow = time.Date(2025, 3, 10, 12, 0, 0, 0, time.UTC)
 
-// ibHarness is a harness whose clock stands still at ibNow until stepped.
+// ibHarness is a harness whose clock stands still at ibNow until stepped. As the clock does
+// not move, every request falls in one rate-limit minute: the limit is raised so that the
+// longer tests (more than 60 requests by one user) are not cut off.
 func ibHarness(t *testing.T, opts ...func(*apiserver.Config)) (*harness, *clocktesting.FakeClock) {
 	t.Helper()
 	fake := clocktesting.NewFakeClock(ibNow)
-	return newHarness(t, append([]func(*apiserver.Config){func(c *apiserver.Config) { c.Clock = fake }}, opts...)...), fake
+	base := func(c *apiserver.Config) { c.Clock, c.RequestsPerMinute = fake, 10000 }
+	return newHarness(t, append([]func(*apiserver.Config){base}, opts...)...), fake
 }
 
 // ibPage is a decoded page envelope with rows kept raw.
