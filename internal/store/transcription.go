@@ -152,61 +152,92 @@ func (s *Store) StartTranscription(ctx context.Context, req TranscribeRequest) (
 func startTranscription(ctx context.Context, tx pgx.Tx, req TranscribeRequest) (TranscribeResult, error) {
 	var (
 		res                   TranscribeResult
-		acctPublicID, plan    string
-		disabled              bool
-		timeZone              string
-		rate, bundle          int
-		balance, dailyLimit   int64
 		privacy               *bool
-		recID                 int64
-		recPublicID, recKind  string
-		recSeconds            int
-		recBytes              int64
+		recID                 *int64
+		recPublicID, recKind  *string
+		recSeconds            *int
+		recBytes              *int64
 		tStatus, tSummaryStat *string
+		hasAutoKey            bool
 	)
-	err := tx.QueryRow(ctx, `SELECT public_id, plan, transcription_disabled, time_zone, transcription_rate_pence_per_min,
-			bundle_minutes, balance_pence, daily_spend_limit_pence
-		FROM accounts WHERE id = $1 FOR UPDATE`, req.AccountID).Scan(
-		&acctPublicID, &plan, &disabled, &timeZone, &rate, &bundle, &balance, &dailyLimit)
+	// 1. The call, its recording and transcript, read before the account lock: they are not
+	// money, and what matters under concurrency (a live charge for the call) is checked again
+	// under the lock.
+	callWhere := `c.public_id = $2`
+	var callKey any = req.CallPublicID
+	if req.CallPublicID == "" {
+		callWhere, callKey = `c.id = $2`, req.CallID
+	}
+	err := tx.QueryRow(ctx, `SELECT c.id, c.public_id, c.from_e164, n.privacy_mode_enabled,
+			r.id, r.public_id, r.kind, r.duration_seconds, r.size_bytes, t.status, t.summary_status,
+			$3 AND EXISTS (SELECT 1 FROM api_keys k JOIN users u ON u.id = k.user_id
+				WHERE k.account_id = c.account_id AND k.revoked_at IS NULL AND 'auto-transcribe' = ANY (k.abilities)
+				AND u.left_at IS NULL AND (u.role = 'owner' OR u.can_transcribe))
+		FROM calls c
+		LEFT JOIN numbers n ON n.id = c.number_id
+		LEFT JOIN LATERAL (SELECT r.id, r.public_id, r.kind, r.duration_seconds, r.size_bytes FROM recordings r
+			WHERE r.call_id = c.id AND r.account_id = c.account_id AND r.kind IN ('call', 'voicemail') AND r.deleted_at IS NULL
+			ORDER BY r.id DESC LIMIT 1) r ON true
+		LEFT JOIN transcripts t ON t.recording_id = r.id
+		WHERE c.account_id = $1 AND `+callWhere, req.AccountID, callKey, req.Automatic).Scan(
+		&res.CallID, &res.CallPublicID, &res.CallerE164, &privacy, &recID, &recPublicID, &recKind, &recSeconds, &recBytes,
+		&tStatus, &tSummaryStat, &hasAutoKey)
 	if err != nil {
 		return res, notFound(err)
 	}
-	callQuery := `SELECT c.id, c.public_id, c.from_e164, n.privacy_mode_enabled
-		FROM calls c LEFT JOIN numbers n ON n.id = c.number_id WHERE c.account_id = $1 AND `
-	var callKey any = req.CallPublicID
-	if req.CallPublicID != "" {
-		callQuery += `c.public_id = $2`
-	} else {
-		callQuery += `c.id = $2`
-		callKey = req.CallID
-	}
-	if err := tx.QueryRow(ctx, callQuery, req.AccountID, callKey).Scan(&res.CallID, &res.CallPublicID, &res.CallerE164, &privacy); err != nil {
+
+	// 2. The account's money, locked: charges and refunds of the account queue here.
+	var (
+		acctPublicID, plan, timeZone string
+		disabled                     bool
+		rate, bundle                 int
+		balance, dailyLimit          int64
+	)
+	if err := tx.QueryRow(ctx, `SELECT public_id, plan, transcription_disabled, time_zone, transcription_rate_pence_per_min,
+			bundle_minutes, balance_pence, daily_spend_limit_pence
+		FROM accounts WHERE id = $1 FOR UPDATE`, req.AccountID).Scan(
+		&acctPublicID, &plan, &disabled, &timeZone, &rate, &bundle, &balance, &dailyLimit); err != nil {
 		return res, notFound(err)
 	}
 	p, planErr := plans.Lookup(plan)
 	if planErr != nil || !p.Transcription || disabled {
 		return res, ErrTranscriptionUnavailable
 	}
-	err = tx.QueryRow(ctx, `SELECT r.id, r.public_id, r.kind, r.duration_seconds, r.size_bytes, t.status, t.summary_status
-		FROM recordings r LEFT JOIN transcripts t ON t.recording_id = r.id
-		WHERE r.call_id = $1 AND r.account_id = $2 AND r.kind IN ('call', 'voicemail') AND r.deleted_at IS NULL
-		ORDER BY r.id DESC LIMIT 1`, res.CallID, req.AccountID).Scan(
-		&recID, &recPublicID, &recKind, &recSeconds, &recBytes, &tStatus, &tSummaryStat)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if recID == nil {
 		return res, ErrNoRecording
 	}
+	loc, err := time.LoadLocation(timeZone)
 	if err != nil {
+		loc = time.UTC
+	}
+	month, day := billing.Periods(req.Now, loc)
+
+	// 3. Under the lock (a fresh snapshot): the call's live charge, the month's allowance use
+	// and the day's spend.
+	var used int
+	var spent int64
+	var liveCharge *string
+	if err := tx.QueryRow(ctx, `SELECT
+			(SELECT public_id FROM transcription_charges WHERE call_id = $4 AND status = 'charged'),
+			coalesce((SELECT minutes_used FROM transcription_allowance_usage WHERE account_id = $1 AND month = $2::date), 0),
+			coalesce((SELECT sum(amount_pence) FROM transcription_charges
+				WHERE account_id = $1 AND status = 'charged' AND spend_day = $3::date), 0)::bigint`,
+		req.AccountID, pgDate(month), pgDate(day), res.CallID).Scan(&liveCharge, &used, &spent); err != nil {
 		return res, err
+	}
+	if liveCharge != nil {
+		live, err := scanCharge(tx.QueryRow(ctx, chargeSelect+` WHERE ch.public_id = $1`, *liveCharge))
+		if err != nil {
+			return res, err
+		}
+		res.Charge = &live
+		// The transcript as the charge's transaction left it (it may have committed after step 1).
+		if err := tx.QueryRow(ctx, `SELECT status, summary_status FROM transcripts WHERE recording_id = $1`, live.RecordingID).Scan(
+			&tStatus, &tSummaryStat); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return res, err
+		}
 	}
 	res.ExistingStatus = tStatus
-
-	live, err := scanCharge(tx.QueryRow(ctx, chargeSelect+` WHERE ch.call_id = $1 AND ch.status = 'charged'`, res.CallID))
-	switch {
-	case err == nil:
-		res.Charge = &live
-	case !errors.Is(err, ErrNotFound):
-		return res, err
-	}
 	if res.Charge != nil || (tStatus != nil && *tStatus != "failed") {
 		res.Outcome = TranscribeExisting
 		res.Status, res.SummaryStatus = "pending", "pending"
@@ -215,45 +246,23 @@ func startTranscription(ctx context.Context, tx pgx.Tx, req TranscribeRequest) (
 		}
 		return res, nil
 	}
-
 	if req.Automatic {
 		switch {
-		case recKind != "call":
+		case *recKind != "call":
 			res.Outcome, res.SkipReason = TranscribeSkipped, SkipNotCallRecording
 		case privacy != nil && *privacy:
 			res.Outcome, res.SkipReason = TranscribeSkipped, SkipPrivacyMode
+		case !hasAutoKey:
+			res.Outcome, res.SkipReason = TranscribeSkipped, SkipNoAutoTranscribeKey
 		}
 		if res.Outcome != "" {
 			return res, nil
 		}
-		var hasKey bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM api_keys k JOIN users u ON u.id = k.user_id
-				WHERE k.account_id = $1 AND k.revoked_at IS NULL AND 'auto-transcribe' = ANY (k.abilities)
-				AND u.left_at IS NULL AND (u.role = 'owner' OR u.can_transcribe))`, req.AccountID).Scan(&hasKey); err != nil {
-			return res, err
-		}
-		if !hasKey {
-			res.Outcome, res.SkipReason = TranscribeSkipped, SkipNoAutoTranscribeKey
-			return res, nil
-		}
 	}
 
-	loc, err := time.LoadLocation(timeZone)
-	if err != nil {
-		loc = time.UTC
-	}
-	month, day := billing.Periods(req.Now, loc)
-	var used int
-	var spent int64
-	if err := tx.QueryRow(ctx, `SELECT
-			coalesce((SELECT minutes_used FROM transcription_allowance_usage WHERE account_id = $1 AND month = $2::date), 0),
-			coalesce((SELECT sum(amount_pence) FROM transcription_charges
-				WHERE account_id = $1 AND status = 'charged' AND spend_day = $3::date), 0)::bigint`,
-		req.AccountID, pgDate(month), pgDate(day)).Scan(&used, &spent); err != nil {
-		return res, err
-	}
+	// 4. The price, as the estimate quotes it.
 	res.Price = billing.Input{
-		Minutes: billing.MinutesFor(recSeconds, recBytes), RatePencePerMin: rate,
+		Minutes: billing.MinutesFor(*recSeconds, *recBytes), RatePencePerMin: rate,
 		PlanAllowanceMinutes: p.MonthlyAllowanceMinutes, AllowanceUsedMinutes: used, BundleMinutes: bundle,
 		BalancePence: balance, SpentTodayPence: spent, DailySpendLimitPence: dailyLimit,
 	}
@@ -263,50 +272,47 @@ func startTranscription(ctx context.Context, tx pgx.Tx, req TranscribeRequest) (
 		return res, nil
 	}
 
+	// 5. Every write in one round trip: the charge, the allowance, the bundle and balance with
+	// their ledger entry (balance_after is exact: the row is locked), the pending transcript.
 	c := res.Estimate
 	charge := TranscriptionCharge{PublicID: NewPublicID(PrefixCharge), AccountID: req.AccountID, AccountPublicID: acctPublicID,
-		CallID: res.CallID, CallPublicID: res.CallPublicID, RecordingID: recID, RecordingPublicID: recPublicID,
+		CallID: res.CallID, CallPublicID: res.CallPublicID, RecordingID: *recID, RecordingPublicID: *recPublicID,
 		Minutes: c.Minutes, AllowanceMinutes: c.AllowanceMinutes, BundleMinutes: c.BundleMinutes, AmountPence: c.CostPence,
 		Status: ChargeCharged, Automatic: req.Automatic, CreatedAt: req.Now}
-	if err := tx.QueryRow(ctx, `INSERT INTO transcription_charges (account_id, public_id, call_id, recording_id, minutes,
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO transcription_charges (account_id, public_id, call_id, recording_id, minutes,
 			allowance_minutes, bundle_minutes, amount_pence, spend_day, automatic, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::date, $10, $11) RETURNING id`,
 		charge.AccountID, charge.PublicID, charge.CallID, charge.RecordingID, charge.Minutes, charge.AllowanceMinutes,
-		charge.BundleMinutes, charge.AmountPence, pgDate(day), charge.Automatic, req.Now).Scan(&charge.ID); err != nil {
-		return res, fmt.Errorf("record the transcription charge: %w", err)
-	}
+		charge.BundleMinutes, charge.AmountPence, pgDate(day), charge.Automatic, req.Now).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&charge.ID)
+	})
 	if c.AllowanceMinutes > 0 {
-		if _, err := tx.Exec(ctx, `INSERT INTO transcription_allowance_usage AS u (account_id, month, minutes_used)
+		b.Queue(`INSERT INTO transcription_allowance_usage AS u (account_id, month, minutes_used)
 			VALUES ($1, $2::date, $3) ON CONFLICT (account_id, month) DO UPDATE SET minutes_used = u.minutes_used + EXCLUDED.minutes_used`,
-			req.AccountID, pgDate(month), c.AllowanceMinutes); err != nil {
-			return res, err
-		}
+			req.AccountID, pgDate(month), c.AllowanceMinutes)
 	}
-	if c.BundleMinutes > 0 {
-		if _, err := tx.Exec(ctx, `UPDATE accounts SET bundle_minutes = bundle_minutes - $2 WHERE id = $1`,
-			req.AccountID, c.BundleMinutes); err != nil {
-			return res, err
-		}
+	if c.BundleMinutes > 0 || c.CostPence > 0 {
+		b.Queue(`UPDATE accounts SET bundle_minutes = bundle_minutes - $2, balance_pence = balance_pence - $3 WHERE id = $1`,
+			req.AccountID, c.BundleMinutes, c.CostPence)
 	}
 	if c.CostPence > 0 {
 		note := fmt.Sprintf("Transcription of call %s (%d %s at %dp)", res.CallPublicID, c.BalanceMinutes, minutesWord(c.BalanceMinutes), rate)
-		if _, err := ApplyLedgerEntry(ctx, tx, req.AccountID, LedgerCharge, -c.CostPence, note, charge.PublicID, req.Now); err != nil {
-			return res, err
-		}
+		b.Queue(`INSERT INTO ledger_entries (account_id, type, amount_pence, balance_after_pence, note, reference, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, req.AccountID, LedgerCharge, -c.CostPence, balance-c.CostPence, note, charge.PublicID, req.Now)
 	}
-	var transcriptID int64
-	if err := tx.QueryRow(ctx, `INSERT INTO transcripts AS t (account_id, recording_id, call_id, status, summary_status,
-			minutes, rated_amount_pence, created_at)
-		VALUES ($1, $2, $3, 'pending', 'pending', $4, $5, $6)
-		ON CONFLICT (recording_id) DO UPDATE SET status = 'pending', summary_status = 'pending', text = '', language = '',
-			minutes = EXCLUDED.minutes, rated_amount_pence = EXCLUDED.rated_amount_pence, summary = NULL, intent = NULL,
-			sentiment = NULL, urgency = NULL, action_items = '{}', callback_number = NULL, failure_reason = NULL,
-			created_at = EXCLUDED.created_at, completed_at = NULL
-		RETURNING id`, req.AccountID, recID, res.CallID, c.Minutes, c.CostPence, req.Now).Scan(&transcriptID); err != nil {
-		return res, err
-	}
-	if _, err := tx.Exec(ctx, `DELETE FROM transcript_segments WHERE transcript_id = $1`, transcriptID); err != nil {
-		return res, err
+	b.Queue(`WITH t AS (
+			INSERT INTO transcripts AS t (account_id, recording_id, call_id, status, summary_status, minutes, rated_amount_pence, created_at)
+			VALUES ($1, $2, $3, 'pending', 'pending', $4, $5, $6)
+			ON CONFLICT (recording_id) DO UPDATE SET status = 'pending', summary_status = 'pending', text = '', language = '',
+				minutes = EXCLUDED.minutes, rated_amount_pence = EXCLUDED.rated_amount_pence, summary = NULL, intent = NULL,
+				sentiment = NULL, urgency = NULL, action_items = '{}', callback_number = NULL, failure_reason = NULL,
+				created_at = EXCLUDED.created_at, completed_at = NULL
+			RETURNING id)
+		DELETE FROM transcript_segments WHERE transcript_id IN (SELECT id FROM t)`,
+		req.AccountID, *recID, res.CallID, c.Minutes, c.CostPence, req.Now)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return res, fmt.Errorf("record the transcription charge: %w", err)
 	}
 	res.Outcome, res.Status, res.SummaryStatus, res.Charge = TranscribeStarted, "pending", "pending", &charge
 	return res, nil
