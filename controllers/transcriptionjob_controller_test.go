@@ -355,6 +355,17 @@ var _ = Describe("TranscriptionJob controller", func() {
 		Expect(transcriptOf(t, c).Text).To(Equal("Swept up."))
 	})
 
+	It("fails a job whose charge does not exist, touching no money", func() {
+		t := funded(1000)
+		ch := &store.TranscriptionCharge{PublicID: "chg_doesnotexist", AccountPublicID: t.Account.PublicID, CallPublicID: "call_x",
+			RecordingPublicID: "rec_x", Minutes: 1, AmountPence: 5}
+		Expect(transcription.EnsureJob(ctx, k8sClient, *ch)).To(Succeed())
+		job := eventuallyPhase(ch, sbv1.TranscriptionJobPhaseFailed)
+		Expect(meta.FindStatusCondition(job.Status.Conditions, sbv1.ConditionReady).Reason).To(Equal(sbv1.ReasonInvalidSpec))
+		Expect(job.Status.Refunded).To(BeFalse())
+		Expect(txtest.MoneyOf(GinkgoT(), tj.store, t.Account.ID)).To(Equal(txtest.Money{BalancePence: 1000, LedgerSum: 1000, LedgerEntries: 1}))
+	})
+
 	It("ignores a job outside its account's namespace", func() {
 		ns := newNamespace()
 		job := &sbv1.TranscriptionJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stray"},

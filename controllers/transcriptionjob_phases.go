@@ -32,17 +32,9 @@ func (r *TranscriptionJobReconciler) reconcileNew(job *switchboardv1alpha1.Trans
 
 // reconcilePending checks the charge and the recording, then starts transcribing.
 func (r *TranscriptionJobReconciler) reconcilePending(ctx context.Context, job *switchboardv1alpha1.TranscriptionJob) (ctrl.Result, error) {
-	work, err := r.Store.GetTranscriptionWork(ctx, job.Spec.ChargeID)
-	if errors.Is(err, store.ErrNotFound) {
-		r.failWithoutRefund(job, switchboardv1alpha1.ReasonInvalidSpec, "No charge "+job.Spec.ChargeID+" exists.")
-		return r.untilExpiry(r.TTL), nil
-	}
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if work.Charge.AccountPublicID != job.Spec.AccountID || work.Charge.CallPublicID != job.Spec.CallPublicID {
-		r.failWithoutRefund(job, switchboardv1alpha1.ReasonInvalidSpec, "Charge "+job.Spec.ChargeID+" is not for this account and call.")
-		return r.untilExpiry(r.TTL), nil
+	work, done, res, err := r.work(ctx, job)
+	if done {
+		return res, err
 	}
 	if done, res, err := r.settled(ctx, job, work); done {
 		return res, err
@@ -53,6 +45,24 @@ func (r *TranscriptionJobReconciler) reconcilePending(ctx context.Context, job *
 	r.setPhase(job, switchboardv1alpha1.TranscriptionJobPhaseTranscribing)
 	r.setCondition(job, switchboardv1alpha1.ConditionTranscribed, metav1.ConditionFalse, switchboardv1alpha1.ReasonInProgress, "Transcribing the recording.")
 	return ctrl.Result{RequeueAfter: nextPhase}, nil
+}
+
+// work reads what the job needs from the database. A charge that does not exist (any more:
+// the account was deleted) or is not the job's account's and call's ends the job as
+// InvalidSpec, without touching any money (done true).
+func (r *TranscriptionJobReconciler) work(ctx context.Context, job *switchboardv1alpha1.TranscriptionJob) (store.TranscriptionWork, bool, ctrl.Result, error) {
+	work, err := r.Store.GetTranscriptionWork(ctx, job.Spec.ChargeID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		r.failWithoutRefund(job, switchboardv1alpha1.ReasonInvalidSpec, "No charge "+job.Spec.ChargeID+" exists.")
+		return work, true, r.untilExpiry(r.TTL), nil
+	case err != nil:
+		return work, true, ctrl.Result{}, err
+	case work.Charge.AccountPublicID != job.Spec.AccountID || work.Charge.CallPublicID != job.Spec.CallPublicID:
+		r.failWithoutRefund(job, switchboardv1alpha1.ReasonInvalidSpec, "Charge "+job.Spec.ChargeID+" is not for this account and call.")
+		return work, true, r.untilExpiry(r.TTL), nil
+	}
+	return work, false, ctrl.Result{}, nil
 }
 
 // settled handles a job whose work the database shows as already done or given up (a status
@@ -83,9 +93,9 @@ func (r *TranscriptionJobReconciler) settled(ctx context.Context, job *switchboa
 // reconcileTranscribing fetches the audio and turns it into text.
 func (r *TranscriptionJobReconciler) reconcileTranscribing(ctx context.Context, job *switchboardv1alpha1.TranscriptionJob) (ctrl.Result, error) {
 	log := logf.FromContext(ctx)
-	work, err := r.Store.GetTranscriptionWork(ctx, job.Spec.ChargeID)
-	if err != nil {
-		return ctrl.Result{}, err
+	work, done, res, err := r.work(ctx, job)
+	if done {
+		return res, err
 	}
 	if done, res, err := r.settled(ctx, job, work); done {
 		return res, err
@@ -143,9 +153,9 @@ func (r *TranscriptionJobReconciler) transcribe(ctx context.Context, work store.
 // attempts still completes the job: the transcript was delivered, summary_status is failed.
 func (r *TranscriptionJobReconciler) reconcileSummarizing(ctx context.Context, job *switchboardv1alpha1.TranscriptionJob) (ctrl.Result, error) {
 	log := logf.FromContext(ctx)
-	work, err := r.Store.GetTranscriptionWork(ctx, job.Spec.ChargeID)
-	if err != nil {
-		return ctrl.Result{}, err
+	work, done, res, err := r.work(ctx, job)
+	if done {
+		return res, err
 	}
 	if done, res, err := r.settled(ctx, job, work); done {
 		return res, err
