@@ -76,7 +76,8 @@ func (p PocketSphinx) Transcribe(ctx context.Context, a Audio) (Speech, error) {
 	}
 	wav := filepath.Join(dir, "16k.wav")
 	var soxErr bytes.Buffer
-	conv := exec.CommandContext(ctx, p.sox(), "-q", "-V1", in, "-r", "16000", "-c", "1", "-b", "16", "-e", "signed-integer", wav)
+	// -D: no dither, so the same recording always gives the same transcript.
+	conv := exec.CommandContext(ctx, p.sox(), "-q", "-V1", "-D", in, "-r", "16000", "-c", "1", "-b", "16", "-e", "signed-integer", wav)
 	conv.Stderr = &soxErr
 	if err := conv.Run(); err != nil {
 		if ctx.Err() != nil {
