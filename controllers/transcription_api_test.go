@@ -14,11 +14,13 @@ import (
 	"github.com/go-logr/logr"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/apiserver"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/tenancy"
 	"github.com/switchboard-dev/switchboard/internal/transcription/txtest"
 )
 
@@ -87,6 +89,30 @@ var _ = Describe("Transcription through the API", func() {
 		}
 		Expect(n).To(Equal(1))
 		Expect(countRows(`SELECT count(*) FROM transcription_charges WHERE call_id = $1`, c.ID)).To(Equal(1))
+	})
+
+	It("answers 403, 404 and 422 without charging or creating jobs", func() {
+		t := funded(1000)
+		c := recorded(t, "Hello.", txtest.CallOptions{})
+		bare := txtest.RecordedCall(GinkgoT(), tj.store, t.Account.ID, txtest.CallOptions{Kind: "none"})
+		readKey := apitest.NewKey(GinkgoT(), tj.store, t.Owner.ID, "read")
+		other := funded(1000)
+		for _, tc := range []struct {
+			key, call string
+			status    int
+		}{
+			{readKey, c.PublicID, http.StatusForbidden},
+			{other.OwnerKey, c.PublicID, http.StatusNotFound},
+			{t.OwnerKey, "call_unknown", http.StatusNotFound},
+			{t.OwnerKey, bare.PublicID, http.StatusUnprocessableEntity},
+		} {
+			resp := api.Do(GinkgoT(), tc.key, "POST", "/v1/calls/"+tc.call+"/transcribe", nil)
+			Expect(resp.Status).To(Equal(tc.status), resp.String())
+		}
+		Expect(countRows(`SELECT count(*) FROM transcription_charges WHERE account_id IN ($1, $2)`, t.Account.ID, other.Account.ID)).To(BeZero())
+		var jobs sbv1.TranscriptionJobList
+		Expect(k8sClient.List(ctx, &jobs, client.InNamespace(tenancy.Namespace(t.Account.PublicID)))).To(Succeed())
+		Expect(jobs.Items).To(BeEmpty())
 	})
 
 	It("answers 402 with the estimate when the balance cannot pay, and charges nothing", func() {
