@@ -56,7 +56,7 @@ func (r callsResource) transcribe(req *restful.Request, resp *restful.Response) 
 		writeError(resp, http.StatusForbidden, "Transcription is switched off for this account.")
 		return
 	}
-	svc := transcription.Service{Store: r.store, Kube: r.cfg.Kube, Clock: r.cfg.Clock, Log: r.cfg.Log.WithName("transcription")}
+	svc := transcription.Service{Store: r.store, Kube: r.cfg.Kube, Clock: r.cfg.Clock, Log: r.cfg.Log, Queue: r.cfg.TranscriptionJobs}
 	res, err := svc.Start(req.Request.Context(), store.TranscribeRequest{AccountID: p.Account.ID, CallPublicID: req.PathParameter("call")})
 	switch {
 	case errors.Is(err, store.ErrNoRecording):

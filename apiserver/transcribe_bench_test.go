@@ -24,6 +24,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/internal/transcription"
 	"github.com/switchboard-dev/switchboard/internal/transcription/txtest"
 )
 
@@ -54,26 +55,32 @@ func BenchmarkTranscribeCall(b *testing.B) {
 		kube = fake.NewClientBuilder().WithScheme(app.Scheme()).Build()
 	}
 	st := storetest.NewStore(b)
+	qctx, stop := context.WithCancel(ctx)
+	b.Cleanup(stop)
+	queue := transcription.NewJobQueue(&transcription.Service{Store: st, Kube: kube, Clock: clock.RealClock{}, Log: logr.Discard()}, 10000, 4)
+	go func() { _ = queue.Start(qctx) }()
 	for _, bc := range []struct {
 		name     string
 		accounts int
 		kube     client.Client
+		queue    *transcription.JobQueue
 	}{
-		{"one account", 1, kube},
-		{"50 accounts", clients, kube},
-		{"one account, charge only (no job created)", 1, nil},
+		{"one account, job created before answering", 1, kube, nil},
+		{"50 accounts, job created before answering", clients, kube, nil},
+		{"one account, job created in the background", 1, kube, queue},
+		{"one account, charge only (no job created)", 1, nil, nil},
 	} {
-		b.Run(bc.name, func(b *testing.B) { benchTranscribe(b, st, bc.kube, bc.accounts, clients, perClient) })
+		b.Run(bc.name, func(b *testing.B) { benchTranscribe(b, st, bc.kube, bc.queue, bc.accounts, clients, perClient) })
 	}
 }
 
 // benchTranscribe runs clients × perClient requests spread over accounts accounts (client c
 // uses account c % accounts); each account's balance pays for 90% of its calls.
-func benchTranscribe(b *testing.B, st *store.Store, kube client.Client, accounts, clients, perClient int) {
+func benchTranscribe(b *testing.B, st *store.Store, kube client.Client, queue *transcription.JobQueue, accounts, clients, perClient int) {
 	ctx := context.Background()
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Config.Handler = apiserver.New(apiserver.Config{BaseURL: "http://" + srv.Listener.Addr().String(), Clock: clock.RealClock{},
-		Log: logr.Discard(), RequestsPerMinute: 1 << 30, Kube: kube}, st)
+		Log: logr.Discard(), RequestsPerMinute: 1 << 30, Kube: kube, TranscriptionJobs: queue}, st)
 	srv.Start()
 	b.Cleanup(srv.Close)
 	api := apitest.New(srv.URL)
@@ -121,6 +128,22 @@ func benchTranscribe(b *testing.B, st *store.Store, kube client.Client, accounts
 		elapsed := time.Since(start)
 		b.StopTimer()
 
+		// Background jobs: wait until every charge has its job.
+		jobsDone := time.Now()
+		for queue != nil {
+			var missing int
+			if err := st.Pool.QueryRow(ctx, `SELECT count(*) FROM transcription_charges WHERE job_created_at IS NULL`).Scan(&missing); err != nil {
+				b.Fatal(err)
+			}
+			if missing == 0 {
+				break
+			}
+			if time.Since(jobsDone) > time.Minute {
+				b.Fatalf("%d jobs still not created a minute after the last answer", missing)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		jobsLag := time.Since(jobsDone)
 		if statuses[http.StatusAccepted] != payable*accounts || statuses[http.StatusPaymentRequired] != (callsPerAccount-payable)*accounts {
 			b.Fatalf("statuses %v, want %d × 202 and %d × 402", statuses, payable*accounts, (callsPerAccount-payable)*accounts)
 		}
@@ -146,9 +169,13 @@ func benchTranscribe(b *testing.B, st *store.Store, kube client.Client, accounts
 		b.ReportMetric(pct(0.50), "p50-ms")
 		b.ReportMetric(pct(0.99), "p99-ms")
 		b.ReportMetric(float64(len(latencies))/elapsed.Seconds(), "req/s")
-		fmt.Printf("%s: %d clients × %d requests: p50 %.1f ms, p99 %.1f ms, max %.1f ms, %.0f req/s; money exact\n",
+		lag := ""
+		if queue != nil {
+			lag = fmt.Sprintf("; last job created %.2f s after the last answer", jobsLag.Seconds())
+		}
+		fmt.Printf("%s: %d clients × %d requests: p50 %.1f ms, p99 %.1f ms, max %.1f ms, %.0f req/s; money exact%s\n",
 			b.Name(), clients, perClient, pct(0.5), pct(0.99), float64(latencies[len(latencies)-1].Microseconds())/1000,
-			float64(len(latencies))/elapsed.Seconds())
+			float64(len(latencies))/elapsed.Seconds(), lag)
 	}
 }
 

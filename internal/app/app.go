@@ -118,14 +118,6 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	container := apiserver.New(apiserver.Config{
-		BaseURL:           base,
-		RequestsPerMinute: o.RequestsPerMinute,
-		Clock:             o.Clock,
-		Log:               o.Log.WithName("api"),
-		Media:             apiserver.MediaConfig{SigningKey: o.LinkSigningKey, Recordings: recordings},
-		Kube:              mgr.GetClient(),
-	}, st)
 	// Paid transcriptions: the controller with the configured engines, the sweeper of charges
 	// whose job a crash left uncreated, and automatic transcription of new recorded calls.
 	if o.DashboardURL == "" {
@@ -144,9 +136,24 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("set up the transcription job controller: %w", err)
 	}
 	transcriptions := &transcription.Service{Store: st, Kube: mgr.GetClient(), Clock: o.Clock, Links: eventLinks, Log: o.Log.WithName("transcription")}
+	// Jobs are created in the background after the charge commits (the API answers without
+	// waiting on the kube-apiserver); the sweeper catches any a crash or a full queue left.
+	transcriptions.Queue = transcription.NewJobQueue(transcriptions, 10000, 4)
+	if err := mgr.Add(transcriptions.Queue); err != nil {
+		return err
+	}
 	if err := mgr.Add(&transcription.JobSweeper{Service: transcriptions, Clock: o.Clock}); err != nil {
 		return err
 	}
+	container := apiserver.New(apiserver.Config{
+		BaseURL:           base,
+		RequestsPerMinute: o.RequestsPerMinute,
+		Clock:             o.Clock,
+		Log:               o.Log.WithName("api"),
+		Media:             apiserver.MediaConfig{SigningKey: o.LinkSigningKey, Recordings: recordings},
+		Kube:              mgr.GetClient(),
+		TranscriptionJobs: transcriptions.Queue,
+	}, st)
 	if err := mgr.Add(&httpRunnable{name: "the v1 API", addr: o.APIAddr, handler: container, log: o.Log.WithName("api"), ready: o.Ready}); err != nil {
 		return err
 	}

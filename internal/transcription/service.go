@@ -84,6 +84,10 @@ type Service struct {
 	// Links are the addresses in notifications.
 	Links events.Links
 	Log   logr.Logger
+	// Queue, when set, creates jobs in the background after the charge is committed, so a
+	// request does not wait on the kube-apiserver; when it is full (or unset) the job is
+	// created before Start returns.
+	Queue *JobQueue
 }
 
 // Start charges for a transcription (store.StartTranscription) and, once the charge is
@@ -98,6 +102,9 @@ func (s *Service) Start(ctx context.Context, req store.TranscribeRequest) (store
 		return res, err
 	}
 	if res.Charge != nil && res.Charge.JobCreatedAt == nil && res.Charge.Status == store.ChargeCharged {
+		if s.Queue.Enqueue(*res.Charge) {
+			return res, nil
+		}
 		if err := s.CreateJob(ctx, *res.Charge); err != nil {
 			s.Log.Error(err, "transcription job not created yet; the sweeper will create it", "charge", res.Charge.PublicID)
 		}
@@ -151,6 +158,61 @@ func (s *Service) AutoTranscribe(ctx context.Context, accountID, callID int64) (
 func (s *Service) RecordedCall(ctx context.Context, accountID, callID int64) error {
 	_, err := s.AutoTranscribe(ctx, accountID, callID)
 	return err
+}
+
+// JobQueue creates TranscriptionJobs in the background on every replica. A job lost from the
+// queue (a crash, a full queue) is not lost: its charge row says no job exists yet, and the
+// JobSweeper creates it.
+type JobQueue struct {
+	service *Service
+	workers int
+	charges chan store.TranscriptionCharge
+}
+
+// NewJobQueue makes a queue of up to size charges served by workers goroutines once started;
+// svc creates the jobs.
+func NewJobQueue(svc *Service, size, workers int) *JobQueue {
+	return &JobQueue{service: svc, workers: max(workers, 1), charges: make(chan store.TranscriptionCharge, max(size, 1))}
+}
+
+// Enqueue hands a charge's job to the queue; false when there is no queue or it is full.
+func (q *JobQueue) Enqueue(ch store.TranscriptionCharge) bool {
+	if q == nil {
+		return false
+	}
+	select {
+	case q.charges <- ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// NeedLeaderElection: every replica creates the jobs of the charges it made.
+func (q *JobQueue) NeedLeaderElection() bool { return false }
+
+// Start creates queued jobs until ctx ends.
+func (q *JobQueue) Start(ctx context.Context) error {
+	done := make(chan struct{})
+	for range q.workers {
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					done <- struct{}{}
+					return
+				case ch := <-q.charges:
+					if err := q.service.CreateJob(ctx, ch); err != nil && ctx.Err() == nil {
+						q.service.Log.Error(err, "transcription job not created yet; the sweeper will create it", "charge", ch.PublicID)
+					}
+				}
+			}
+		}()
+	}
+	for range q.workers {
+		<-done
+	}
+	return nil
 }
 
 // JobSweeper creates the jobs of charges whose job creation did not happen (a crash or an
