@@ -160,6 +160,9 @@ func (s *Service) RecordedCall(ctx context.Context, accountID, callID int64) err
 	return err
 }
 
+// jobCreateTimeout bounds one background job creation (a hung kube-apiserver must not stall a worker).
+const jobCreateTimeout = 30 * time.Second
+
 // JobQueue creates TranscriptionJobs in the background on every replica. A job lost from the
 // queue (a crash, a full queue) is not lost: its charge row says no job exists yet, and the
 // JobSweeper creates it.
@@ -202,9 +205,11 @@ func (q *JobQueue) Start(ctx context.Context) error {
 					done <- struct{}{}
 					return
 				case ch := <-q.charges:
-					if err := q.service.CreateJob(ctx, ch); err != nil && ctx.Err() == nil {
+					jobCtx, cancel := context.WithTimeout(ctx, jobCreateTimeout)
+					if err := q.service.CreateJob(jobCtx, ch); err != nil && ctx.Err() == nil {
 						q.service.Log.Error(err, "transcription job not created yet; the sweeper will create it", "charge", ch.PublicID)
 					}
+					cancel()
 				}
 			}
 		}()
