@@ -57,7 +57,8 @@ func (r callsResource) AddToContainer(c *restful.Container) {
 		Returns(http.StatusOK, "OK", store.Call{}).
 		Returns(http.StatusNotFound, "No such call on this account.", ErrorBody{}), read))
 
-	// POST /{call}/transcribe is registered here too (one web service per root path).
+	// POST /{call}/transcribe is registered here too (one web service per root path); see transcribe.go.
+	ws.Route(protect(r.transcribeRoute(ws, callParam), Access{Permission: auth.Transcribe, NeedsIntegrations: true}))
 	c.Add(ws)
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/transcription"
 )
 
 // APIRoot is the path of the v1 API.
@@ -36,6 +37,9 @@ type Config struct {
 	// Kube reads and writes the account's custom resources (webhook endpoints, deliveries,
 	// transcription jobs) in its namespace (see internal/tenancy).
 	Kube client.Client
+	// TranscriptionJobs, when set, creates TranscriptionJobs in the background after the
+	// charge commits; unset, POST /calls/{call}/transcribe creates the job before answering.
+	TranscriptionJobs *transcription.JobQueue
 }
 
 // Resource is one part of the API; it adds its web service to the container.

@@ -71,6 +71,7 @@ var _ = BeforeSuite(func() {
 	})
 	Expect(err).NotTo(HaveOccurred())
 	// Reconcilers are set up here, e.g. (&WebhookEndpointReconciler{...}).SetupWithManager(mgr).
+	setupTranscriptionJobs(mgr)
 
 	mgrStopped = make(chan struct{})
 	go func() {

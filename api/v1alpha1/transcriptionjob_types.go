@@ -43,6 +43,8 @@ const (
 	ReasonRecordingMissing = "RecordingMissing"
 	ReasonAttemptsExceeded = "AttemptsExceeded"
 	ReasonChargeRefunded   = "ChargeRefunded"
+	ReasonRetrying         = "Retrying"
+	ReasonEngineRefused    = "EngineRefused"
 )
 
 // TranscriptionJobSpec is a paid transcription of one recorded call, created by the API after
@@ -107,6 +109,11 @@ type TranscriptionJobStatus struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	Attempts int32 `json:"attempts,omitempty"`
+
+	// SummaryAttempts is how many times the AI summary was tried.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	SummaryAttempts int32 `json:"summaryAttempts,omitempty"`
 
 	// StartedAt is when the first attempt started.
 	// +optional

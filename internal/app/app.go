@@ -21,10 +21,12 @@ import (
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/apiserver"
+	"github.com/switchboard-dev/switchboard/controllers"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/transcription"
 )
 
 // Options configure a running service.
@@ -51,6 +53,8 @@ type Options struct {
 	PlatformToken string
 	// DashboardURL is the web app's origin, for links in events.
 	DashboardURL string
+	// Transcription chooses the speech-to-text and summary engines of TranscriptionJobs.
+	Transcription transcription.EngineConfig
 	// Ready, when set, is called once the API is listening.
 	Ready func()
 }
@@ -114,6 +118,33 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	// Paid transcriptions: the controller with the configured engines, the sweeper of charges
+	// whose job a crash left uncreated, and automatic transcription of new recorded calls.
+	if o.DashboardURL == "" {
+		o.DashboardURL = "https://app.switchboard.dev"
+	}
+	eventLinks := events.Links{APIBaseURL: base, DashboardURL: o.DashboardURL}
+	stt, summarizer, err := transcription.NewEngines(o.Transcription)
+	if err != nil {
+		return err
+	}
+	if ps, ok := stt.(transcription.PocketSphinx); ok && !ps.Available() {
+		o.Log.Info("the local speech engine (pocketsphinx_continuous and sox) is not installed: transcriptions will fail and be refunded; run hack/install-speech-tools.sh or configure --speech-engine=openai")
+	}
+	if err := (&controllers.TranscriptionJobReconciler{Client: mgr.GetClient(), Store: st, Recordings: recordings,
+		SpeechToText: stt, Summarizer: summarizer, Links: eventLinks, Clock: o.Clock}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up the transcription job controller: %w", err)
+	}
+	transcriptions := &transcription.Service{Store: st, Kube: mgr.GetClient(), Clock: o.Clock, Links: eventLinks, Log: o.Log.WithName("transcription")}
+	// Jobs are created in the background after the charge commits (the API answers without
+	// waiting on the kube-apiserver); the sweeper catches any a crash or a full queue left.
+	transcriptions.Queue = transcription.NewJobQueue(transcriptions, 10000, 4)
+	if err := mgr.Add(transcriptions.Queue); err != nil {
+		return err
+	}
+	if err := mgr.Add(&transcription.JobSweeper{Service: transcriptions, Clock: o.Clock}); err != nil {
+		return err
+	}
 	container := apiserver.New(apiserver.Config{
 		BaseURL:           base,
 		RequestsPerMinute: o.RequestsPerMinute,
@@ -121,6 +152,7 @@ func Run(ctx context.Context, o Options) error {
 		Log:               o.Log.WithName("api"),
 		Media:             apiserver.MediaConfig{SigningKey: o.LinkSigningKey, Recordings: recordings},
 		Kube:              mgr.GetClient(),
+		TranscriptionJobs: transcriptions.Queue,
 	}, st)
 	if err := mgr.Add(&httpRunnable{name: "the v1 API", addr: o.APIAddr, handler: container, log: o.Log.WithName("api"), ready: o.Ready}); err != nil {
 		return err
@@ -129,11 +161,8 @@ func Run(ctx context.Context, o Options) error {
 		if o.PlatformAddr == "" {
 			o.PlatformAddr = ingest.DefaultAddr
 		}
-		if o.DashboardURL == "" {
-			o.DashboardURL = "https://app.switchboard.dev"
-		}
 		platform := ingest.New(ingest.Config{Token: o.PlatformToken, LinkSigningKey: o.LinkSigningKey, Recordings: recordings,
-			Links: events.Links{APIBaseURL: base, DashboardURL: o.DashboardURL}, Clock: o.Clock, Log: o.Log.WithName("ingest")}, st)
+			Links: eventLinks, Clock: o.Clock, Log: o.Log.WithName("ingest"), RecordedCall: transcriptions.RecordedCall}, st)
 		if err := mgr.Add(&httpRunnable{name: "the platform ingestion API", addr: o.PlatformAddr, handler: platform, log: o.Log.WithName("ingest")}); err != nil {
 			return err
 		}

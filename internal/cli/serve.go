@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/app"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
+	"github.com/switchboard-dev/switchboard/internal/transcription"
 )
 
 func newServeCommand() *cobra.Command {
@@ -36,6 +37,8 @@ func newServeCommand() *cobra.Command {
 			}
 			o.LinkSigningKey = key
 			o.PlatformToken = os.Getenv("SWITCHBOARD_PLATFORM_TOKEN")
+			o.Transcription.SpeechAPIKey = os.Getenv("SWITCHBOARD_SPEECH_API_KEY")
+			o.Transcription.SummaryAPIKey = os.Getenv("SWITCHBOARD_SUMMARY_API_KEY")
 			o.Recordings.S3.AccessKey = os.Getenv("SWITCHBOARD_S3_ACCESS_KEY")
 			o.Recordings.S3.SecretKey = os.Getenv("SWITCHBOARD_S3_SECRET_KEY")
 			o.RestConfig = cfg
@@ -66,6 +69,12 @@ func newServeCommand() *cobra.Command {
 	f.StringVar(&o.Recordings.S3.Bucket, "s3-bucket", "", "bucket of the s3 recording store")
 	f.StringVar(&o.Recordings.S3.Region, "s3-region", "", "region of the bucket")
 	f.BoolVar(&o.Recordings.S3.UseSSL, "s3-use-ssl", true, "talk HTTPS to the S3 endpoint")
+	f.StringVar(&o.Transcription.Speech, "speech-engine", transcription.SpeechLocal, "speech to text: local (PocketSphinx, no network; inaccurate) or openai (any OpenAI-compatible /audio/transcriptions server; key from $SWITCHBOARD_SPEECH_API_KEY)")
+	f.StringVar(&o.Transcription.SpeechURL, "speech-url", "", "API root of the openai speech engine, e.g. https://api.openai.com/v1 or http://whisper:8000/v1")
+	f.StringVar(&o.Transcription.SpeechModel, "speech-model", "whisper-1", "model of the openai speech engine")
+	f.StringVar(&o.Transcription.Summary, "summary-engine", transcription.SummaryBuiltin, "AI summaries: builtin (word lists and phone-number parsing, no network) or openai (chat completions with a JSON schema; key from $SWITCHBOARD_SUMMARY_API_KEY)")
+	f.StringVar(&o.Transcription.SummaryURL, "summary-url", "", "API root of the openai summary engine, e.g. https://api.openai.com/v1")
+	f.StringVar(&o.Transcription.SummaryModel, "summary-model", "gpt-4o-mini", "model of the openai summary engine")
 	return cmd
 }
 

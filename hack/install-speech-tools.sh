@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the local speech engine and the audio tools (Debian packages, as root):
+#   pocketsphinx + pocketsphinx-en-us  the default local speech-to-text engine (CMU PocketSphinx,
+#                                      US English model; pocketsphinx_continuous)
+#   sox                                resamples recordings to the 16 kHz mono 16-bit WAV it reads
+#   espeak-ng                          speaks scripts to WAV for tests and the demo
+# Idempotent and quick when everything is there. Tests that need these skip without them.
+set -euo pipefail
+log() { echo "install-speech-tools: $*" >&2; }
+need=()
+command -v pocketsphinx_continuous >/dev/null 2>&1 || need+=(pocketsphinx)
+[[ -d /usr/share/pocketsphinx/model/en-us ]] || need+=(pocketsphinx-en-us)
+command -v sox >/dev/null 2>&1 || need+=(sox libsox-fmt-base)
+command -v espeak-ng >/dev/null 2>&1 || need+=(espeak-ng)
+if [[ ${#need[@]} -eq 0 ]]; then
+  exit 0
+fi
+if [[ $(id -u) -ne 0 ]]; then
+  log "need root to install ${need[*]}; install them and re-run"; exit 1
+fi
+log "installing ${need[*]} with apt-get (first run only)"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >&2
+apt-get install -y -qq --no-install-recommends "${need[@]}" >&2

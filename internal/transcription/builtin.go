@@ -1,0 +1,243 @@
+package transcription
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"unicode"
+
+	"github.com/switchboard-dev/switchboard/internal/phone"
+)
+
+// BuiltinSummarizer makes summaries without a network or a model: the first sentences as the
+// gist, the intent, urgency and sentiment from word lists, action items from the caller's
+// requests, and the callback number found with libphonenumber (numbers written or spoken as
+// digits; national numbers read as UK numbers). It is the default; a model does better.
+type BuiltinSummarizer struct{}
+
+// Summarize extracts the summary fields from the transcript.
+func (BuiltinSummarizer) Summarize(_ context.Context, in SummaryInput) (Summary, error) {
+	return Normalize(extract(in)), nil
+}
+
+func emptySummary(in SummaryInput) Summary {
+	s := Summary{Summary: "No speech was recognised in the recording.", Intent: "no_speech", Sentiment: "neutral", Urgency: "normal",
+		ActionItems: []string{}}
+	if e, ok := phone.ToE164(in.CallerE164); ok {
+		s.CallbackNumber = &e
+	}
+	return s
+}
+
+// Word lists (lower case; phrases match on word boundaries).
+var (
+	highUrgency = []string{"urgent", "urgently", "emergency", "asap", "as soon as possible", "immediately", "right away",
+		"straight away", "today", "tonight", "leak", "leaking", "flooding", "flooded", "burst", "no heating", "no hot water",
+		"no power", "dangerous", "smell of gas", "locked out", "critical"}
+	lowUrgency = []string{"no rush", "no hurry", "not urgent", "whenever", "when you get a chance", "when you have a moment",
+		"next week", "next month", "at some point", "just letting you know", "for your information", "no need to call back"}
+	positiveWords = []string{"thank", "thanks", "thank you", "great", "happy", "pleased", "brilliant", "lovely", "perfect",
+		"excellent", "appreciate", "wonderful", "fantastic", "delighted", "glad", "good job", "well done"}
+	negativeWords = []string{"complain", "complaint", "unhappy", "angry", "disappointed", "terrible", "awful", "problem",
+		"broken", "frustrated", "frustrating", "cancel", "refund", "wrong", "not working", "doesn't work", "still waiting",
+		"unacceptable", "upset", "annoyed", "rubbish", "poor", "worst", "fault", "faulty"}
+	// requestPhrases start or mark a request the staff should act on.
+	requestPhrases = []string{"please", "could you", "can you", "would you", "i need", "we need", "i'd like", "i would like",
+		"we'd like", "we would like", "i want", "i'm looking for", "i am looking for", "send me", "let me know", "get back to me"}
+	callbackPhrases = []string{"call me back", "call back", "ring me", "ring back", "give me a call", "give me a ring",
+		"call me on", "reach me on", "contact me", "get back to me"}
+	intents = []struct {
+		intent string
+		words  []string
+	}{
+		{"complaint", []string{"complain", "complaint", "unacceptable", "not happy"}},
+		{"cancellation", []string{"cancel", "cancellation"}},
+		{"repair_request", []string{"broken", "repair", "fix", "leak", "leaking", "not working", "fault", "faulty", "burst"}},
+		{"book_appointment", []string{"book", "booking", "appointment", "schedule", "reschedule", "availability"}},
+		{"request_quote", []string{"quote", "estimate", "how much", "price", "pricing", "cost"}},
+		{"billing_query", []string{"invoice", "bill", "payment", "paid", "pay", "receipt", "charge"}},
+		{"delivery_query", []string{"delivery", "deliver", "order", "parcel", "tracking"}},
+		{"callback_request", callbackPhrases},
+	}
+)
+
+var sentenceEnd = regexp.MustCompile(`[^.!?]+[.!?]*`)
+
+func extract(in SummaryInput) Summary {
+	text := strings.TrimSpace(in.Text)
+	if text == "" {
+		return emptySummary(in)
+	}
+	lower := " " + normalizeSpace(strings.ToLower(text)) + " "
+	s := Summary{Intent: "general_enquiry", Sentiment: "neutral", Urgency: "normal"}
+
+	for _, it := range intents {
+		if containsAny(lower, it.words) {
+			s.Intent = it.intent
+			break
+		}
+	}
+	switch {
+	case containsAny(lower, lowUrgency) && !containsAny(lower, []string{"urgent ", "emergency"}):
+		s.Urgency = "low"
+	case containsAny(lower, highUrgency):
+		s.Urgency = "high"
+	}
+	score := countAny(lower, positiveWords) - countAny(lower, negativeWords)
+	switch {
+	case score > 0:
+		s.Sentiment = "positive"
+	case score < 0:
+		s.Sentiment = "negative"
+	}
+
+	sentences := splitSentences(text)
+	var gist []string
+	for _, sn := range sentences {
+		if len(strings.Join(gist, " "))+len(sn) > 280 && len(gist) > 0 {
+			break
+		}
+		gist = append(gist, sn)
+		if len(gist) == 2 {
+			break
+		}
+	}
+	s.Summary = strings.Join(gist, " ")
+	if r := []rune(s.Summary); len(r) > 300 {
+		s.Summary = string(r[:299]) + "…"
+	}
+
+	if n := FindCallbackNumber(text); n != "" {
+		s.CallbackNumber = &n
+	} else if e, ok := phone.ToE164(in.CallerE164); ok {
+		s.CallbackNumber = &e
+	}
+
+	wantsCallback := containsAny(lower, callbackPhrases)
+	if wantsCallback {
+		item := "Call back the caller"
+		if s.CallbackNumber != nil {
+			item += " on " + *s.CallbackNumber
+		}
+		s.ActionItems = append(s.ActionItems, item)
+	}
+	for _, sn := range sentences {
+		l := " " + normalizeSpace(strings.ToLower(sn)) + " "
+		if !containsAny(l, requestPhrases) || (wantsCallback && containsAny(l, callbackPhrases) && !hasOtherRequest(l)) {
+			continue
+		}
+		s.ActionItems = append(s.ActionItems, "Follow up: "+strings.TrimRight(sn, " .!?"))
+	}
+	return s
+}
+
+// hasOtherRequest reports whether a sentence asking for a callback also asks for something else.
+func hasOtherRequest(l string) bool {
+	return containsAny(l, []string{" and send", " and book", " and let me know", " quote", " invoice", " book "})
+}
+
+func splitSentences(text string) []string {
+	var out []string
+	for _, m := range sentenceEnd.FindAllString(text, -1) {
+		if m = strings.TrimSpace(m); m != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func normalizeSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// containsAny reports whether padded (" text ") holds any phrase on word boundaries.
+func containsAny(padded string, phrases []string) bool { return countAny(padded, phrases) > 0 }
+
+func countAny(padded string, phrases []string) int {
+	words := wordsOnly(padded)
+	n := 0
+	for _, p := range phrases {
+		if strings.Contains(words, " "+p+" ") || strings.Contains(words, " "+p+"s ") {
+			n++
+		}
+	}
+	return n
+}
+
+// wordsOnly keeps letters, digits and apostrophes, so phrases match across punctuation.
+func wordsOnly(s string) string {
+	var b strings.Builder
+	b.WriteByte(' ')
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	b.WriteByte(' ')
+	return " " + normalizeSpace(b.String()) + " "
+}
+
+// spokenDigits are number words as speech-to-text writes them.
+var spokenDigits = map[string]string{"zero": "0", "oh": "0", "o": "0", "nought": "0", "one": "1", "two": "2", "three": "3",
+	"four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9"}
+
+// candidateNumber is a phone number as people say and write them: international (+44 ...) or
+// national (0...), with the separators people and transcripts put in them.
+var candidateNumber = regexp.MustCompile(`(?:\+|\b0)[\d\s\-().]{8,20}\d`)
+
+// FindCallbackNumber returns the first phone number in text in E.164 ("" when none).
+// Digits may be written ("07700 900456", "+44 20 7946 0000") or spoken ("oh seven seven
+// double oh ..."); national numbers are read as UK numbers.
+func FindCallbackNumber(text string) string {
+	for _, cand := range candidateNumber.FindAllString(digitsFromWords(text), -1) {
+		// Lengths are checked, number ranges are not (as everywhere in the service: see phone.ToE164).
+		if e164, ok := phone.ToE164(cand); ok {
+			return e164
+		}
+	}
+	return ""
+}
+
+// digitsFromWords rewrites runs of spoken digits as digits: "oh seven seven double oh nine" →
+// "07700 9". Single words between ordinary words ("one of you") are left alone: a run needs
+// at least four digits.
+func digitsFromWords(text string) string {
+	fields := strings.Fields(text)
+	var out []string
+	var run, orig []string
+	runDigits := 0
+	flush := func() {
+		if runDigits >= 4 {
+			out = append(out, strings.Join(run, ""))
+		} else {
+			out = append(out, orig...)
+		}
+		run, orig, runDigits = nil, nil, 0
+	}
+	for i := 0; i < len(fields); i++ {
+		w := strings.ToLower(strings.Trim(fields[i], ".,;:!?"))
+		if d, ok := spokenDigits[w]; ok {
+			run, orig = append(run, d), append(orig, fields[i])
+			runDigits++
+			continue
+		}
+		if (w == "double" || w == "triple") && i+1 < len(fields) {
+			if d, ok := spokenDigits[strings.ToLower(strings.Trim(fields[i+1], ".,;:!?"))]; ok {
+				n := 2
+				if w == "triple" {
+					n = 3
+				}
+				run, orig = append(run, strings.Repeat(d, n)), append(orig, fields[i], fields[i+1])
+				runDigits += n
+				i++
+				continue
+			}
+		}
+		if len(run) > 0 {
+			flush()
+		}
+		out = append(out, fields[i])
+	}
+	flush()
+	return strings.Join(out, " ")
+}
