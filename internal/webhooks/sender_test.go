@@ -105,7 +105,9 @@ func TestRedirectsAreNotFollowed(t *testing.T) {
 	var followed atomic.Int32
 	mux := http.NewServeMux()
 	mux.HandleFunc("/old", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/new", http.StatusFound) })
-	mux.HandleFunc("/perm", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/new", http.StatusPermanentRedirect) })
+	mux.HandleFunc("/perm", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/new", http.StatusPermanentRedirect)
+	})
 	mux.HandleFunc("/new", func(w http.ResponseWriter, r *http.Request) { followed.Add(1) })
 	srv := httptest.NewTLSServer(mux)
 	defer srv.Close()
