@@ -37,4 +37,3 @@ func setDeliveryConditions(d *sbv1.WebhookDelivery, reason, msg string) {
 			Message: msg, ObservedGeneration: d.Generation})
 	}
 }
-

@@ -33,8 +33,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/switchboard-dev/switchboard/api/webhookverify"
 	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/api/webhookverify"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/plans"
@@ -59,10 +59,13 @@ type smtpSession struct {
 	to  []string
 }
 
-func (s *smtpSession) Reset()                                          {}
-func (s *smtpSession) Logout() error                                   { return nil }
-func (s *smtpSession) Mail(string, *smtpserver.MailOptions) error      { return nil }
-func (s *smtpSession) Rcpt(to string, _ *smtpserver.RcptOptions) error { s.to = append(s.to, to); return nil }
+func (s *smtpSession) Reset()                                     {}
+func (s *smtpSession) Logout() error                              { return nil }
+func (s *smtpSession) Mail(string, *smtpserver.MailOptions) error { return nil }
+func (s *smtpSession) Rcpt(to string, _ *smtpserver.RcptOptions) error {
+	s.to = append(s.to, to)
+	return nil
+}
 func (s *smtpSession) Data(r io.Reader) error {
 	b, err := io.ReadAll(r)
 	if err != nil {
