@@ -181,3 +181,10 @@ func (s *Store) WebhookAccountLock(ctx context.Context, accountID int64) (releas
 	}
 	return func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }, nil
 }
+
+// MarkEventDispatched marks an outbox event dispatched in tx: the caller creates its
+// deliveries itself (a test event goes to one endpoint only).
+func MarkEventDispatched(ctx context.Context, tx pgx.Tx, id uuid.UUID, at time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE events SET dispatched_at = $2 WHERE id = $1`, id, at)
+	return err
+}
