@@ -671,7 +671,8 @@ func webhookView(ep *sbv1.WebhookEndpoint) Webhook {
 	for _, e := range ep.Spec.Events {
 		w.Events = append(w.Events, string(e))
 	}
-	if ep.Spec.Paused || ep.Status.Phase == sbv1.WebhookEndpointPhaseSwitchedOff {
+	// Switching off also sets spec.paused, so a switched-off endpoint shows as paused.
+	if ep.Spec.Paused {
 		w.Status = "paused"
 	}
 	if ep.Status.FailingSince != nil {

@@ -5,11 +5,11 @@ package app
 import (
 	"context"
 	"crypto/x509"
-	"os"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/go-logr/logr"
