@@ -300,7 +300,7 @@ func (r webhooksResource) update(req *restful.Request, resp *restful.Response) {
 	switchedOn := false
 	if in.Status != nil {
 		paused := *in.Status == "paused"
-		switchedOn = !paused && ep.Status.Phase == sbv1.WebhookEndpointPhaseSwitchedOff
+		switchedOn = !paused && webhooks.SwitchedOff(ep)
 		ep.Spec.Paused = paused
 	}
 	if err := r.cfg.Kube.Patch(ctx, ep, client.MergeFrom(base)); err != nil {
@@ -683,7 +683,7 @@ func webhookView(ep *sbv1.WebhookEndpoint) Webhook {
 }
 
 func notActiveWord(ep *sbv1.WebhookEndpoint) string {
-	if ep.Status.Phase == sbv1.WebhookEndpointPhaseSwitchedOff {
+	if webhooks.SwitchedOff(ep) {
 		return "switched off after failing for 24 hours"
 	}
 	return "paused"

@@ -291,6 +291,10 @@ func (h *webhookHarness) testKubectl(t *testing.T) {
 	// setting it active switches it on.
 	failing := metav1.NewTime(h.clk.Now().Add(-25 * time.Hour))
 	ep = h.endpoint(t, tenant, id)
+	if err := h.kube.Patch(ctx, ep, client.RawPatch(types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"`+webhooks.AnnotationSwitchedOff+`":"2026-03-02T08:00:00Z"}},"spec":{"paused":true}}`))); err != nil {
+		t.Fatal(err)
+	}
 	base := ep.DeepCopy()
 	ep.Status.Phase = sbv1.WebhookEndpointPhaseSwitchedOff
 	ep.Status.FailingSince = &failing

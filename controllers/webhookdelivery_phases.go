@@ -28,13 +28,6 @@ import (
 
 // reconcileAttempt makes the attempt that is due, or waits for it.
 func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *sbv1.WebhookDelivery, st *deliveryState) (ctrl.Result, error) {
-	// Written to the history already (the manager stopped before deleting it): just remove it.
-	if done, err := r.Store.DeliveryRecorded(ctx, d.Name); err != nil || done {
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		return ctrl.Result{}, r.remove(ctx, d, st)
-	}
 	epKey := types.NamespacedName{Namespace: d.Namespace, Name: d.Spec.EndpointName}
 	ep, err := r.endpoint(ctx, epKey)
 	if err != nil {
@@ -50,11 +43,23 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *sbv
 	if d.Status.NextAttemptAt != nil && now.Before(d.Status.NextAttemptAt.Time) {
 		return ctrl.Result{RequeueAfter: capWait(d.Status.NextAttemptAt.Sub(now), r.MaxRequeue)}, nil
 	}
-	if d.Status.Phase == "" {
-		d.Status.Phase = sbv1.WebhookDeliveryPhasePending
-		setDeliveryConditions(d, sbv1.ReasonAttemptPending, "The first attempt is being sent")
-	}
+	// A new delivery keeps an empty status until an attempt fails (the API shows it as
+	// pending): a delivery that succeeds first time costs the API server two writes only,
+	// its creation and its deletion.
 
+	release, ok := r.acquire(epKey)
+	if !ok {
+		// The endpoint has PerEndpoint attempts in flight: give the worker back.
+		return ctrl.Result{RequeueAfter: time.Duration(100+rand.IntN(200)) * time.Millisecond}, nil
+	}
+	defer release()
+	// Written to the history already (the manager stopped before deleting it): just remove it.
+	if done, err := r.Store.DeliveryRecorded(ctx, d.Name); err != nil || done {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, r.remove(ctx, d, st)
+	}
 	secret, err := r.signingSecret(ctx, ep)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -75,11 +80,6 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *sbv
 		return ctrl.Result{}, err
 	}
 
-	release, ok := r.acquire(epKey)
-	if !ok {
-		// The endpoint has PerEndpoint attempts in flight: give the worker back.
-		return ctrl.Result{RequeueAfter: time.Duration(100+rand.IntN(200)) * time.Millisecond}, nil
-	}
 	attemptCtx, cancelAttempt := context.WithCancel(ctx)
 	untrack := r.track(epKey, d.Name, cancelAttempt)
 	sentAt := r.Clock.Now()
@@ -88,7 +88,6 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *sbv
 	endpointRemoved := attemptCtx.Err() != nil && ctx.Err() == nil
 	untrack()
 	cancelAttempt()
-	release()
 	if ctx.Err() != nil {
 		// The manager is stopping: the attempt is not counted; the next manager makes it.
 		return ctrl.Result{}, ctx.Err()

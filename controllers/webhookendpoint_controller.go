@@ -83,8 +83,8 @@ func (r *WebhookEndpointReconciler) reconcileNormal(ctx context.Context, ep *sbv
 	if res, err := r.reconcileSigningSecret(ctx, ep); err != nil || !res.IsZero() {
 		return res, err
 	}
-	if err := r.reconcilePhase(ctx, ep); err != nil {
-		return ctrl.Result{}, err
+	if res, err := r.reconcilePhase(ctx, ep); err != nil || !res.IsZero() {
+		return res, err
 	}
 	if err := r.reconcileOwnersNotice(ctx, ep); err != nil {
 		return ctrl.Result{}, err

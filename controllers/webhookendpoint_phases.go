@@ -66,39 +66,63 @@ func (r *WebhookEndpointReconciler) reconcileSigningSecret(ctx context.Context, 
 	return ctrl.Result{}, nil
 }
 
-// reconcilePhase derives the phase: Paused when spec.paused, SwitchedOff when it was
-// switched off (which also set spec.paused), Active otherwise. Setting paused back to false
-// switches a switched-off endpoint on with a clean failure record. An active endpoint that
-// has failed for 24 hours is switched off here.
-func (r *WebhookEndpointReconciler) reconcilePhase(ctx context.Context, ep *sbv1.WebhookEndpoint) error {
+// reconcilePhase derives the phase: SwitchedOff when spec.paused carries the switched-off
+// annotation, Paused when spec.paused alone, Active otherwise. Setting paused back to false
+// switches a switched-off endpoint on with a clean failure record (status first, then the
+// annotation goes, so a stale read never sees the annotation gone and the old record). An
+// active endpoint that has failed for 24 hours is switched off here.
+func (r *WebhookEndpointReconciler) reconcilePhase(ctx context.Context, ep *sbv1.WebhookEndpoint) (ctrl.Result, error) {
 	now := r.Clock.Now()
 	switch {
-	case ep.Spec.Paused && ep.Status.Phase == sbv1.WebhookEndpointPhaseSwitchedOff:
-		// stays switched off until set active
+	case webhooks.SwitchedOff(ep):
+		ep.Status.Phase = sbv1.WebhookEndpointPhaseSwitchedOff
+		if ep.Status.SwitchedOffAt == nil {
+			ep.Status.SwitchedOffAt = &metav1.Time{Time: now}
+			if t, err := time.Parse(time.RFC3339, ep.Annotations[webhooks.AnnotationSwitchedOff]); err == nil {
+				ep.Status.SwitchedOffAt = &metav1.Time{Time: t}
+			}
+		}
 	case ep.Spec.Paused:
 		ep.Status.Phase = sbv1.WebhookEndpointPhasePaused
-	default:
-		if ep.Status.Phase == sbv1.WebhookEndpointPhaseSwitchedOff {
+	case ep.Annotations[webhooks.AnnotationSwitchedOff] != "":
+		// Set active after a switch-off.
+		if ep.Status.SwitchedOffAt != nil || ep.Status.OwnersNotifiedAt != nil || ep.Status.FailingSince != nil ||
+			ep.Status.Phase != sbv1.WebhookEndpointPhaseActive {
 			ep.Status.SwitchedOffAt, ep.Status.OwnersNotifiedAt, ep.Status.FailingSince = nil, nil, nil
-			r.event(ep, "Normal", "SwitchedOn", "Set active again after being switched off")
+			ep.Status.Phase = sbv1.WebhookEndpointPhaseActive
+			r.event(ep, corev1.EventTypeNormal, "SwitchedOn", "Set active again after being switched off")
+			setPhaseConditions(ep)
+			return ctrl.Result{RequeueAfter: time.Millisecond}, nil // the annotation goes next time
 		}
+		metaBase := ep.DeepCopy()
+		status := ep.Status
+		delete(ep.Annotations, webhooks.AnnotationSwitchedOff)
+		if err := r.Patch(ctx, ep, client.MergeFrom(metaBase)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("remove switched-off mark: %w", err)
+		}
+		ep.Status = status
+	default:
 		ep.Status.Phase = sbv1.WebhookEndpointPhaseActive
 		if ep.Status.FailingSince != nil && webhooks.ShouldSwitchOff(&ep.Status.FailingSince.Time, now) {
 			if err := r.switchOff(ctx, ep, now); err != nil {
-				return err
+				return ctrl.Result{}, err
 			}
 		}
 	}
 	setPhaseConditions(ep)
-	return nil
+	return ctrl.Result{}, nil
 }
 
-// switchOff pauses the endpoint (spec.paused, so kubectl and the API show it paused) and
-// marks it SwitchedOff.
+// switchOff pauses the endpoint and marks it switched off in one write (spec.paused and the
+// annotation), so kubectl and the API show it paused; the status follows.
 func (r *WebhookEndpointReconciler) switchOff(ctx context.Context, ep *sbv1.WebhookEndpoint, now time.Time) error {
 	status := ep.Status
 	specBase := ep.DeepCopy()
 	ep.Spec.Paused = true
+	if ep.Annotations == nil {
+		ep.Annotations = map[string]string{}
+	}
+	ep.Annotations[webhooks.AnnotationSwitchedOff] = now.UTC().Format(time.RFC3339)
 	if err := r.Patch(ctx, ep, client.MergeFrom(specBase)); err != nil {
 		return fmt.Errorf("pause switched-off endpoint: %w", err)
 	}

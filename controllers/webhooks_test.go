@@ -139,6 +139,7 @@ func startReceiver() *receiver {
 	}))
 	DeferCleanup(func() {
 		r.hang.Store(false)
+		close(r.free)
 		r.srv.Close()
 	})
 	return r
@@ -166,7 +167,9 @@ type whEnv struct {
 	ns      string
 	rcv     *receiver
 	timeout time.Duration
-	stop    func()
+	// blockPrivate leaves the address guard on (the default everywhere but tests).
+	blockPrivate bool
+	stop         func()
 }
 
 var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
@@ -196,7 +199,7 @@ func (e *whEnv) start() {
 	m, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: cp.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0"})
 	Expect(err).NotTo(HaveOccurred())
-	sender := webhooks.NewSender(webhooks.SenderConfig{AllowPrivateTargets: true, RootCAs: e.rcv.pool(), Timeout: e.timeout})
+	sender := webhooks.NewSender(webhooks.SenderConfig{AllowPrivateTargets: !e.blockPrivate, RootCAs: e.rcv.pool(), Timeout: e.timeout})
 	Expect((&WebhookEndpointReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk,
 		Mailer: webhooks.SMTPMailer{Addr: e.mail.addr}, MaxRequeue: 100 * time.Millisecond, SkipNameValidation: true}).SetupWithManager(m)).To(Succeed())
 	Expect((&WebhookDeliveryReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk, Sender: sender,
@@ -226,12 +229,17 @@ func (e *whEnv) restart() {
 // endpoint creates an endpoint the way the API does: with a Secret it owns.
 func (e *whEnv) endpoint(name string, evts ...sbv1.WebhookEventType) (*sbv1.WebhookEndpoint, string) {
 	GinkgoHelper()
+	return e.endpointAt(e.rcv, name, evts...)
+}
+
+func (e *whEnv) endpointAt(rcv *receiver, name string, evts ...sbv1.WebhookEventType) (*sbv1.WebhookEndpoint, string) {
+	GinkgoHelper()
 	if len(evts) == 0 {
 		evts = []sbv1.WebhookEventType{sbv1.EventCallEnded}
 	}
 	ep := &sbv1.WebhookEndpoint{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns, Labels: map[string]string{sbv1.AccountLabel: e.tenant.Account.PublicID}},
-		Spec: sbv1.WebhookEndpointSpec{AccountID: e.tenant.Account.PublicID, DisplayName: "CRM " + name, URL: e.rcv.srv.URL + "/hooks",
+		Spec: sbv1.WebhookEndpointSpec{AccountID: e.tenant.Account.PublicID, DisplayName: "CRM " + name, URL: rcv.srv.URL + "/hooks",
 			Events: evts, SigningSecretRef: &sbv1.LocalSecretReference{Name: webhooks.SecretName(name)}},
 	}
 	Expect(k8sClient.Create(ctx, ep)).To(Succeed())
@@ -593,14 +601,64 @@ var _ = Describe("Webhook delivery", func() {
 		Expect(verifyWith(secret, t0, e.rcv.all()[0])).To(Succeed())
 	})
 
-	It("creates each delivery once however often the dispatcher runs", func() {
+	It("creates each delivery once however often the dispatcher runs (at least once, same event id)", func() {
 		ep, _ := e.endpoint("whep-once")
-		d := webhooks.NewDelivery(ep, uuid.NewString(), events.CallEnded, "", "")
-		again := d.DeepCopy()
-		Expect(webhooks.DeliveryName(d.Spec.EventID, ep.Name, "")).To(Equal(d.Name))
-		e.rcv.hang.Store(true)
-		Expect(k8sClient.Create(ctx, d)).To(Succeed())
-		Expect(apierrors.IsAlreadyExists(k8sClient.Create(ctx, again))).To(BeTrue())
+		e.stop() // drive the dispatcher by hand
+		id := e.event(events.CallEnded)
+		// A dispatcher that stopped after creating the delivery and before marking the event
+		// dispatched: the next pass creates the same name again, which already exists.
+		Expect(k8sClient.Create(ctx, webhooks.NewDelivery(ep, id.String(), events.CallEnded, "", ""))).To(Succeed())
+		w := &WebhookDispatcher{Client: k8sClient, Reader: k8sClient, Store: e.st, Clock: e.clk, Log: GinkgoLogr}
+		Expect(w.DispatchOnce(ctx)).To(Equal(1))
+		Expect(w.DispatchOnce(ctx)).To(Equal(0), "nothing left to dispatch")
+		Expect(e.live(id)).To(HaveLen(1))
+		Expect(apierrors.IsAlreadyExists(k8sClient.Create(ctx, webhooks.NewDelivery(ep, id.String(), events.CallEnded, "", ""))))
+		e.start()
+		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
+			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
+		Expect(e.rcv.all()).To(HaveLen(1))
+	})
+
+	It("keeps one hanging endpoint from slowing the others", func() {
+		e.stop()
+		e.timeout = time.Minute
+		e.start()
+		slow := startReceiver()
+		slow.hang.Store(true)
+		_, _ = e.endpointAt(slow, "whep-slow")
+		fast, _ := e.endpoint("whep-fast")
+		var ids []uuid.UUID
+		for range 20 {
+			ids = append(ids, e.event(events.CallEnded))
+		}
+		start := time.Now()
+		Eventually(func() int {
+			n := 0
+			for _, id := range ids {
+				for _, h := range e.history(id) {
+					if h.Endpoint == fast.Name && h.Status == "succeeded" {
+						n++
+					}
+				}
+			}
+			return n
+		}).WithTimeout(20 * time.Second).Should(Equal(20))
+		Expect(time.Since(start)).To(BeNumerically("<", 10*time.Second))
+		// The hanging endpoint holds at most its per-endpoint share of the workers.
+		Expect(len(slow.inHang)).To(BeNumerically("<=", 4))
+		Expect(len(slow.inHang)).To(BeNumerically(">=", 1))
+	})
+
+	It("refuses private addresses at connect time unless explicitly allowed", func() {
+		e.stop()
+		e.blockPrivate = true
+		e.start()
+		_, _ = e.endpoint("whep-private") // https://127.0.0.1:port, as a name resolving there would be
+		id := e.event(events.CallEnded)
+		d := e.waitRetrying(id, 1)
+		Expect(d.Status.LastError).To(Equal("refused: the endpoint's address is not on the public internet"))
+		Expect(d.Status.LastResponseCode).To(BeZero())
+		Expect(e.rcv.all()).To(BeEmpty(), "nothing reached the receiver")
 	})
 })
 

@@ -66,10 +66,21 @@ func Subscribed(ep *sbv1.WebhookEndpoint, t string) bool {
 	return false
 }
 
-// Deliverable reports whether deliveries are sent to ep now: not paused, not switched off,
-// not being deleted.
+// AnnotationSwitchedOff is set (to the time, RFC 3339) together with spec.paused, in one
+// write, when the controller switches an endpoint off; both facts are then always seen
+// together, even through a stale cache. Setting spec.paused back to false switches the
+// endpoint on; the controller then clears its failure record and removes the annotation.
+const AnnotationSwitchedOff = "switchboard.dev/switched-off-at"
+
+// Deliverable reports whether deliveries are sent to ep now: not paused (switching off
+// pauses too), not being deleted.
 func Deliverable(ep *sbv1.WebhookEndpoint) bool {
-	return ep.DeletionTimestamp == nil && !ep.Spec.Paused && ep.Status.Phase != sbv1.WebhookEndpointPhaseSwitchedOff
+	return ep.DeletionTimestamp == nil && !ep.Spec.Paused
+}
+
+// SwitchedOff reports whether ep is switched off (paused by the controller for failing).
+func SwitchedOff(ep *sbv1.WebhookEndpoint) bool {
+	return ep.Spec.Paused && ep.Annotations[AnnotationSwitchedOff] != ""
 }
 
 // SecretName is the Secret a generated signing secret lives in.
