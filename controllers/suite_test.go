@@ -24,6 +24,7 @@ import (
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/controlplane"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
 var (
@@ -89,6 +90,8 @@ var _ = AfterSuite(func() {
 	if mgrStopped != nil {
 		Eventually(mgrStopped).WithTimeout(time.Minute).Should(BeClosed())
 	}
+	// PostgreSQL, when a spec started it (the webhook specs do).
+	storetest.Shutdown()
 	if cp != nil {
 		By("stopping kube-apiserver and etcd")
 		Expect(cp.Stop()).To(Succeed())

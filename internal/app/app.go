@@ -4,10 +4,12 @@ package app
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -27,6 +29,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
+	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
 // Options configure a running service.
@@ -55,8 +58,29 @@ type Options struct {
 	DashboardURL string
 	// Transcription chooses the speech-to-text and summary engines of TranscriptionJobs.
 	Transcription transcription.EngineConfig
+	// Webhooks configures webhook delivery.
+	Webhooks WebhookOptions
 	// Ready, when set, is called once the API is listening.
 	Ready func()
+}
+
+// WebhookOptions configure webhook delivery.
+type WebhookOptions struct {
+	// SMTPAddr is the mail relay (host:port) for switch-off notices to account owners.
+	SMTPAddr string
+	// MailFrom is the sender of those notices.
+	MailFrom string
+	// AllowPrivateTargets lets endpoints be on loopback or private addresses. Off by
+	// default; only for local development and tests with a receiver on this machine.
+	AllowPrivateTargets bool
+	// CAFile, when set, holds PEM certificates trusted for endpoints besides the system roots.
+	CAFile string
+	// Timeout is the answer time of an attempt (default the spec's 10 s).
+	Timeout time.Duration
+	// MaxConcurrentDeliveries bounds attempts in flight (default 32); PerEndpoint bounds
+	// those to one endpoint (default 4).
+	MaxConcurrentDeliveries int
+	PerEndpoint             int
 }
 
 // Scheme has the built-in kinds and ours.
@@ -145,6 +169,9 @@ func Run(ctx context.Context, o Options) error {
 	if err := mgr.Add(&transcription.JobSweeper{Service: transcriptions, Clock: o.Clock}); err != nil {
 		return err
 	}
+	if err := setupWebhooks(ctx, mgr, st, o); err != nil {
+		return err
+	}
 	container := apiserver.New(apiserver.Config{
 		BaseURL:           base,
 		RequestsPerMinute: o.RequestsPerMinute,
@@ -153,7 +180,8 @@ func Run(ctx context.Context, o Options) error {
 		Media:             apiserver.MediaConfig{SigningKey: o.LinkSigningKey, Recordings: recordings},
 		Kube:              mgr.GetClient(),
 		TranscriptionJobs: transcriptions.Queue,
-	}, st)
+	}, st, apiserver.Webhooks(apiserver.WebhooksConfig{Reader: mgr.GetAPIReader(),
+		URLPolicy: webhooks.URLPolicy{AllowPrivateTargets: o.Webhooks.AllowPrivateTargets}}))
 	if err := mgr.Add(&httpRunnable{name: "the v1 API", addr: o.APIAddr, handler: container, log: o.Log.WithName("api"), ready: o.Ready}); err != nil {
 		return err
 	}
@@ -173,6 +201,45 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// setupWebhooks registers the webhook controllers and the outbox dispatcher.
+func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Options) error {
+	w := o.Webhooks
+	var pool *x509.CertPool
+	if w.CAFile != "" {
+		pem, err := os.ReadFile(w.CAFile)
+		if err != nil {
+			return fmt.Errorf("read the webhook CA file: %w", err)
+		}
+		pool, err = x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("no PEM certificate in %s", w.CAFile)
+		}
+	}
+	if w.AllowPrivateTargets {
+		o.Log.Info("webhook endpoints may be on private addresses (--webhook-allow-private-targets): never use this in production")
+	}
+	sender := webhooks.NewSender(webhooks.SenderConfig{Timeout: w.Timeout, AllowPrivateTargets: w.AllowPrivateTargets, RootCAs: pool,
+		MaxConnsPerHost: w.PerEndpoint * 2})
+	var mailer webhooks.Mailer
+	if w.SMTPAddr != "" {
+		mailer = webhooks.SMTPMailer{Addr: w.SMTPAddr, From: w.MailFrom}
+	} else {
+		o.Log.Info("no SMTP relay configured (--smtp-addr): owners are not emailed when an endpoint is switched off")
+	}
+	if err := (&controllers.WebhookEndpointReconciler{Client: mgr.GetClient(), Store: st, Clock: o.Clock, Mailer: mailer}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&controllers.WebhookDeliveryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
+		Sender: sender, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, PerEndpoint: w.PerEndpoint}).SetupWithManager(ctx, mgr); err != nil {
+		return err
+	}
+	return mgr.Add(&controllers.WebhookDispatcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
+		Log: o.Log.WithName("webhook-dispatcher")})
 }
 
 // httpRunnable serves an HTTP API on every replica (not only the leader).

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/utils/clock"
@@ -62,6 +63,13 @@ func newServeCommand() *cobra.Command {
 	f.IntVar(&o.RequestsPerMinute, "requests-per-minute", 60, "per-user API request limit (the spec's 60; raise for benchmarks)")
 	f.StringVar(&o.PlatformAddr, "platform-bind-address", ingest.DefaultAddr, "address of the internal ingestion API for the telephony platform (token from $SWITCHBOARD_PLATFORM_TOKEN; off without one)")
 	f.StringVar(&o.DashboardURL, "dashboard-url", "https://app.switchboard.dev", "origin of the web app, for links in webhook events")
+	f.StringVar(&o.Webhooks.SMTPAddr, "smtp-addr", "", "SMTP relay (host:port) for emails to account owners when a webhook endpoint is switched off")
+	f.StringVar(&o.Webhooks.MailFrom, "mail-from", "webhooks@switchboard.dev", "sender address of those emails")
+	f.BoolVar(&o.Webhooks.AllowPrivateTargets, "webhook-allow-private-targets", false, "allow webhook endpoints on loopback and private addresses (local development only; never in production)")
+	f.StringVar(&o.Webhooks.CAFile, "webhook-ca-file", "", "PEM file of extra certificate authorities trusted for webhook endpoints")
+	f.DurationVar(&o.Webhooks.Timeout, "webhook-timeout", 10*time.Second, "how long an endpoint has to answer an attempt (the spec's 10s)")
+	f.IntVar(&o.Webhooks.MaxConcurrentDeliveries, "webhook-concurrency", 32, "delivery attempts in flight at once")
+	f.IntVar(&o.Webhooks.PerEndpoint, "webhook-per-endpoint", 4, "delivery attempts in flight to one endpoint at once")
 	f.StringVar(&linkKeyFile, "link-signing-key-file", "", "file holding the secret (at least 32 bytes) that signs recording links (default $SWITCHBOARD_LINK_SIGNING_KEY)")
 	f.StringVar(&o.Recordings.Backend, "recordings-backend", recordingstore.BackendLocal, "where recordings live: local or s3")
 	f.StringVar(&o.Recordings.Dir, "recordings-dir", "/var/lib/switchboard/recordings", "directory of the local recording store")

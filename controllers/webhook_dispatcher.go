@@ -1,0 +1,139 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package controllers
+
+import (
+	"context"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/google/uuid"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/tenancy"
+	"github.com/switchboard-dev/switchboard/internal/webhooks"
+)
+
+// WebhookDispatcher fans undispatched outbox events out to WebhookDeliveries: one per
+// endpoint of the event's account that subscribes to its type. It runs on the leader only.
+//
+// Delivery names are a hash of event id and endpoint, so when the dispatcher stops after
+// creating some deliveries and before marking the event dispatched, the next pass creates
+// the same names again (AlreadyExists) — at least once, never twice per endpoint, and a
+// repeat carries the same event id. Events for an endpoint that is paused or switched off are
+// recorded as cancelled deliveries (resendable) without a resource.
+type WebhookDispatcher struct {
+	// Client creates deliveries; Reader lists endpoints past the cache (an endpoint created
+	// a moment ago must receive the next event).
+	Client client.Client
+	Reader client.Reader
+	Store  *store.Store
+	Clock  clock.PassiveClock
+	// Interval is how often the outbox is polled when it was empty (default 500 ms).
+	Interval time.Duration
+	// BatchSize is how many events one transaction takes (default 200).
+	BatchSize int
+	Log       logr.Logger
+}
+
+// NeedLeaderElection: one dispatcher at a time (FOR UPDATE SKIP LOCKED keeps two safe too).
+func (w *WebhookDispatcher) NeedLeaderElection() bool { return true }
+
+// Start polls until ctx ends.
+func (w *WebhookDispatcher) Start(ctx context.Context) error {
+	if w.Interval <= 0 {
+		w.Interval = 500 * time.Millisecond
+	}
+	if w.BatchSize <= 0 {
+		w.BatchSize = 200
+	}
+	if w.Clock == nil {
+		w.Clock = clock.RealClock{}
+	}
+	// The poll interval only paces the loop (real time); every recorded time comes from Clock.
+	ticker := time.NewTicker(w.Interval)
+	defer ticker.Stop()
+	for {
+		n, err := w.DispatchOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			w.Log.Error(err, "dispatch webhook events")
+		}
+		if n == w.BatchSize && err == nil {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		}
+	}
+}
+
+// DispatchOnce handles one batch and returns how many events it marked dispatched.
+func (w *WebhookDispatcher) DispatchOnce(ctx context.Context) (int, error) {
+	if w.BatchSize <= 0 {
+		w.BatchSize = 200
+	}
+	return w.Store.DispatchEvents(ctx, w.BatchSize, w.Clock.Now, w.fanOut)
+}
+
+func (w *WebhookDispatcher) fanOut(ctx context.Context, evs []store.PendingEvent) ([]uuid.UUID, error) {
+	endpoints := map[string][]sbv1.WebhookEndpoint{}
+	var done []uuid.UUID
+	var firstErr error
+	for _, ev := range evs {
+		eps, ok := endpoints[ev.AccountPublicID]
+		if !ok {
+			list := &sbv1.WebhookEndpointList{}
+			if err := w.Reader.List(ctx, list, client.InNamespace(tenancy.Namespace(ev.AccountPublicID))); err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				continue
+			}
+			eps = list.Items
+			endpoints[ev.AccountPublicID] = eps
+		}
+		if err := w.fanOutOne(ctx, ev, eps); err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		done = append(done, ev.ID)
+	}
+	return done, firstErr
+}
+
+func (w *WebhookDispatcher) fanOutOne(ctx context.Context, ev store.PendingEvent, eps []sbv1.WebhookEndpoint) error {
+	for i := range eps {
+		ep := &eps[i]
+		if ep.DeletionTimestamp != nil || ep.Spec.AccountID != ev.AccountPublicID || !webhooks.Subscribed(ep, ev.Type) {
+			continue
+		}
+		d := webhooks.NewDelivery(ep, ev.ID.String(), ev.Type, "", "")
+		if !webhooks.Deliverable(ep) {
+			// Paused or switched off: the event is not delivered; it is listed as cancelled
+			// and can be resent once the endpoint is active.
+			now := w.Clock.Now()
+			if err := w.Store.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: ev.AccountPublicID,
+				EndpointPublicID: ep.Name, DeliveryName: d.Name, EventID: ev.ID, EventType: ev.Type, Status: "cancelled",
+				LastError: "The endpoint was paused or switched off when the event occurred", CreatedAt: now, FinishedAt: now}); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := w.Client.Create(ctx, d); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	return nil
+}

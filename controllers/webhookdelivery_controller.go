@@ -1,0 +1,206 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package controllers
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/webhooks"
+)
+
+// deliveryEndpointIndex indexes WebhookDeliveries by spec.endpointName.
+const deliveryEndpointIndex = "spec.endpointName"
+
+// WebhookDeliveryReconciler sends each delivery's attempts: signed at send time with the
+// endpoint's current secret, retried on the spec's schedule, cancelled when the endpoint is
+// paused, switched off or removed. A finished delivery is written to the PostgreSQL history
+// and its resource deleted, so etcd holds only live deliveries.
+type WebhookDeliveryReconciler struct {
+	client.Client
+	// APIReader reads past the cache where a miss would be acted on (an endpoint that looks
+	// absent only because the cache has not seen it yet).
+	APIReader client.Reader
+	Store     *store.Store
+	Clock     clock.PassiveClock
+	Sender    *webhooks.Sender
+	// MaxConcurrentReconciles bounds attempts in flight overall (default 32).
+	MaxConcurrentReconciles int
+	// PerEndpoint bounds attempts in flight to one endpoint (default 4), so an endpoint that
+	// hangs holds that many workers at most and others keep theirs.
+	PerEndpoint int
+	// MaxRequeue caps retry timers (see WebhookEndpointReconciler.MaxRequeue).
+	MaxRequeue time.Duration
+	// SkipNameValidation allows several managers in one process (tests).
+	SkipNameValidation bool
+
+	mu       sync.Mutex
+	slots    map[types.NamespacedName]chan struct{}
+	inflight map[types.NamespacedName]map[string]context.CancelFunc
+}
+
+// SetupWithManager registers the controller, the endpoint-name index and the endpoint watch
+// (pause, switch-off and removal reach pending deliveries at once).
+func (r *WebhookDeliveryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.MaxConcurrentReconciles <= 0 {
+		r.MaxConcurrentReconciles = 32
+	}
+	if r.PerEndpoint <= 0 {
+		r.PerEndpoint = 4
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
+	r.slots = map[types.NamespacedName]chan struct{}{}
+	r.inflight = map[types.NamespacedName]map[string]context.CancelFunc{}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &sbv1.WebhookDelivery{}, deliveryEndpointIndex, func(o client.Object) []string {
+		return []string{o.(*sbv1.WebhookDelivery).Spec.EndpointName}
+	}); err != nil {
+		return err
+	}
+	skip := r.SkipNameValidation
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&sbv1.WebhookDelivery{}).
+		Watches(&sbv1.WebhookEndpoint{}, r.endpointEvents()).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, SkipNameValidation: &skip}).
+		Complete(r)
+}
+
+// Reconcile advances one delivery.
+func (r *WebhookDeliveryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	log := logr.FromContextOrDiscard(ctx)
+	d := &sbv1.WebhookDelivery{}
+	if err := r.Get(ctx, req.NamespacedName, d); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !d.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+
+	base := d.DeepCopy()
+	st := &deliveryState{}
+	defer func() {
+		if st.removed {
+			return
+		}
+		if err := r.patchStatus(ctx, base, d); err != nil && !apierrors.IsNotFound(err) {
+			log.Error(err, "patch delivery status")
+			if reterr == nil {
+				reterr = err
+			}
+		}
+	}()
+
+	switch d.Status.Phase {
+	case sbv1.WebhookDeliveryPhaseSucceeded, sbv1.WebhookDeliveryPhaseFailed, sbv1.WebhookDeliveryPhaseCancelled:
+		return ctrl.Result{}, r.finish(ctx, d, st)
+	default:
+		return r.reconcileAttempt(ctx, d, st)
+	}
+}
+
+// deliveryState carries what the phase functions decided to the deferred status patch.
+type deliveryState struct {
+	// removed: the resource was deleted after its history row was written.
+	removed bool
+}
+
+// endpointEvents maps endpoint changes that matter to deliveries (removal, pause,
+// switch-off, switch-on) to that endpoint's deliveries, and cancels attempts in flight to
+// a removed endpoint.
+func (r *WebhookDeliveryReconciler) endpointEvents() handler.EventHandler {
+	enqueue := func(ctx context.Context, ep client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		list := &sbv1.WebhookDeliveryList{}
+		if err := r.List(ctx, list, client.InNamespace(ep.GetNamespace()), client.MatchingFields{deliveryEndpointIndex: ep.GetName()}); err != nil {
+			return
+		}
+		for _, d := range list.Items {
+			q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: d.Namespace, Name: d.Name}})
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.Object, q)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			oldEp, newEp := e.ObjectOld.(*sbv1.WebhookEndpoint), e.ObjectNew.(*sbv1.WebhookEndpoint)
+			if newEp.DeletionTimestamp != nil {
+				r.cancelInFlight(client.ObjectKeyFromObject(newEp))
+			}
+			if webhooks.Deliverable(oldEp) != webhooks.Deliverable(newEp) || oldEp.Spec.URL != newEp.Spec.URL {
+				enqueue(ctx, newEp, q)
+			}
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			r.cancelInFlight(client.ObjectKeyFromObject(e.Object))
+			enqueue(ctx, e.Object, q)
+		},
+	}
+}
+
+// acquire takes one of the endpoint's slots without waiting.
+func (r *WebhookDeliveryReconciler) acquire(ep types.NamespacedName) (release func(), ok bool) {
+	r.mu.Lock()
+	slot := r.slots[ep]
+	if slot == nil {
+		slot = make(chan struct{}, r.PerEndpoint)
+		r.slots[ep] = slot
+	}
+	r.mu.Unlock()
+	select {
+	case slot <- struct{}{}:
+		return func() { <-slot }, true
+	default:
+		return nil, false
+	}
+}
+
+// track registers an attempt in flight so that removing its endpoint cancels it.
+func (r *WebhookDeliveryReconciler) track(ep types.NamespacedName, delivery string, cancel context.CancelFunc) (untrack func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.inflight[ep]
+	if m == nil {
+		m = map[string]context.CancelFunc{}
+		r.inflight[ep] = m
+	}
+	m[delivery] = cancel
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		delete(r.inflight[ep], delivery)
+		if len(r.inflight[ep]) == 0 {
+			delete(r.inflight, ep)
+		}
+	}
+}
+
+func (r *WebhookDeliveryReconciler) cancelInFlight(ep types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, cancel := range r.inflight[ep] {
+		cancel()
+	}
+}

@@ -1,0 +1,248 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/webhooks"
+)
+
+// reconcileAttempt makes the attempt that is due, or waits for it.
+func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *sbv1.WebhookDelivery, st *deliveryState) (ctrl.Result, error) {
+	epKey := types.NamespacedName{Namespace: d.Namespace, Name: d.Spec.EndpointName}
+	ep, err := r.endpoint(ctx, epKey)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if ep == nil || ep.DeletionTimestamp != nil || (len(ep.UID) > 0 && !ownedBy(d, ep)) {
+		return ctrl.Result{}, r.cancel(ctx, d, st, sbv1.ReasonEndpointNotFound, "The endpoint was removed")
+	}
+	if !webhooks.Deliverable(ep) {
+		return ctrl.Result{}, r.cancel(ctx, d, st, sbv1.ReasonEndpointNotActive, "The endpoint is paused or switched off; resend it once active")
+	}
+	now := r.Clock.Now()
+	if d.Status.NextAttemptAt != nil && now.Before(d.Status.NextAttemptAt.Time) {
+		return ctrl.Result{RequeueAfter: capWait(d.Status.NextAttemptAt.Sub(now), r.MaxRequeue)}, nil
+	}
+	// A new delivery keeps an empty status until an attempt fails (the API shows it as
+	// pending): a delivery that succeeds first time costs the API server two writes only,
+	// its creation and its deletion.
+
+	release, ok := r.acquire(epKey)
+	if !ok {
+		// The endpoint has PerEndpoint attempts in flight: give the worker back.
+		return ctrl.Result{RequeueAfter: time.Duration(100+rand.IntN(200)) * time.Millisecond}, nil
+	}
+	defer release()
+	// Written to the history already (the manager stopped before deleting it): just remove it.
+	if done, err := r.Store.DeliveryRecorded(ctx, d.Name); err != nil || done {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, r.remove(ctx, d, st)
+	}
+	secret, err := r.signingSecret(ctx, ep)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if secret == "" {
+		// A just-created endpoint whose secret the controller has not written yet.
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	id, err := uuid.Parse(d.Spec.EventID)
+	if err != nil {
+		return ctrl.Result{}, r.fail(ctx, d, st, "invalid event id")
+	}
+	ev, err := r.Store.WebhookEventByID(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return ctrl.Result{}, r.fail(ctx, d, st, "the event no longer exists")
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+
+	attemptCtx, cancelAttempt := context.WithCancel(ctx)
+	untrack := r.track(epKey, d.Name, cancelAttempt)
+	sentAt := r.Clock.Now()
+	res := r.Sender.Send(attemptCtx, webhooks.Request{URL: ep.Spec.URL, Secret: secret, EventType: string(d.Spec.EventType),
+		EventID: d.Spec.EventID, Body: ev.Body, SentAt: sentAt})
+	endpointRemoved := attemptCtx.Err() != nil && ctx.Err() == nil
+	untrack()
+	cancelAttempt()
+	if ctx.Err() != nil {
+		// The manager is stopping: the attempt is not counted; the next manager makes it.
+		return ctrl.Result{}, ctx.Err()
+	}
+	if endpointRemoved {
+		return ctrl.Result{}, r.cancel(ctx, d, st, sbv1.ReasonEndpointNotFound, "The endpoint was removed during the attempt")
+	}
+	return r.recordAttempt(ctx, d, ep, st, sentAt, res)
+}
+
+// recordAttempt counts an attempt and decides what follows it.
+func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *sbv1.WebhookDelivery, ep *sbv1.WebhookEndpoint,
+	st *deliveryState, sentAt time.Time, res webhooks.Result) (ctrl.Result, error) {
+	d.Status.Attempts++
+	d.Status.LastAttemptAt = &metav1.Time{Time: sentAt}
+	d.Status.LastResponseCode = int32(res.StatusCode)
+	d.Status.LastError = truncate(res.Error, 1024)
+	d.Status.NextAttemptAt = nil
+	if err := r.recordEndpointHealth(ctx, ep, res.OK, res.StatusCode, sentAt); err != nil {
+		return ctrl.Result{}, err
+	}
+	if res.OK {
+		d.Status.Phase = sbv1.WebhookDeliveryPhaseSucceeded
+		setDeliveryConditions(d, sbv1.ReasonSucceeded, fmt.Sprintf("The endpoint answered %d", res.StatusCode))
+		return ctrl.Result{}, r.finish(ctx, d, st)
+	}
+	next, ok := webhooks.NextAttempt(int(d.Status.Attempts), sentAt)
+	if !ok {
+		d.Status.Phase = sbv1.WebhookDeliveryPhaseFailed
+		setDeliveryConditions(d, sbv1.ReasonRetriesExhausted, "The last retry failed: "+d.Status.LastError)
+		return ctrl.Result{}, r.finish(ctx, d, st)
+	}
+	d.Status.Phase = sbv1.WebhookDeliveryPhaseRetrying
+	d.Status.NextAttemptAt = &metav1.Time{Time: next}
+	setDeliveryConditions(d, sbv1.ReasonRetryScheduled, "Attempt failed ("+d.Status.LastError+"); retry at "+next.UTC().Format(time.RFC3339))
+	return ctrl.Result{RequeueAfter: capWait(next.Sub(r.Clock.Now()), r.MaxRequeue)}, nil
+}
+
+// recordEndpointHealth keeps the endpoint's failingSince (set by the first failure, cleared
+// by a success) and last-attempt fields. To keep API-server writes per delivery low it
+// writes only when failingSince or the last response code changes, or the last write is
+// more than a minute old.
+func (r *WebhookDeliveryReconciler) recordEndpointHealth(ctx context.Context, ep *sbv1.WebhookEndpoint, ok bool, code int, at time.Time) error {
+	ep = ep.DeepCopy()
+	base := ep.DeepCopy()
+	switch {
+	case ok && ep.Status.FailingSince != nil:
+		ep.Status.FailingSince = nil
+	case !ok && ep.Status.FailingSince == nil:
+		ep.Status.FailingSince = &metav1.Time{Time: at}
+	}
+	stale := ep.Status.LastDeliveryAt == nil || at.Sub(ep.Status.LastDeliveryAt.Time) > time.Minute
+	if reflectEqualTime(base.Status.FailingSince, ep.Status.FailingSince) && int32(code) == ep.Status.LastResponseCode && !stale {
+		return nil
+	}
+	ep.Status.LastDeliveryAt = &metav1.Time{Time: at}
+	ep.Status.LastResponseCode = int32(code)
+	err := r.Status().Patch(ctx, ep, client.MergeFrom(base))
+	return client.IgnoreNotFound(err)
+}
+
+func reflectEqualTime(a, b *metav1.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(b)
+}
+
+// cancel ends a delivery as cancelled (resendable).
+func (r *WebhookDeliveryReconciler) cancel(ctx context.Context, d *sbv1.WebhookDelivery, st *deliveryState, reason, msg string) error {
+	d.Status.Phase = sbv1.WebhookDeliveryPhaseCancelled
+	d.Status.NextAttemptAt = nil
+	setDeliveryConditions(d, reason, msg)
+	return r.finish(ctx, d, st)
+}
+
+// fail ends a delivery as failed without an attempt (its event is gone).
+func (r *WebhookDeliveryReconciler) fail(ctx context.Context, d *sbv1.WebhookDelivery, st *deliveryState, msg string) error {
+	d.Status.Phase = sbv1.WebhookDeliveryPhaseFailed
+	d.Status.LastError = msg
+	d.Status.NextAttemptAt = nil
+	setDeliveryConditions(d, sbv1.ReasonRetriesExhausted, msg)
+	return r.finish(ctx, d, st)
+}
+
+// finish writes a finished delivery to the history, then removes its resource. The status
+// is not written to the API server first: the history row is the record, which keeps a
+// successful delivery at two writes (create and delete).
+func (r *WebhookDeliveryReconciler) finish(ctx context.Context, d *sbv1.WebhookDelivery, st *deliveryState) error {
+	id, _ := uuid.Parse(d.Spec.EventID)
+	err := r.Store.RecordFinishedDelivery(ctx, store.FinishedDelivery{
+		AccountPublicID: d.Spec.AccountID, EndpointPublicID: d.Spec.EndpointName, DeliveryName: d.Name, EventID: id,
+		EventType: string(d.Spec.EventType), Status: webhooks.APIStatus(d.Status.Phase), Attempts: int(d.Status.Attempts),
+		ResponseCode: int(d.Status.LastResponseCode), LastError: d.Status.LastError, CreatedAt: d.CreationTimestamp.Time,
+		FinishedAt: r.Clock.Now(),
+	})
+	if err != nil {
+		return err
+	}
+	return r.remove(ctx, d, st)
+}
+
+func (r *WebhookDeliveryReconciler) remove(ctx context.Context, d *sbv1.WebhookDelivery, st *deliveryState) error {
+	err := r.Delete(ctx, d, client.Preconditions{UID: &d.UID})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return err
+	}
+	st.removed = true
+	return nil
+}
+
+// endpoint reads the delivery's endpoint; nil when it does not exist (checked past the
+// cache before concluding so).
+func (r *WebhookDeliveryReconciler) endpoint(ctx context.Context, key types.NamespacedName) (*sbv1.WebhookEndpoint, error) {
+	ep := &sbv1.WebhookEndpoint{}
+	err := r.Get(ctx, key, ep)
+	if apierrors.IsNotFound(err) {
+		err = r.APIReader.Get(ctx, key, ep)
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ep, nil
+}
+
+// signingSecret reads the endpoint's current secret ("" when not there yet).
+func (r *WebhookDeliveryReconciler) signingSecret(ctx context.Context, ep *sbv1.WebhookEndpoint) (string, error) {
+	if ep.Spec.SigningSecretRef == nil {
+		return "", nil
+	}
+	sec := &corev1.Secret{}
+	key := types.NamespacedName{Namespace: ep.Namespace, Name: ep.Spec.SigningSecretRef.Name}
+	err := r.Get(ctx, key, sec)
+	if apierrors.IsNotFound(err) {
+		err = r.APIReader.Get(ctx, key, sec)
+	}
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return string(sec.Data[sbv1.SigningSecretKey]), nil
+}
+
+// ownedBy reports whether d belongs to this incarnation of the endpoint (an endpoint
+// removed and created again under the same name does not inherit old deliveries).
+func ownedBy(d *sbv1.WebhookDelivery, ep *sbv1.WebhookEndpoint) bool {
+	for _, o := range d.OwnerReferences {
+		if o.Kind == "WebhookEndpoint" && o.Name == ep.Name {
+			return o.UID == ep.UID
+		}
+	}
+	return true // no owner reference (made by hand): the endpoint name decides
+}

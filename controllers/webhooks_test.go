@@ -1,0 +1,668 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package controllers
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	smtpserver "github.com/emersion/go-smtp"
+	"github.com/google/uuid"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/api/webhookverify"
+	"github.com/switchboard-dev/switchboard/internal/apitest"
+	"github.com/switchboard-dev/switchboard/internal/events"
+	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/internal/tenancy"
+	"github.com/switchboard-dev/switchboard/internal/webhooks"
+)
+
+// ---- test doubles that are real servers ----
+
+// mailbox is a real SMTP server (go-smtp) started in the test.
+type mailbox struct {
+	addr string
+	mu   sync.Mutex
+	msgs []string
+	rcpt [][]string
+}
+
+type smtpSession struct {
+	box *mailbox
+	to  []string
+}
+
+func (s *smtpSession) Reset()                                     {}
+func (s *smtpSession) Logout() error                              { return nil }
+func (s *smtpSession) Mail(string, *smtpserver.MailOptions) error { return nil }
+func (s *smtpSession) Rcpt(to string, _ *smtpserver.RcptOptions) error {
+	s.to = append(s.to, to)
+	return nil
+}
+func (s *smtpSession) Data(r io.Reader) error {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	s.box.mu.Lock()
+	defer s.box.mu.Unlock()
+	s.box.msgs = append(s.box.msgs, string(b))
+	s.box.rcpt = append(s.box.rcpt, s.to)
+	return nil
+}
+
+func startMailbox() *mailbox {
+	GinkgoHelper()
+	box := &mailbox{}
+	srv := smtpserver.NewServer(smtpserver.BackendFunc(func(*smtpserver.Conn) (smtpserver.Session, error) {
+		return &smtpSession{box: box}, nil
+	}))
+	srv.Domain = "localhost"
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	box.addr = ln.Addr().String()
+	go func() { _ = srv.Serve(ln) }()
+	DeferCleanup(func() { _ = srv.Close() })
+	return box
+}
+
+func (b *mailbox) count() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.msgs)
+}
+
+type received struct {
+	header    http.Header
+	body      []byte
+	cancelled bool
+}
+
+// receiver is a real HTTPS endpoint; status answers each request, hang holds requests
+// until released or cancelled by the sender.
+type receiver struct {
+	srv    *httptest.Server
+	status atomic.Int32
+	hang   atomic.Bool
+	mu     sync.Mutex
+	reqs   []received
+	inHang chan struct{}
+	free   chan struct{}
+}
+
+func startReceiver() *receiver {
+	GinkgoHelper()
+	r := &receiver{inHang: make(chan struct{}, 100), free: make(chan struct{})}
+	r.status.Store(204)
+	r.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		rec := received{header: req.Header.Clone(), body: body}
+		if r.hang.Load() {
+			r.inHang <- struct{}{}
+			select {
+			case <-r.free:
+			case <-req.Context().Done():
+				rec.cancelled = true
+			}
+		}
+		r.mu.Lock()
+		r.reqs = append(r.reqs, rec)
+		r.mu.Unlock()
+		w.WriteHeader(int(r.status.Load()))
+	}))
+	DeferCleanup(func() {
+		r.hang.Store(false)
+		close(r.free)
+		r.srv.Close()
+	})
+	return r
+}
+
+func (r *receiver) all() []received {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]received(nil), r.reqs...)
+}
+
+func (r *receiver) pool() *x509.CertPool {
+	p := x509.NewCertPool()
+	p.AddCert(r.srv.Certificate())
+	return p
+}
+
+// ---- the environment of one spec ----
+
+type whEnv struct {
+	st      *store.Store
+	clk     *clocktesting.FakeClock
+	mail    *mailbox
+	tenant  apitest.Tenant
+	ns      string
+	rcv     *receiver
+	timeout time.Duration
+	// blockPrivate leaves the address guard on (the default everywhere but tests).
+	blockPrivate bool
+	stop         func()
+}
+
+var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+
+func newWebhookEnv() *whEnv {
+	GinkgoHelper()
+	e := &whEnv{clk: clocktesting.NewFakeClock(t0), timeout: 2 * time.Second}
+	e.st = storetest.NewStore(GinkgoT())
+	e.tenant = apitest.NewTenant(GinkgoT(), e.st, plans.Business)
+	e.mail = startMailbox()
+	e.rcv = startReceiver()
+	e.ns = tenancy.Namespace(e.tenant.Account.PublicID)
+	Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns,
+		Labels: map[string]string{sbv1.AccountLabel: e.tenant.Account.PublicID}}})).To(Succeed())
+	e.start()
+	DeferCleanup(func() {
+		e.stop()
+		_ = k8sClient.DeleteAllOf(ctx, &sbv1.WebhookDelivery{}, client.InNamespace(e.ns))
+		_ = k8sClient.DeleteAllOf(ctx, &sbv1.WebhookEndpoint{}, client.InNamespace(e.ns))
+	})
+	return e
+}
+
+// start runs a fresh controller manager with the webhook controllers and the dispatcher.
+func (e *whEnv) start() {
+	GinkgoHelper()
+	m, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: cp.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0"})
+	Expect(err).NotTo(HaveOccurred())
+	sender := webhooks.NewSender(webhooks.SenderConfig{AllowPrivateTargets: !e.blockPrivate, RootCAs: e.rcv.pool(), Timeout: e.timeout})
+	Expect((&WebhookEndpointReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk,
+		Mailer: webhooks.SMTPMailer{Addr: e.mail.addr}, MaxRequeue: 100 * time.Millisecond, SkipNameValidation: true}).SetupWithManager(m)).To(Succeed())
+	Expect((&WebhookDeliveryReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk, Sender: sender,
+		MaxRequeue: 100 * time.Millisecond, SkipNameValidation: true}).SetupWithManager(ctx, m)).To(Succeed())
+	Expect(m.Add(&WebhookDispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
+		Interval: 50 * time.Millisecond, Log: GinkgoLogr})).To(Succeed())
+	mctx, mcancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(done)
+		Expect(m.Start(mctx)).To(Succeed())
+	}()
+	Expect(m.GetCache().WaitForCacheSync(mctx)).To(BeTrue())
+	e.stop = func() {
+		mcancel()
+		Eventually(done).WithTimeout(30 * time.Second).Should(BeClosed())
+	}
+}
+
+func (e *whEnv) restart() {
+	GinkgoHelper()
+	e.stop()
+	e.start()
+}
+
+// endpoint creates an endpoint the way the API does: with a Secret it owns.
+func (e *whEnv) endpoint(name string, evts ...sbv1.WebhookEventType) (*sbv1.WebhookEndpoint, string) {
+	GinkgoHelper()
+	return e.endpointAt(e.rcv, name, evts...)
+}
+
+func (e *whEnv) endpointAt(rcv *receiver, name string, evts ...sbv1.WebhookEventType) (*sbv1.WebhookEndpoint, string) {
+	GinkgoHelper()
+	if len(evts) == 0 {
+		evts = []sbv1.WebhookEventType{sbv1.EventCallEnded}
+	}
+	ep := &sbv1.WebhookEndpoint{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns, Labels: map[string]string{sbv1.AccountLabel: e.tenant.Account.PublicID}},
+		Spec: sbv1.WebhookEndpointSpec{AccountID: e.tenant.Account.PublicID, DisplayName: "CRM " + name, URL: rcv.srv.URL + "/hooks",
+			Events: evts, SigningSecretRef: &sbv1.LocalSecretReference{Name: webhooks.SecretName(name)}},
+	}
+	Expect(k8sClient.Create(ctx, ep)).To(Succeed())
+	secret := webhooks.NewSecret()
+	Expect(k8sClient.Create(ctx, webhooks.NewSigningSecret(ep, webhooks.SecretName(name), secret))).To(Succeed())
+	Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
+		g.Expect(ep.Status.Phase).To(Equal(sbv1.WebhookEndpointPhaseActive))
+	}).WithTimeout(20 * time.Second).Should(Succeed())
+	return ep, secret
+}
+
+// event queues an outbox event as the platform ingestion does.
+func (e *whEnv) event(typ string) uuid.UUID {
+	GinkgoHelper()
+	id := uuid.New()
+	tx, err := e.st.Pool.Begin(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	_, err = events.Enqueue(ctx, tx, events.Event{ID: id, AccountID: e.tenant.Account.ID, Type: typ,
+		Body: []byte(fmt.Sprintf(`{"event":%q,"id":%q}`, typ, id)), CreatedAt: e.clk.Now()})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(tx.Commit(ctx)).To(Succeed())
+	return id
+}
+
+type historyRow struct {
+	Status   string
+	Attempts int
+	Code     int
+	Err      string
+	Endpoint string
+}
+
+func (e *whEnv) history(eventID uuid.UUID) []historyRow {
+	rows, err := e.st.Pool.Query(ctx, `SELECT status, attempts, coalesce(response_code, 0), coalesce(last_error, ''), endpoint_public_id
+		FROM webhook_deliveries WHERE event_id = $1 ORDER BY id`, eventID)
+	Expect(err).NotTo(HaveOccurred())
+	var out []historyRow
+	for rows.Next() {
+		var h historyRow
+		Expect(rows.Scan(&h.Status, &h.Attempts, &h.Code, &h.Err, &h.Endpoint)).To(Succeed())
+		out = append(out, h)
+	}
+	return out
+}
+
+// live returns the live delivery resources of an event.
+func (e *whEnv) live(eventID uuid.UUID) []sbv1.WebhookDelivery {
+	list := &sbv1.WebhookDeliveryList{}
+	Expect(k8sClient.List(ctx, list, client.InNamespace(e.ns), client.MatchingLabels{webhooks.LabelEventID: eventID.String()})).To(Succeed())
+	return list.Items
+}
+
+func (e *whEnv) waitRetrying(eventID uuid.UUID, attempts int32) sbv1.WebhookDelivery {
+	GinkgoHelper()
+	var d sbv1.WebhookDelivery
+	Eventually(func(g Gomega) {
+		items := e.live(eventID)
+		g.Expect(items).To(HaveLen(1))
+		d = items[0]
+		g.Expect(d.Status.Attempts).To(Equal(attempts))
+		g.Expect(d.Status.Phase).To(Equal(sbv1.WebhookDeliveryPhaseRetrying))
+	}).WithTimeout(20 * time.Second).Should(Succeed())
+	return d
+}
+
+func verifyWith(secret string, at time.Time, r received) error {
+	return webhookverify.Verifier{Secret: secret, Now: func() time.Time { return at }}.Verify(r.header, r.body)
+}
+
+func (e *whEnv) patchEndpoint(ep *sbv1.WebhookEndpoint, mutate func(*sbv1.WebhookEndpoint)) {
+	GinkgoHelper()
+	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
+	base := ep.DeepCopy()
+	mutate(ep)
+	Expect(k8sClient.Patch(ctx, ep, client.MergeFrom(base))).To(Succeed())
+}
+
+// ---- specs ----
+
+var _ = Describe("Webhook delivery", func() {
+	var e *whEnv
+	BeforeEach(func() { e = newWebhookEnv() })
+
+	It("delivers an outbox event signed, with the spec's headers, then keeps it only in the history", func() {
+		ep, secret := e.endpoint("whep-crm")
+		_, _ = e.endpoint("whep-voicemail", sbv1.EventVoicemailReceived)
+		id := e.event(events.CallEnded)
+
+		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
+			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
+		reqs := e.rcv.all()
+		Expect(reqs).To(HaveLen(1), "only the subscribed endpoint receives it")
+		r := reqs[0]
+		Expect(r.header.Get("Content-Type")).To(Equal("application/json"))
+		Expect(r.header.Get("User-Agent")).To(Equal("Service-Webhooks/1"))
+		Expect(r.header.Get("X-Service-Event")).To(Equal("call.ended"))
+		Expect(r.header.Get("X-Service-Delivery")).To(Equal(id.String()))
+		Expect(r.header.Get("X-Service-Timestamp")).To(Equal(fmt.Sprint(t0.Unix())))
+		Expect(string(r.body)).To(Equal(fmt.Sprintf(`{"event":"call.ended","id":%q}`, id)))
+		Expect(verifyWith(secret, t0.Add(time.Minute), r)).To(Succeed())
+		Expect(verifyWith("whsec_wrong", t0, r)).To(MatchError(webhookverify.ErrBadSignature))
+
+		Eventually(func() []sbv1.WebhookDelivery { return e.live(id) }).Should(BeEmpty(), "etcd holds only live deliveries")
+		var dispatched *time.Time
+		Expect(e.st.Pool.QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&dispatched)).To(Succeed())
+		Expect(dispatched).NotTo(BeNil())
+		// The endpoint shows the last answer; it is not failing.
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
+			g.Expect(ep.Status.LastResponseCode).To(Equal(int32(204)))
+			g.Expect(ep.Status.FailingSince).To(BeNil())
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+	})
+
+	It("retries after 1 minute, 5 minutes, 30 minutes, 2 hours and 10 hours, then fails", func() {
+		e.rcv.status.Store(500)
+		ep, _ := e.endpoint("whep-down")
+		id := e.event(events.CallEnded)
+		at := t0
+		for i, delay := range webhooks.RetryDelays {
+			d := e.waitRetrying(id, int32(i+1))
+			Expect(d.Status.NextAttemptAt.Time).To(BeTemporally("==", at.Add(delay)), "retry %d", i+1)
+			Expect(d.Status.LastResponseCode).To(Equal(int32(500)))
+			Expect(d.Status.LastError).To(ContainSubstring("HTTP 500"))
+			// Not before it is due.
+			e.clk.Step(delay - time.Second)
+			Consistently(func() int { return len(e.rcv.all()) }).WithTimeout(300 * time.Millisecond).Should(Equal(i + 1))
+			e.clk.Step(time.Second)
+			at = at.Add(delay)
+		}
+		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
+			Equal([]historyRow{{Status: "failed", Attempts: 6, Code: 500, Err: "HTTP 500: the endpoint did not answer with a 2xx status", Endpoint: ep.Name}}))
+		Expect(e.rcv.all()).To(HaveLen(6))
+		for _, r := range e.rcv.all() {
+			Expect(r.header.Get("X-Service-Delivery")).To(Equal(id.String()), "the same event id on every retry")
+		}
+		Eventually(func() []sbv1.WebhookDelivery { return e.live(id) }).WithTimeout(20 * time.Second).Should(BeEmpty())
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
+		Expect(ep.Status.FailingSince.Time).To(BeTemporally("==", t0))
+	})
+
+	It("treats a redirect and a slow answer as failures", func() {
+		e.rcv.status.Store(302)
+		_, _ = e.endpoint("whep-redirect")
+		id := e.event(events.CallEnded)
+		d := e.waitRetrying(id, 1)
+		Expect(d.Status.LastResponseCode).To(Equal(int32(302)))
+		Expect(d.Status.LastError).To(ContainSubstring("redirects are not followed"))
+
+		e.stop()
+		e.timeout = 300 * time.Millisecond
+		e.start()
+		e.rcv.hang.Store(true)
+		e.clk.Step(time.Minute)
+		d = e.waitRetrying(id, 2)
+		Expect(d.Status.LastResponseCode).To(Equal(int32(0)))
+		Expect(d.Status.LastError).To(Equal("no answer within 300ms"))
+	})
+
+	It("signs each attempt with the endpoint's current secret, and a resend keeps the event id", func() {
+		e.rcv.status.Store(503)
+		ep, oldSecret := e.endpoint("whep-rotate")
+		id := e.event(events.CallEnded)
+		e.waitRetrying(id, 1)
+
+		newSecret := webhooks.NewSecret()
+		sec := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: e.ns, Name: webhooks.SecretName(ep.Name)}, sec)).To(Succeed())
+		sec.Data[sbv1.SigningSecretKey] = []byte(newSecret)
+		Expect(k8sClient.Update(ctx, sec)).To(Succeed())
+		time.Sleep(300 * time.Millisecond) // let the manager's cache see the rotation
+		e.rcv.status.Store(200)
+		e.clk.Step(time.Minute)
+		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
+			Equal([]historyRow{{Status: "succeeded", Attempts: 2, Code: 200, Endpoint: ep.Name}}))
+		reqs := e.rcv.all()
+		Expect(reqs).To(HaveLen(2))
+		Expect(verifyWith(oldSecret, e.clk.Now(), reqs[0])).To(Succeed())
+		Expect(verifyWith(newSecret, e.clk.Now(), reqs[1])).To(Succeed())
+		Expect(verifyWith(oldSecret, e.clk.Now(), reqs[1])).To(MatchError(webhookverify.ErrBadSignature))
+
+		// A resend is a fresh delivery with the same event id.
+		resend := webhooks.NewDelivery(ep, id.String(), events.CallEnded, "whdl-x", "resend-1")
+		Expect(k8sClient.Create(ctx, resend)).To(Succeed())
+		Eventually(func() int { return len(e.history(id)) }).WithTimeout(20 * time.Second).Should(Equal(2))
+		reqs = e.rcv.all()
+		Expect(reqs).To(HaveLen(3))
+		Expect(reqs[2].header.Get("X-Service-Delivery")).To(Equal(id.String()))
+		Expect(reqs[2].body).To(Equal(reqs[0].body), "the body is fixed once made")
+	})
+
+	It("cancels pending deliveries when paused, does not deliver events while paused, and resumes", func() {
+		e.rcv.status.Store(500)
+		ep, _ := e.endpoint("whep-pause")
+		retrying := e.event(events.CallEnded)
+		e.waitRetrying(retrying, 1)
+
+		e.patchEndpoint(ep, func(ep *sbv1.WebhookEndpoint) { ep.Spec.Paused = true })
+		Eventually(func() []historyRow { return e.history(retrying) }).WithTimeout(20 * time.Second).Should(
+			Equal([]historyRow{{Status: "cancelled", Attempts: 1, Code: 500, Err: "HTTP 500: the endpoint did not answer with a 2xx status", Endpoint: ep.Name}}))
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
+			g.Expect(ep.Status.Phase).To(Equal(sbv1.WebhookEndpointPhasePaused))
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+
+		whilePaused := e.event(events.CallEnded)
+		Eventually(func() []historyRow { return e.history(whilePaused) }).WithTimeout(20 * time.Second).Should(
+			Equal([]historyRow{{Status: "cancelled", Err: "The endpoint was paused or switched off when the event occurred", Endpoint: ep.Name}}))
+		e.clk.Step(time.Hour)
+		Consistently(func() int { return len(e.rcv.all()) }).WithTimeout(500 * time.Millisecond).Should(Equal(1))
+
+		e.rcv.status.Store(200)
+		e.patchEndpoint(ep, func(ep *sbv1.WebhookEndpoint) { ep.Spec.Paused = false })
+		after := e.event(events.CallEnded)
+		Eventually(func() []historyRow { return e.history(after) }).WithTimeout(20 * time.Second).Should(
+			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 200, Endpoint: ep.Name}}))
+	})
+
+	It("switches an endpoint off after 24 hours of failure and emails the owners exactly once", func() {
+		e.rcv.status.Store(500)
+		ep, _ := e.endpoint("whep-failing")
+		id := e.event(events.CallEnded)
+		for i, delay := range webhooks.RetryDelays {
+			e.waitRetrying(id, int32(i+1))
+			e.clk.Step(delay)
+		}
+		Eventually(func() int { return len(e.history(id)) }).WithTimeout(20 * time.Second).Should(Equal(1))
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
+		Expect(ep.Status.Phase).To(Equal(sbv1.WebhookEndpointPhaseActive), "12h36m of failure is not yet 24 hours")
+		Expect(e.mail.count()).To(Equal(0))
+
+		e.clk.SetTime(t0.Add(24 * time.Hour))
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
+			g.Expect(ep.Status.Phase).To(Equal(sbv1.WebhookEndpointPhaseSwitchedOff))
+			g.Expect(ep.Status.OwnersNotifiedAt).NotTo(BeNil())
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+		Expect(ep.Spec.Paused).To(BeTrue(), "a switched-off endpoint shows as paused")
+		Expect(ep.Status.FailingSince.Time).To(BeTemporally("==", t0))
+		Expect(e.mail.count()).To(Equal(1))
+		e.mail.mu.Lock()
+		Expect(e.mail.rcpt[0]).To(Equal([]string{e.tenant.Owner.Email}))
+		Expect(e.mail.msgs[0]).To(ContainSubstring("switched off"))
+		e.mail.mu.Unlock()
+
+		// Even if the status write were lost (a crash after sending), the claim in PostgreSQL
+		// stops a second email from a restarted manager.
+		base := ep.DeepCopy()
+		ep.Status.OwnersNotifiedAt = nil
+		Expect(k8sClient.Status().Patch(ctx, ep, client.MergeFrom(base))).To(Succeed())
+		e.restart()
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
+			g.Expect(ep.Status.OwnersNotifiedAt).NotTo(BeNil())
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+		Consistently(e.mail.count).WithTimeout(time.Second).Should(Equal(1))
+
+		// Events while switched off are not delivered.
+		off := e.event(events.CallEnded)
+		Eventually(func() []historyRow { return e.history(off) }).WithTimeout(20 * time.Second).Should(HaveLen(1))
+		Expect(e.history(off)[0].Status).To(Equal("cancelled"))
+
+		// Setting it active switches it on with a clean record.
+		e.rcv.status.Store(200)
+		e.patchEndpoint(ep, func(ep *sbv1.WebhookEndpoint) { ep.Spec.Paused = false })
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
+			g.Expect(ep.Status.Phase).To(Equal(sbv1.WebhookEndpointPhaseActive))
+			g.Expect(ep.Status.FailingSince).To(BeNil())
+			g.Expect(ep.Status.SwitchedOffAt).To(BeNil())
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+		on := e.event(events.CallEnded)
+		Eventually(func() []historyRow { return e.history(on) }).WithTimeout(20 * time.Second).Should(
+			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 200, Endpoint: ep.Name}}))
+	})
+
+	It("a success clears failingSince", func() {
+		e.rcv.status.Store(500)
+		ep, _ := e.endpoint("whep-flaky")
+		id := e.event(events.CallEnded)
+		e.waitRetrying(id, 1)
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
+			g.Expect(ep.Status.FailingSince).NotTo(BeNil())
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+		e.rcv.status.Store(200)
+		e.clk.Step(time.Minute)
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
+			g.Expect(ep.Status.FailingSince).To(BeNil())
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+	})
+
+	It("stops deliveries at once when the endpoint is deleted, including an attempt in flight", func() {
+		e.stop()
+		e.timeout = time.Minute
+		e.start()
+		e.rcv.hang.Store(true)
+		ep, _ := e.endpoint("whep-gone")
+		id := e.event(events.CallEnded)
+		Eventually(e.rcv.inHang).WithTimeout(20 * time.Second).Should(Receive())
+		start := time.Now()
+		Expect(k8sClient.Delete(ctx, ep)).To(Succeed())
+		Eventually(func() []received { return e.rcv.all() }).WithTimeout(10 * time.Second).Should(HaveLen(1))
+		Expect(e.rcv.all()[0].cancelled).To(BeTrue(), "the attempt in flight was cancelled")
+		Expect(time.Since(start)).To(BeNumerically("<", 10*time.Second))
+		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
+			Equal([]historyRow{{Status: "cancelled", Endpoint: ep.Name}}))
+		Eventually(func() []sbv1.WebhookDelivery { return e.live(id) }).WithTimeout(20 * time.Second).Should(BeEmpty())
+	})
+
+	It("loses nothing when the manager restarts mid-delivery", func() {
+		e.stop()
+		e.timeout = time.Minute
+		e.start()
+		e.rcv.hang.Store(true)
+		ep, secret := e.endpoint("whep-restart")
+		id := e.event(events.CallEnded)
+		Eventually(e.rcv.inHang).WithTimeout(20 * time.Second).Should(Receive())
+		e.rcv.hang.Store(false)
+		e.restart() // the attempt in flight is abandoned, not counted
+		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
+			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
+		reqs := e.rcv.all()
+		Expect(reqs).To(HaveLen(2))
+		Expect(reqs[0].cancelled).To(BeTrue())
+		for _, r := range reqs {
+			Expect(r.header.Get("X-Service-Delivery")).To(Equal(id.String()))
+			Expect(verifyWith(secret, t0, r)).To(Succeed())
+		}
+	})
+
+	It("generates the signing secret of an endpoint created with kubectl apply", func() {
+		ep := &sbv1.WebhookEndpoint{
+			ObjectMeta: metav1.ObjectMeta{Name: "crm-by-kubectl", Namespace: e.ns},
+			Spec: sbv1.WebhookEndpointSpec{AccountID: e.tenant.Account.PublicID, DisplayName: "By kubectl", URL: e.rcv.srv.URL,
+				Events: []sbv1.WebhookEventType{sbv1.EventCallEnded}},
+		}
+		Expect(k8sClient.Create(ctx, ep)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
+			g.Expect(ep.Spec.SigningSecretRef).NotTo(BeNil())
+			g.Expect(ep.Status.Phase).To(Equal(sbv1.WebhookEndpointPhaseActive))
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+		sec := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: e.ns, Name: ep.Spec.SigningSecretRef.Name}, sec)).To(Succeed())
+		secret := string(sec.Data[sbv1.SigningSecretKey])
+		Expect(secret).To(HavePrefix("whsec_"))
+		Expect(metav1.IsControlledBy(sec, ep)).To(BeTrue())
+		// The secret appears nowhere on the endpoint object.
+		raw, err := yamlOf(ep)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(raw).NotTo(ContainSubstring(secret))
+		Expect(raw).NotTo(ContainSubstring("whsec_"))
+
+		id := e.event(events.CallEnded)
+		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(HaveLen(1))
+		Expect(verifyWith(secret, t0, e.rcv.all()[0])).To(Succeed())
+	})
+
+	It("creates each delivery once however often the dispatcher runs (at least once, same event id)", func() {
+		ep, _ := e.endpoint("whep-once")
+		e.stop() // drive the dispatcher by hand
+		id := e.event(events.CallEnded)
+		// A dispatcher that stopped after creating the delivery and before marking the event
+		// dispatched: the next pass creates the same name again, which already exists.
+		Expect(k8sClient.Create(ctx, webhooks.NewDelivery(ep, id.String(), events.CallEnded, "", ""))).To(Succeed())
+		w := &WebhookDispatcher{Client: k8sClient, Reader: k8sClient, Store: e.st, Clock: e.clk, Log: GinkgoLogr}
+		Expect(w.DispatchOnce(ctx)).To(Equal(1))
+		Expect(w.DispatchOnce(ctx)).To(Equal(0), "nothing left to dispatch")
+		Expect(e.live(id)).To(HaveLen(1))
+		Expect(apierrors.IsAlreadyExists(k8sClient.Create(ctx, webhooks.NewDelivery(ep, id.String(), events.CallEnded, "", ""))))
+		e.start()
+		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
+			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
+		Expect(e.rcv.all()).To(HaveLen(1))
+	})
+
+	It("keeps one hanging endpoint from slowing the others", func() {
+		e.stop()
+		e.timeout = time.Minute
+		e.start()
+		slow := startReceiver()
+		slow.hang.Store(true)
+		_, _ = e.endpointAt(slow, "whep-slow")
+		fast, _ := e.endpoint("whep-fast")
+		var ids []uuid.UUID
+		for range 20 {
+			ids = append(ids, e.event(events.CallEnded))
+		}
+		start := time.Now()
+		Eventually(func() int {
+			n := 0
+			for _, id := range ids {
+				for _, h := range e.history(id) {
+					if h.Endpoint == fast.Name && h.Status == "succeeded" {
+						n++
+					}
+				}
+			}
+			return n
+		}).WithTimeout(20 * time.Second).Should(Equal(20))
+		Expect(time.Since(start)).To(BeNumerically("<", 10*time.Second))
+		// The hanging endpoint holds at most its per-endpoint share of the workers.
+		Expect(len(slow.inHang)).To(BeNumerically("<=", 4))
+		Expect(len(slow.inHang)).To(BeNumerically(">=", 1))
+	})
+
+	It("refuses private addresses at connect time unless explicitly allowed", func() {
+		e.stop()
+		e.blockPrivate = true
+		e.start()
+		_, _ = e.endpoint("whep-private") // https://127.0.0.1:port, as a name resolving there would be
+		id := e.event(events.CallEnded)
+		d := e.waitRetrying(id, 1)
+		Expect(d.Status.LastError).To(Equal("refused: the endpoint's address is not on the public internet"))
+		Expect(d.Status.LastResponseCode).To(BeZero())
+		Expect(e.rcv.all()).To(BeEmpty(), "nothing reached the receiver")
+	})
+})
+
+func yamlOf(o client.Object) (string, error) {
+	b, err := json.Marshal(o)
+	return strings.ToLower(string(b)), err
+}

@@ -1,0 +1,190 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// WebhookEvent is an outbox event as a delivery needs it.
+type WebhookEvent struct {
+	ID        uuid.UUID
+	Type      string
+	Body      []byte
+	CreatedAt time.Time
+}
+
+// WebhookEventByID reads an event's fixed body. ErrNotFound when it is gone.
+func (s *Store) WebhookEventByID(ctx context.Context, id uuid.UUID) (WebhookEvent, error) {
+	ev := WebhookEvent{ID: id}
+	err := s.Pool.QueryRow(ctx, `SELECT type, body, created_at FROM events WHERE id = $1`, id).Scan(&ev.Type, &ev.Body, &ev.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ev, ErrNotFound
+	}
+	return ev, err
+}
+
+// FinishedDelivery is a row of the delivery history (webhook_deliveries).
+type FinishedDelivery struct {
+	AccountPublicID  string
+	EndpointPublicID string
+	DeliveryName     string
+	EventID          uuid.UUID
+	EventType        string
+	// Status is succeeded, failed or cancelled.
+	Status       string
+	Attempts     int
+	ResponseCode int
+	LastError    string
+	CreatedAt    time.Time
+	FinishedAt   time.Time
+}
+
+// RecordFinishedDelivery writes a finished delivery to the history; writing the same
+// delivery twice keeps the first row.
+func (s *Store) RecordFinishedDelivery(ctx context.Context, d FinishedDelivery) error {
+	var code *int
+	if d.ResponseCode != 0 {
+		code = &d.ResponseCode
+	}
+	var lastErr *string
+	if d.LastError != "" {
+		lastErr = &d.LastError
+	}
+	tag, err := s.Pool.Exec(ctx, `INSERT INTO webhook_deliveries (account_id, endpoint_public_id, delivery_name, event_id,
+			event_type, status, attempts, response_code, last_error, created_at, finished_at)
+		SELECT a.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM accounts a WHERE a.public_id = $1
+		ON CONFLICT (delivery_name) DO NOTHING`,
+		d.AccountPublicID, d.EndpointPublicID, d.DeliveryName, d.EventID, d.EventType, d.Status, d.Attempts, code, lastErr,
+		d.CreatedAt, d.FinishedAt)
+	if err != nil {
+		return fmt.Errorf("record delivery %s: %w", d.DeliveryName, err)
+	}
+	_ = tag // an unknown account (removed meanwhile) has no history to keep
+	return nil
+}
+
+// DeliveryRecorded reports whether a delivery is already in the history (its resource may
+// outlive the row by a moment when the manager stopped in between).
+func (s *Store) DeliveryRecorded(ctx context.Context, deliveryName string) (bool, error) {
+	var ok bool
+	err := s.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE delivery_name = $1)`, deliveryName).Scan(&ok)
+	return ok, err
+}
+
+// DeliveryHistory lists an endpoint's finished deliveries created since, newest first.
+func (s *Store) DeliveryHistory(ctx context.Context, accountID int64, endpoint string, since time.Time, limit int) ([]FinishedDelivery, error) {
+	rows, err := s.Pool.Query(ctx, `SELECT delivery_name, event_id, event_type, status, attempts, coalesce(response_code, 0),
+			coalesce(last_error, ''), created_at, coalesce(finished_at, created_at)
+		FROM webhook_deliveries WHERE account_id = $1 AND endpoint_public_id = $2 AND created_at >= $3
+		ORDER BY created_at DESC, id DESC LIMIT $4`, accountID, endpoint, since, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (FinishedDelivery, error) {
+		d := FinishedDelivery{EndpointPublicID: endpoint}
+		err := r.Scan(&d.DeliveryName, &d.EventID, &d.EventType, &d.Status, &d.Attempts, &d.ResponseCode, &d.LastError, &d.CreatedAt, &d.FinishedAt)
+		return d, err
+	})
+}
+
+// LatestFinishedDelivery is the newest history row of an event at an endpoint. ErrNotFound
+// when there is none.
+func (s *Store) LatestFinishedDelivery(ctx context.Context, accountID int64, endpoint string, eventID uuid.UUID) (FinishedDelivery, error) {
+	d := FinishedDelivery{EndpointPublicID: endpoint, EventID: eventID}
+	err := s.Pool.QueryRow(ctx, `SELECT delivery_name, event_type, status, attempts, coalesce(response_code, 0),
+			coalesce(last_error, ''), created_at, coalesce(finished_at, created_at)
+		FROM webhook_deliveries WHERE account_id = $1 AND endpoint_public_id = $2 AND event_id = $3
+		ORDER BY coalesce(finished_at, created_at) DESC, id DESC LIMIT 1`, accountID, endpoint, eventID).Scan(
+		&d.DeliveryName, &d.EventType, &d.Status, &d.Attempts, &d.ResponseCode, &d.LastError, &d.CreatedAt, &d.FinishedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return d, ErrNotFound
+	}
+	return d, err
+}
+
+// ClaimSwitchOffNotice claims the right to email the owners about one switch-off episode of
+// an endpoint. Only the first caller for (endpointUID, failingSince) gets true.
+func (s *Store) ClaimSwitchOffNotice(ctx context.Context, accountPublicID, endpointUID, endpointName string, failingSince, now time.Time) (bool, error) {
+	tag, err := s.Pool.Exec(ctx, `INSERT INTO webhook_switchoff_notices (endpoint_uid, failing_since, account_id, endpoint_name, claimed_at)
+		SELECT $2, $3, a.id, $4, $5 FROM accounts a WHERE a.public_id = $1
+		ON CONFLICT DO NOTHING`, accountPublicID, endpointUID, failingSince, endpointName, now)
+	if err != nil {
+		return false, fmt.Errorf("claim switch-off notice: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// ReleaseSwitchOffNotice gives a claim back after the email could not be sent, so a later
+// attempt sends it.
+func (s *Store) ReleaseSwitchOffNotice(ctx context.Context, endpointUID string, failingSince time.Time) error {
+	_, err := s.Pool.Exec(ctx, `DELETE FROM webhook_switchoff_notices WHERE endpoint_uid = $1 AND failing_since = $2`, endpointUID, failingSince)
+	return err
+}
+
+// PendingEvent is an undispatched outbox event.
+type PendingEvent struct {
+	ID              uuid.UUID
+	Type            string
+	AccountPublicID string
+	CreatedAt       time.Time
+}
+
+// DispatchEvents locks up to limit undispatched events (oldest first; rows another
+// dispatcher holds are skipped), hands them to fanOut, and marks the ids it returns
+// dispatched at now, all in one transaction. Events fanOut does not return stay queued.
+func (s *Store) DispatchEvents(ctx context.Context, limit int, now func() time.Time,
+	fanOut func(ctx context.Context, evs []PendingEvent) ([]uuid.UUID, error)) (int, error) {
+	tx, err := s.Pool.Begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	rows, err := tx.Query(ctx, `SELECT e.id, e.type, a.public_id, e.created_at FROM events e JOIN accounts a ON a.id = e.account_id
+		WHERE e.dispatched_at IS NULL ORDER BY e.created_at, e.id LIMIT $1 FOR UPDATE OF e SKIP LOCKED`, limit)
+	if err != nil {
+		return 0, err
+	}
+	evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PendingEvent, error) {
+		var e PendingEvent
+		return e, r.Scan(&e.ID, &e.Type, &e.AccountPublicID, &e.CreatedAt)
+	})
+	if err != nil || len(evs) == 0 {
+		return 0, err
+	}
+	done, ferr := fanOut(ctx, evs)
+	if len(done) > 0 {
+		if _, err := tx.Exec(ctx, `UPDATE events SET dispatched_at = $2 WHERE id = ANY($1)`, done, now()); err != nil {
+			return 0, err
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, err
+	}
+	return len(done), ferr
+}
+
+// WebhookAccountLock serialises endpoint creation of one account (the five-endpoint limit)
+// for the life of the returned transaction; call release when done.
+func (s *Store) WebhookAccountLock(ctx context.Context, accountID int64) (release func(), err error) {
+	tx, err := s.Pool.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('webhook-endpoints', $1))`, accountID); err != nil {
+		_ = tx.Rollback(ctx)
+		return nil, err
+	}
+	return func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }, nil
+}
+
+// MarkEventDispatched marks an outbox event dispatched in tx: the caller creates its
+// deliveries itself (a test event goes to one endpoint only).
+func MarkEventDispatched(ctx context.Context, tx pgx.Tx, id uuid.UUID, at time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE events SET dispatched_at = $2 WHERE id = $1`, id, at)
+	return err
+}
