@@ -218,16 +218,14 @@ func (s *Store) analyticsByNumber(ctx context.Context, source string, accountID 
 }
 
 // analyticsSentiment counts the window's business calls by summary sentiment. Each call counts
-// once, by its latest transcript (the one a call row shows).
+// once, by its latest transcript (the one a call row shows), whose sentiment a trigger copies
+// onto the call (migration 00009).
 func (s *Store) analyticsSentiment(ctx context.Context, onNumber string, args []any) (AnalyticsSentiment, error) {
 	var out AnalyticsSentiment
-	err := s.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE t.sentiment = 'positive'),
-			count(*) FILTER (WHERE t.sentiment = 'neutral'), count(*) FILTER (WHERE t.sentiment = 'negative')
-		FROM transcripts t JOIN calls c ON c.id = t.call_id
-		WHERE t.account_id = $1 AND t.sentiment IS NOT NULL
-			AND c.account_id = $1 AND NOT c.filtered AND c.started_at >= $2 AND c.started_at < $3`+
-		strings.ReplaceAll(onNumber, "number_id", "c.number_id")+`
-			AND NOT EXISTS (SELECT 1 FROM transcripts t2 WHERE t2.call_id = t.call_id AND t2.id > t.id)`,
+	err := s.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE sentiment = 'positive'),
+			count(*) FILTER (WHERE sentiment = 'neutral'), count(*) FILTER (WHERE sentiment = 'negative')
+		FROM calls
+		WHERE account_id = $1 AND sentiment IS NOT NULL AND NOT filtered AND started_at >= $2 AND started_at < $3`+onNumber,
 		args...).Scan(&out.Positive, &out.Neutral, &out.Negative)
 	return out, err
 }

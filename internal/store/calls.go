@@ -120,17 +120,13 @@ func callConditions(f CallFilter, args *callQueryArgs) string {
 		}
 		conds = append(conds, "("+strings.Join(or, " OR ")+")")
 	}
-	if f.Sentiment != "" || f.Urgency != "" {
-		// Only the call's latest transcript counts, the one the row shows.
-		tc := []string{"t.account_id = " + acct, "t.call_id IS NOT NULL"}
-		if f.Sentiment != "" {
-			tc = append(tc, "t.sentiment = "+args.add(f.Sentiment))
-		}
-		if f.Urgency != "" {
-			tc = append(tc, "t.urgency = "+args.add(f.Urgency))
-		}
-		conds = append(conds, `c.id IN (SELECT t.call_id FROM transcripts t WHERE `+strings.Join(tc, " AND ")+`
-			AND NOT EXISTS (SELECT 1 FROM transcripts t2 WHERE t2.call_id = t.call_id AND t2.id > t.id))`)
+	// calls.sentiment and calls.urgency are those of the call's latest transcript (the one the
+	// row shows), kept by a trigger on transcripts (migration 00009).
+	if f.Sentiment != "" {
+		conds = append(conds, "c.sentiment = "+args.add(f.Sentiment))
+	}
+	if f.Urgency != "" {
+		conds = append(conds, "c.urgency = "+args.add(f.Urgency))
 	}
 	return strings.Join(conds, " AND ")
 }
