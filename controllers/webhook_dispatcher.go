@@ -8,6 +8,7 @@ package controllers
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -41,7 +42,9 @@ type WebhookDispatcher struct {
 	Interval time.Duration
 	// BatchSize is how many events one transaction takes (default 200).
 	BatchSize int
-	Log       logr.Logger
+	// Parallel is how many deliveries are created at once (default 32).
+	Parallel int
+	Log      logr.Logger
 }
 
 // NeedLeaderElection: one dispatcher at a time (FOR UPDATE SKIP LOCKED keeps two safe too).
@@ -86,54 +89,75 @@ func (w *WebhookDispatcher) DispatchOnce(ctx context.Context) (int, error) {
 }
 
 func (w *WebhookDispatcher) fanOut(ctx context.Context, evs []store.PendingEvent) ([]uuid.UUID, error) {
+	if w.Parallel <= 0 {
+		w.Parallel = 32
+	}
 	endpoints := map[string][]sbv1.WebhookEndpoint{}
-	var done []uuid.UUID
-	var firstErr error
+	var (
+		mu       sync.Mutex
+		wg       sync.WaitGroup
+		failed   = map[uuid.UUID]bool{}
+		firstErr error
+		slots    = make(chan struct{}, w.Parallel)
+	)
+	fail := func(id uuid.UUID, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		failed[id] = true
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
 	for _, ev := range evs {
 		eps, ok := endpoints[ev.AccountPublicID]
 		if !ok {
 			list := &sbv1.WebhookEndpointList{}
 			if err := w.Reader.List(ctx, list, client.InNamespace(tenancy.Namespace(ev.AccountPublicID))); err != nil {
-				if firstErr == nil {
-					firstErr = err
-				}
+				fail(ev.ID, err)
 				continue
 			}
 			eps = list.Items
 			endpoints[ev.AccountPublicID] = eps
 		}
-		if err := w.fanOutOne(ctx, ev, eps); err != nil {
-			if firstErr == nil {
-				firstErr = err
+		for i := range eps {
+			ep := &eps[i]
+			if ep.DeletionTimestamp != nil || ep.Spec.AccountID != ev.AccountPublicID || !webhooks.Subscribed(ep, ev.Type) {
+				continue
 			}
-			continue
+			slots <- struct{}{}
+			wg.Add(1)
+			go func(ev store.PendingEvent) {
+				defer wg.Done()
+				defer func() { <-slots }()
+				if err := w.deliver(ctx, ev, ep); err != nil {
+					fail(ev.ID, err)
+				}
+			}(ev)
 		}
-		done = append(done, ev.ID)
+	}
+	wg.Wait()
+	done := make([]uuid.UUID, 0, len(evs))
+	for _, ev := range evs {
+		if !failed[ev.ID] {
+			done = append(done, ev.ID)
+		}
 	}
 	return done, firstErr
 }
 
-func (w *WebhookDispatcher) fanOutOne(ctx context.Context, ev store.PendingEvent, eps []sbv1.WebhookEndpoint) error {
-	for i := range eps {
-		ep := &eps[i]
-		if ep.DeletionTimestamp != nil || ep.Spec.AccountID != ev.AccountPublicID || !webhooks.Subscribed(ep, ev.Type) {
-			continue
-		}
-		d := webhooks.NewDelivery(ep, ev.ID.String(), ev.Type, "", "")
-		if !webhooks.Deliverable(ep) {
-			// Paused or switched off: the event is not delivered; it is listed as cancelled
-			// and can be resent once the endpoint is active.
-			now := w.Clock.Now()
-			if err := w.Store.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: ev.AccountPublicID,
-				EndpointPublicID: ep.Name, DeliveryName: d.Name, EventID: ev.ID, EventType: ev.Type, Status: "cancelled",
-				LastError: "The endpoint was paused or switched off when the event occurred", CreatedAt: now, FinishedAt: now}); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := w.Client.Create(ctx, d); err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
-		}
+// deliver creates the delivery of ev to ep, or records it cancelled when ep is paused.
+func (w *WebhookDispatcher) deliver(ctx context.Context, ev store.PendingEvent, ep *sbv1.WebhookEndpoint) error {
+	d := webhooks.NewDelivery(ep, ev.ID.String(), ev.Type, "", "")
+	if !webhooks.Deliverable(ep) {
+		// Paused or switched off: the event is not delivered; it is listed as cancelled
+		// and can be resent once the endpoint is active.
+		now := w.Clock.Now()
+		return w.Store.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: ev.AccountPublicID,
+			EndpointPublicID: ep.Name, DeliveryName: d.Name, EventID: ev.ID, EventType: ev.Type, Status: "cancelled",
+			LastError: "The endpoint was paused or switched off when the event occurred", CreatedAt: now, FinishedAt: now})
+	}
+	if err := w.Client.Create(ctx, d); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
 	}
 	return nil
 }

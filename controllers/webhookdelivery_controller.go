@@ -8,11 +8,13 @@ package controllers
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -22,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/store"
@@ -43,10 +46,10 @@ type WebhookDeliveryReconciler struct {
 	Store     *store.Store
 	Clock     clock.PassiveClock
 	Sender    *webhooks.Sender
-	// MaxConcurrentReconciles bounds attempts in flight overall (default 32).
+	// MaxConcurrentReconciles bounds attempts in flight overall (default 64).
 	MaxConcurrentReconciles int
-	// PerEndpoint bounds attempts in flight to one endpoint (default 4), so an endpoint that
-	// hangs holds that many workers at most and others keep theirs.
+	// PerEndpoint bounds attempts in flight to one endpoint (default 8), so an endpoint that
+	// hangs holds that many workers at most and the others keep theirs.
 	PerEndpoint int
 	// MaxRequeue caps retry timers (see WebhookEndpointReconciler.MaxRequeue).
 	MaxRequeue time.Duration
@@ -56,7 +59,14 @@ type WebhookDeliveryReconciler struct {
 	mu       sync.Mutex
 	slots    map[types.NamespacedName]chan struct{}
 	inflight map[types.NamespacedName]map[string]context.CancelFunc
+	// parked are deliveries that found their endpoint's slots taken; a released slot wakes
+	// the first of them through wake (they also come back by themselves after parkedRetry).
+	parked map[types.NamespacedName][]types.NamespacedName
+	wake   chan event.GenericEvent
 }
+
+// parkedRetry is when a parked delivery looks again if no slot release woke it.
+const parkedRetry = time.Minute
 
 // SetupWithManager registers the controller, the endpoint-name index and the endpoint watch
 // (pause, switch-off and removal reach pending deliveries at once).
@@ -65,16 +75,18 @@ func (r *WebhookDeliveryReconciler) SetupWithManager(ctx context.Context, mgr ct
 		r.Clock = clock.RealClock{}
 	}
 	if r.MaxConcurrentReconciles <= 0 {
-		r.MaxConcurrentReconciles = 32
+		r.MaxConcurrentReconciles = 64
 	}
 	if r.PerEndpoint <= 0 {
-		r.PerEndpoint = 4
+		r.PerEndpoint = 8
 	}
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
 	r.slots = map[types.NamespacedName]chan struct{}{}
 	r.inflight = map[types.NamespacedName]map[string]context.CancelFunc{}
+	r.parked = map[types.NamespacedName][]types.NamespacedName{}
+	r.wake = make(chan event.GenericEvent, 4096)
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &sbv1.WebhookDelivery{}, deliveryEndpointIndex, func(o client.Object) []string {
 		return []string{o.(*sbv1.WebhookDelivery).Spec.EndpointName}
 	}); err != nil {
@@ -84,6 +96,7 @@ func (r *WebhookDeliveryReconciler) SetupWithManager(ctx context.Context, mgr ct
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&sbv1.WebhookDelivery{}).
 		Watches(&sbv1.WebhookEndpoint{}, r.endpointEvents()).
+		WatchesRawSource(source.Channel(r.wake, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, SkipNameValidation: &skip}).
 		Complete(r)
 }
@@ -160,20 +173,44 @@ func (r *WebhookDeliveryReconciler) endpointEvents() handler.EventHandler {
 	}
 }
 
-// acquire takes one of the endpoint's slots without waiting.
-func (r *WebhookDeliveryReconciler) acquire(ep types.NamespacedName) (release func(), ok bool) {
+// acquire takes one of the endpoint's slots without waiting. When none is free the
+// delivery is parked: the next release wakes it, so a busy or hanging endpoint's backlog
+// waits without spinning through the workers.
+func (r *WebhookDeliveryReconciler) acquire(ep, delivery types.NamespacedName) (release func(), ok bool) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	slot := r.slots[ep]
 	if slot == nil {
 		slot = make(chan struct{}, r.PerEndpoint)
 		r.slots[ep] = slot
 	}
-	r.mu.Unlock()
 	select {
 	case slot <- struct{}{}:
-		return func() { <-slot }, true
+		return func() { r.releaseSlot(ep, slot) }, true
 	default:
+		if !slices.Contains(r.parked[ep], delivery) {
+			r.parked[ep] = append(r.parked[ep], delivery)
+		}
 		return nil, false
+	}
+}
+
+func (r *WebhookDeliveryReconciler) releaseSlot(ep types.NamespacedName, slot chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	<-slot
+	q := r.parked[ep]
+	if len(q) == 0 {
+		return
+	}
+	next := q[0]
+	r.parked[ep] = q[1:]
+	if len(r.parked[ep]) == 0 {
+		delete(r.parked, ep)
+	}
+	select {
+	case r.wake <- event.GenericEvent{Object: &sbv1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: next.Namespace, Name: next.Name}}}:
+	default: // full: it comes back after parkedRetry
 	}
 }
 

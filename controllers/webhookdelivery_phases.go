@@ -47,19 +47,13 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *sbv
 	// pending): a delivery that succeeds first time costs the API server two writes only,
 	// its creation and its deletion.
 
-	release, ok := r.acquire(epKey)
+	release, ok := r.acquire(epKey, client.ObjectKeyFromObject(d))
 	if !ok {
-		// The endpoint has PerEndpoint attempts in flight: give the worker back.
-		return ctrl.Result{RequeueAfter: time.Duration(100+rand.IntN(200)) * time.Millisecond}, nil
+		// The endpoint has PerEndpoint attempts in flight: give the worker back; a released
+		// slot wakes this delivery (parkedRetry is the fallback).
+		return ctrl.Result{RequeueAfter: parkedRetry + time.Duration(rand.IntN(5000))*time.Millisecond}, nil
 	}
 	defer release()
-	// Written to the history already (the manager stopped before deleting it): just remove it.
-	if done, err := r.Store.DeliveryRecorded(ctx, d.Name); err != nil || done {
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		return ctrl.Result{}, r.remove(ctx, d, st)
-	}
 	secret, err := r.signingSecret(ctx, ep)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -72,11 +66,14 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *sbv
 	if err != nil {
 		return ctrl.Result{}, r.fail(ctx, d, st, "invalid event id")
 	}
-	ev, err := r.Store.WebhookEventByID(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
+	ev, recorded, err := r.Store.EventForDelivery(ctx, id, d.Name)
+	switch {
+	case recorded:
+		// Written to the history already (the manager stopped before deleting it): remove it.
+		return ctrl.Result{}, r.remove(ctx, d, st)
+	case errors.Is(err, store.ErrNotFound):
 		return ctrl.Result{}, r.fail(ctx, d, st, "the event no longer exists")
-	}
-	if err != nil {
+	case err != nil:
 		return ctrl.Result{}, err
 	}
 

@@ -77,8 +77,8 @@ type WebhookOptions struct {
 	CAFile string
 	// Timeout is the answer time of an attempt (default the spec's 10 s).
 	Timeout time.Duration
-	// MaxConcurrentDeliveries bounds attempts in flight (default 32); PerEndpoint bounds
-	// those to one endpoint (default 4).
+	// MaxConcurrentDeliveries bounds attempts in flight (default 64); PerEndpoint bounds
+	// those to one endpoint (default 8).
 	MaxConcurrentDeliveries int
 	PerEndpoint             int
 }

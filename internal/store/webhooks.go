@@ -28,6 +28,25 @@ func (s *Store) WebhookEventByID(ctx context.Context, id uuid.UUID) (WebhookEven
 	return ev, err
 }
 
+// EventForDelivery reads the event a delivery sends and whether that delivery is already in
+// the history, in one round trip. ErrNotFound when the event is gone (recorded still set).
+func (s *Store) EventForDelivery(ctx context.Context, id uuid.UUID, deliveryName string) (ev WebhookEvent, recorded bool, err error) {
+	ev.ID = id
+	var typ *string
+	var createdAt *time.Time
+	err = s.Pool.QueryRow(ctx, `SELECT e.type, e.body, e.created_at,
+			EXISTS (SELECT 1 FROM webhook_deliveries WHERE delivery_name = $2)
+		FROM (SELECT 1) one LEFT JOIN events e ON e.id = $1`, id, deliveryName).Scan(&typ, &ev.Body, &createdAt, &recorded)
+	if err != nil {
+		return ev, false, err
+	}
+	if typ == nil {
+		return ev, recorded, ErrNotFound
+	}
+	ev.Type, ev.CreatedAt = *typ, *createdAt
+	return ev, recorded, nil
+}
+
 // FinishedDelivery is a row of the delivery history (webhook_deliveries).
 type FinishedDelivery struct {
 	AccountPublicID  string

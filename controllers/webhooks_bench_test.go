@@ -1,0 +1,427 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package controllers
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/apitest"
+	"github.com/switchboard-dev/switchboard/internal/controlplane"
+	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/internal/tenancy"
+	"github.com/switchboard-dev/switchboard/internal/webhooks"
+)
+
+// benchReceiver is a local TLS receiver for five endpoints (paths /ep/0 ... /ep/4).
+type benchReceiver struct {
+	srv      *httptest.Server
+	failRate float64
+	hangEp   int // -1: none
+	mu       sync.Mutex
+	ok       map[string]time.Time // event id + path → first 2xx
+	attempts atomic.Int64
+}
+
+func newBenchReceiver() *benchReceiver {
+	r := &benchReceiver{ok: map[string]time.Time{}, hangEp: -1}
+	r.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		_, _ = io.Copy(io.Discard, req.Body)
+		r.attempts.Add(1)
+		if r.hangEp >= 0 && req.URL.Path == fmt.Sprintf("/ep/%d", r.hangEp) {
+			<-req.Context().Done()
+			return
+		}
+		if r.failRate > 0 && rand.Float64() < r.failRate {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		key := req.Header.Get("X-Service-Delivery") + req.URL.Path
+		now := time.Now()
+		r.mu.Lock()
+		if _, seen := r.ok[key]; !seen {
+			r.ok[key] = now
+		}
+		r.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	r.srv.EnableHTTP2 = true
+	r.srv.StartTLS()
+	return r
+}
+
+func (r *benchReceiver) delivered() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.ok)
+}
+
+type benchRun struct {
+	b       *testing.B
+	cp      *controlplane.Env
+	kube    client.Client
+	st      *store.Store
+	tenant  apitest.Tenant
+	ns      string
+	rcv     *benchReceiver
+	clk     clock.WithTicker
+	eps     []*sbv1.WebhookEndpoint
+	created map[uuid.UUID]time.Time
+	stop    func()
+	maxRQ   time.Duration
+}
+
+func (r *benchRun) startManager() {
+	m, err := ctrl.NewManager(r.cp.Config, ctrl.Options{Scheme: r.cp.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0", Logger: logr.Discard()})
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(r.rcv.srv.Certificate())
+	sender := webhooks.NewSender(webhooks.SenderConfig{AllowPrivateTargets: true, RootCAs: pool})
+	ctx := context.Background()
+	if err := (&WebhookEndpointReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, MaxRequeue: r.maxRQ, SkipNameValidation: true}).SetupWithManager(m); err != nil {
+		r.b.Fatal(err)
+	}
+	if err := (&WebhookDeliveryReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, Sender: sender, MaxRequeue: r.maxRQ,
+		SkipNameValidation: true}).SetupWithManager(ctx, m); err != nil {
+		r.b.Fatal(err)
+	}
+	if err := m.Add(&WebhookDispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: r.st, Clock: r.clk, Interval: 100 * time.Millisecond, Log: logr.Discard()}); err != nil {
+		r.b.Fatal(err)
+	}
+	mctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = m.Start(mctx) }()
+	r.stop = func() { cancel(); <-done }
+}
+
+func (r *benchRun) setup(clk clock.WithTicker) {
+	ctx := context.Background()
+	r.clk = clk
+	r.tenant = apitest.NewTenant(r.b, r.st, plans.Business)
+	r.ns = tenancy.Namespace(r.tenant.Account.PublicID)
+	if err := r.kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.ns}}); err != nil {
+		r.b.Fatal(err)
+	}
+	r.eps = nil
+	for i := range 5 {
+		name := fmt.Sprintf("whep-bench-%d", i)
+		ep := &sbv1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.ns},
+			Spec: sbv1.WebhookEndpointSpec{AccountID: r.tenant.Account.PublicID, DisplayName: name,
+				URL: fmt.Sprintf("%s/ep/%d", r.rcv.srv.URL, i), Events: []sbv1.WebhookEventType{sbv1.EventCallEnded},
+				SigningSecretRef: &sbv1.LocalSecretReference{Name: webhooks.SecretName(name)}}}
+		if err := r.kube.Create(ctx, ep); err != nil {
+			r.b.Fatal(err)
+		}
+		if err := r.kube.Create(ctx, webhooks.NewSigningSecret(ep, webhooks.SecretName(name), webhooks.NewSecret())); err != nil {
+			r.b.Fatal(err)
+		}
+		r.eps = append(r.eps, ep)
+	}
+	r.startManager()
+}
+
+// enqueue inserts n call.ended events and notes when each was made (real time): all at
+// once, or BENCH_RATE events a second when set.
+func (r *benchRun) enqueue(n int) {
+	ctx := context.Background()
+	r.created = make(map[uuid.UUID]time.Time, n)
+	batch, pace := 500, time.Duration(0)
+	if rate, err := strconv.Atoi(os.Getenv("BENCH_RATE")); err == nil && rate > 0 {
+		batch, pace = max(1, rate/10), 100*time.Millisecond
+	}
+	next := time.Now()
+	for start := 0; start < n; start += batch {
+		if pace > 0 {
+			time.Sleep(time.Until(next))
+			next = next.Add(pace)
+		}
+		ids := make([]uuid.UUID, 0, batch)
+		bodies := make([][]byte, 0, batch)
+		for i := start; i < min(n, start+batch); i++ {
+			id := uuid.New()
+			ids = append(ids, id)
+			bodies = append(bodies, []byte(fmt.Sprintf(`{"event":"call.ended","id":%q,"call":{"id":"call_%d"}}`, id, i)))
+		}
+		now := time.Now()
+		if _, err := r.st.Pool.Exec(ctx, `INSERT INTO events (id, account_id, type, body, created_at)
+			SELECT unnest($1::uuid[]), $2, 'call.ended', unnest($3::bytea[]), $4`, ids, r.tenant.Account.ID, bodies, r.clk.Now()); err != nil {
+			r.b.Fatal(err)
+		}
+		for _, id := range ids {
+			r.created[id] = now
+		}
+	}
+}
+
+// liveDeliveries counts WebhookDelivery objects in etcd (an uncached list).
+func (r *benchRun) liveDeliveries() int {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(sbv1.GroupVersion.WithKind("WebhookDeliveryList"))
+	if err := r.kube.List(context.Background(), list, client.InNamespace(r.ns)); err != nil {
+		return -1
+	}
+	return len(list.Items)
+}
+
+type sampler struct {
+	maxHeap, maxLive atomic.Int64
+	stop             chan struct{}
+	done             chan struct{}
+}
+
+func (r *benchRun) sample() *sampler {
+	s := &sampler{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			if h := int64(ms.HeapInuse); h > s.maxHeap.Load() {
+				s.maxHeap.Store(h)
+			}
+			if n := int64(r.liveDeliveries()); n > s.maxLive.Load() {
+				s.maxLive.Store(n)
+			}
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return s
+}
+
+func (s *sampler) end() { close(s.stop); <-s.done }
+
+// latencies returns event-to-delivery times of the endpoints in paths, sorted.
+func (r *benchRun) latencies(paths ...string) ([]time.Duration, time.Time) {
+	r.rcv.mu.Lock()
+	defer r.rcv.mu.Unlock()
+	var out []time.Duration
+	var last time.Time
+	for key, at := range r.rcv.ok {
+		id, path := key[:36], key[36:]
+		if len(paths) > 0 && !slices.Contains(paths, path) {
+			continue
+		}
+		out = append(out, at.Sub(r.created[uuid.MustParse(id)]))
+		if at.After(last) {
+			last = at
+		}
+	}
+	slices.Sort(out)
+	return out, last
+}
+
+func pct(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	return d[min(len(d)-1, int(float64(len(d))*p))]
+}
+
+func (r *benchRun) waitFor(what string, timeout time.Duration, cond func() bool) {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			r.b.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (r *benchRun) report(name string, n int, paths ...string) {
+	lat, last := r.latencies(paths...)
+	first := time.Now()
+	for _, t := range r.created {
+		if t.Before(first) {
+			first = t
+		}
+	}
+	secs := last.Sub(first).Seconds()
+	r.b.ReportMetric(float64(len(lat))/secs, "deliveries/s")
+	r.b.ReportMetric(float64(pct(lat, 0.5).Milliseconds()), "p50-ms")
+	r.b.ReportMetric(float64(pct(lat, 0.99).Milliseconds()), "p99-ms")
+	fmt.Printf("%s: %d deliveries in %.1fs = %.0f/s; event→delivery p50 %v, p99 %v\n", name, len(lat), secs,
+		float64(len(lat))/secs, pct(lat, 0.5).Round(time.Millisecond), pct(lat, 0.99).Round(time.Millisecond))
+}
+
+// BenchmarkWebhookDelivery fans BENCH_EVENTS (default 10,000) call.ended events out to five
+// endpoints of one account on a local TLS receiver, with kube-apiserver, etcd and
+// PostgreSQL on this machine. Run with `make bench`; figures in docs/benchmarks.md.
+func BenchmarkWebhookDelivery(b *testing.B) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		b.Skip("KUBEBUILDER_ASSETS is not set: run via make bench")
+	}
+	n := 10000
+	if v, err := strconv.Atoi(os.Getenv("BENCH_EVENTS")); err == nil && v > 0 {
+		n = v
+	}
+	ctrl.SetLogger(logr.Discard())
+	b.Cleanup(storetest.Shutdown)
+	cp, err := controlplane.Start(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cp.Stop() })
+	kube, err := client.New(cp.Config, client.Options{Scheme: cp.Scheme})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// A pool as large as the delivery workers (pgxpool's default is four connections;
+	// deployments set pool_max_conns in DATABASE_URL the same way).
+	dbURL := storetest.NewDatabaseURL(b)
+	st, err := store.Open(context.Background(), dbURL+poolParam(dbURL))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(st.Close)
+
+	b.Run("all-succeed", func(b *testing.B) {
+		r := &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: newBenchReceiver()}
+		defer r.rcv.srv.Close()
+		r.setup(clock.RealClock{})
+		defer r.stop()
+		s := r.sample()
+		r.enqueue(n)
+		r.waitFor("every delivery", 30*time.Minute, func() bool { return r.rcv.delivered() >= 5*n })
+		r.waitFor("etcd to empty", 5*time.Minute, func() bool { return r.liveDeliveries() == 0 })
+		s.end()
+		r.report("all succeed", n)
+		fmt.Printf("  peak heap in use (manager, receiver and harness in one process): %d MiB; WebhookDeliveries in etcd: peak %d, after %d\n",
+			s.maxHeap.Load()>>20, s.maxLive.Load(), r.liveDeliveries())
+	})
+
+	b.Run("20pct-500", func(b *testing.B) {
+		clk := clocktesting.NewFakeClock(time.Now().Truncate(time.Second))
+		r := &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: newBenchReceiver(), maxRQ: time.Hour}
+		r.rcv.failRate = 0.2
+		defer r.rcv.srv.Close()
+		r.setup(clk)
+		defer func() { r.stop() }()
+		s := r.sample()
+		r.enqueue(n)
+		ctx := context.Background()
+		// First pass: every delivery attempted once.
+		var retrying []sbv1.WebhookDelivery
+		r.waitFor("first attempts", 30*time.Minute, func() bool {
+			list := &sbv1.WebhookDeliveryList{}
+			if err := kube.List(ctx, list, client.InNamespace(r.ns)); err != nil {
+				return false
+			}
+			for _, d := range list.Items {
+				if d.Status.Attempts == 0 {
+					return false
+				}
+			}
+			var hist int
+			_ = st.Pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries d JOIN accounts a ON a.id = d.account_id WHERE a.public_id = $1`,
+				r.tenant.Account.PublicID).Scan(&hist)
+			retrying = list.Items
+			return hist+len(list.Items) == 5*n
+		})
+		r.report("20% answered 500, first attempts", n)
+		wrong := 0
+		for _, d := range retrying {
+			if d.Status.Phase != sbv1.WebhookDeliveryPhaseRetrying || !d.Status.NextAttemptAt.Time.Equal(d.Status.LastAttemptAt.Add(time.Minute)) {
+				wrong++
+			}
+		}
+		fmt.Printf("  after the first attempts: %d deliveries retrying, %d not scheduled at +1 minute\n", len(retrying), wrong)
+		// Step the clock through the schedule; a restarted manager picks every due retry up.
+		for i, delay := range webhooks.RetryDelays {
+			before := r.rcv.attempts.Load()
+			r.stop()
+			clk.Step(delay)
+			r.startManager()
+			r.waitFor("retries", 30*time.Minute, func() bool {
+				list := &sbv1.WebhookDeliveryList{}
+				if err := kube.List(ctx, list, client.InNamespace(r.ns)); err != nil {
+					return false
+				}
+				for _, d := range list.Items {
+					if int(d.Status.Attempts) < i+2 {
+						return false
+					}
+				}
+				return true
+			})
+			fmt.Printf("  retry %d (after %v): %d attempts, %d still live\n", i+1, delay, r.rcv.attempts.Load()-before, r.liveDeliveries())
+		}
+		r.waitFor("etcd to empty", 5*time.Minute, func() bool { return r.liveDeliveries() == 0 })
+		s.end()
+		counts := map[string]int{}
+		rows, err := st.Pool.Query(ctx, `SELECT d.status, count(*) FROM webhook_deliveries d JOIN accounts a ON a.id = d.account_id
+			WHERE a.public_id = $1 GROUP BY d.status`, r.tenant.Account.PublicID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for rows.Next() {
+			var s string
+			var c int
+			_ = rows.Scan(&s, &c)
+			counts[s] = c
+		}
+		fmt.Printf("  history: %v; received with 2xx: %d of %d (lost: %d)\n", counts, r.rcv.delivered(), 5*n, 5*n-r.rcv.delivered()-counts["failed"])
+	})
+
+	b.Run("one-endpoint-hangs", func(b *testing.B) {
+		r := &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: newBenchReceiver()}
+		r.rcv.hangEp = 0
+		defer r.rcv.srv.Close()
+		r.setup(clock.RealClock{})
+		defer r.stop()
+		s := r.sample()
+		r.enqueue(n)
+		paths := []string{"/ep/1", "/ep/2", "/ep/3", "/ep/4"}
+		r.waitFor("the four healthy endpoints", 30*time.Minute, func() bool { return r.rcv.delivered() >= 4*n })
+		s.end()
+		r.report("one endpoint hanging past 10 s; the other four", n, paths...)
+		_ = kube.Delete(context.Background(), r.eps[0]) // cancels what is in flight to it
+		fmt.Printf("  peak WebhookDeliveries in etcd: %d (the hanging endpoint's wait there)\n", s.maxLive.Load())
+	})
+}
+
+func poolParam(url string) string {
+	if strings.Contains(url, "?") {
+		return "&pool_max_conns=64"
+	}
+	return "?pool_max_conns=64"
+}
