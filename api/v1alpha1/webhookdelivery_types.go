@@ -129,7 +129,6 @@ type WebhookDeliveryStatus struct {
 // +kubebuilder:printcolumn:name="Event",type=string,JSONPath=`.spec.eventType`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Attempts",type=integer,JSONPath=`.status.attempts`
-// Next Attempt is a timestamp, not an age: kubectl prints "<invalid>" for dates in the future.
 // +kubebuilder:printcolumn:name="Next Attempt",type=string,JSONPath=`.status.nextAttemptAt`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,priority=1
 // +kubebuilder:printcolumn:name="Event ID",type=string,JSONPath=`.spec.eventID`,priority=1
