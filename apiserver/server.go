@@ -72,6 +72,9 @@ func New(cfg Config, st *store.Store, extra ...func(*Server) Resource) *restful.
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	s := &Server{cfg: cfg, store: st}
 
+	// Compact JSON: indenting every response cost about a tenth of the API's CPU on the call
+	// list (go-restful's default is indented).
+	restful.PrettyPrintResponses = false
 	c := restful.NewContainer()
 	c.Router(restful.CurlyRouter{})
 	c.DoNotRecover(false)
