@@ -106,17 +106,9 @@ func callConditions(f CallFilter, args *callQueryArgs) string {
 			// the caller's number (the most recently updated such contact), else the name the
 			// network gave. Both arms are written so the trigram indexes can drive them.
 			or = append(or,
-				`(lower(c.caller_name) LIKE lower(`+q+`) AND NOT EXISTS (
-					SELECT 1 FROM contact_phones cp JOIN contacts ct ON ct.id = cp.contact_id
-					WHERE cp.account_id = `+acct+` AND ct.account_id = `+acct+` AND cp.e164 = c.from_e164))`,
+				`(lower(c.caller_name) LIKE lower(`+q+`) AND NOT `+callerHasContactSQL(acct, "c.from_e164")+`)`,
 				// ARRAY(...) is computed once, so the index on (account_id, from_e164) serves it.
-				`c.from_e164 = ANY (ARRAY(
-					SELECT cp.e164 FROM contact_phones cp JOIN contacts ct ON ct.id = cp.contact_id
-					WHERE cp.account_id = `+acct+` AND ct.account_id = `+acct+` AND lower(ct.display_name) LIKE lower(`+q+`)
-					AND NOT EXISTS (
-						SELECT 1 FROM contact_phones cp2 JOIN contacts ct2 ON ct2.id = cp2.contact_id
-						WHERE cp2.account_id = `+acct+` AND ct2.account_id = `+acct+` AND cp2.e164 = cp.e164
-						AND (ct2.updated_at, ct2.id) > (ct.updated_at, ct.id))))`)
+				`c.from_e164 = ANY (`+contactNamePhonesSQL(acct, q)+`)`)
 		}
 		conds = append(conds, "("+strings.Join(or, " OR ")+")")
 	}
@@ -129,6 +121,24 @@ func callConditions(f CallFilter, args *callQueryArgs) string {
 		conds = append(conds, "c.urgency = "+args.add(f.Urgency))
 	}
 	return strings.Join(conds, " AND ")
+}
+
+// callerHasContactSQL is true when a contact of the account has the phone number e164.
+func callerHasContactSQL(acct, e164 string) string {
+	return `EXISTS (SELECT 1 FROM contact_phones cp JOIN contacts ct ON ct.id = cp.contact_id
+		WHERE cp.account_id = ` + acct + ` AND ct.account_id = ` + acct + ` AND cp.e164 = ` + e164 + `)`
+}
+
+// contactNamePhonesSQL is the array of phone numbers whose contact (the most recently updated
+// contact having that number, the one that names its calls) has a name matching pattern q.
+func contactNamePhonesSQL(acct, q string) string {
+	return `ARRAY(
+		SELECT cp.e164 FROM contact_phones cp JOIN contacts ct ON ct.id = cp.contact_id
+		WHERE cp.account_id = ` + acct + ` AND ct.account_id = ` + acct + ` AND lower(ct.display_name) LIKE lower(` + q + `)
+		AND NOT EXISTS (
+			SELECT 1 FROM contact_phones cp2 JOIN contacts ct2 ON ct2.id = cp2.contact_id
+			WHERE cp2.account_id = ` + acct + ` AND ct2.account_id = ` + acct + ` AND cp2.e164 = cp.e164
+			AND (ct2.updated_at, ct2.id) > (ct.updated_at, ct.id)))`
 }
 
 // callRowsSQL completes the call rows of the calls that inner selects (all columns of calls,
@@ -191,7 +201,8 @@ func (s *Store) ListCalls(ctx context.Context, accountID int64, f CallFilter) ([
 	inner := `SELECT * FROM calls c WHERE ` + where + ` ORDER BY c.started_at DESC, c.id DESC LIMIT ` +
 		strconv.Itoa(f.Limit) + ` OFFSET ` + strconv.Itoa(f.Offset)
 	countSQL, countArgs, fromBuckets := callCountSQL(accountID, f, where, args)
-	if fromBuckets {
+	planOnce := f.Search == "" && f.SearchDigits == "" && f.Sentiment == "" && f.Urgency == ""
+	if planOnce && fromBuckets {
 		// The total is a cheap sum of count buckets: send it with the page in one round trip.
 		b := &pgx.Batch{}
 		var calls []Call
@@ -210,7 +221,11 @@ func (s *Store) ListCalls(ctx context.Context, accountID int64, f CallFilter) ([
 	// Searches, sentiment and urgency are planned for their values on every request (an
 	// unnamed statement): the best plan for a pattern matching ten calls is a disaster for
 	// one matching a hundred thousand, and a cached generic plan cannot tell them apart.
-	rows, err := s.Pool.Query(ctx, callRowsSQL(inner), append([]any{pgx.QueryExecModeExec}, pageArgs...)...)
+	var mode []any
+	if !planOnce {
+		mode = []any{pgx.QueryExecModeExec}
+	}
+	rows, err := s.Pool.Query(ctx, callRowsSQL(inner), append(mode, pageArgs...)...)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -218,13 +233,12 @@ func (s *Store) ListCalls(ctx context.Context, accountID int64, f CallFilter) ([
 	if err != nil {
 		return nil, 0, err
 	}
-	// A short page that is not past the end already says how many match; otherwise the
-	// matches are counted on calls.
+	// A short page that is not past the end already says how many match.
 	if len(calls) < f.Limit && (len(calls) > 0 || f.Offset == 0) {
 		return calls, f.Offset + len(calls), nil
 	}
 	var total int64
-	err = s.Pool.QueryRow(ctx, countSQL, append([]any{pgx.QueryExecModeExec}, countArgs...)...).Scan(&total)
+	err = s.Pool.QueryRow(ctx, countSQL, append(mode, countArgs...)...).Scan(&total)
 	return calls, int(total), err
 }
 
@@ -243,10 +257,6 @@ func (s *Store) GetCall(ctx context.Context, accountID int64, publicID string) (
 // call_counts_hourly can answer (activity, status, and a period bounded by whole UTC hours)
 // are summed from them; others are counted on calls.
 func callCountSQL(accountID int64, f CallFilter, where string, args []any) (string, []any, bool) {
-	if f.Search != "" || f.SearchDigits != "" || f.Sentiment != "" || f.Urgency != "" ||
-		!wholeUTCHour(f.From) || !wholeUTCHour(f.To) {
-		return `SELECT count(*) FROM calls c WHERE ` + where, args, false
-	}
 	rargs := callQueryArgs{accountID}
 	conds := "account_id = $1"
 	switch f.Activity {
@@ -255,6 +265,28 @@ func callCountSQL(accountID int64, f CallFilter, where string, args []any) (stri
 	case "all":
 	default:
 		conds += " AND filtered = false"
+	}
+	if f.Search != "" && f.SearchDigits == "" && f.From == nil && f.To == nil && f.Status == "" &&
+		f.Sentiment == "" && f.Urgency == "" {
+		// A search by name alone: the two arms of callConditions' name match (disjoint: one
+		// needs a contact with the caller's number, the other none). The first is the calls
+		// of matching network names less those from numbers a contact has; the second the
+		// calls from the numbers of matching contacts.
+		q := rargs.add(callLikeContains(f.Search))
+		return `SELECT
+			(SELECT COALESCE(sum(n.calls), 0)::bigint FROM call_name_counts n WHERE n.` + conds + `
+				AND n.caller_name_lower LIKE lower(` + q + `))
+			- (SELECT COALESCE(sum(k.calls), 0)::bigint
+				FROM (SELECT DISTINCT cp.e164 FROM contact_phones cp JOIN contacts ct ON ct.id = cp.contact_id
+					WHERE cp.account_id = $1 AND ct.account_id = $1) p
+				JOIN call_caller_counts k ON k.account_id = $1 AND k.from_e164 = p.e164
+				WHERE k.` + conds + ` AND k.caller_name_lower LIKE lower(` + q + `))
+			+ (SELECT COALESCE(sum(k.calls), 0)::bigint FROM call_caller_counts k WHERE k.` + conds + `
+				AND k.from_e164 = ANY (` + contactNamePhonesSQL("$1", q) + `))`, rargs, true
+	}
+	if f.Search != "" || f.SearchDigits != "" || f.Sentiment != "" || f.Urgency != "" ||
+		!wholeUTCHour(f.From) || !wholeUTCHour(f.To) {
+		return `SELECT count(*) FROM calls c WHERE ` + where, args, false
 	}
 	if f.Status != "" {
 		conds += " AND disposition = " + rargs.add(f.Status)

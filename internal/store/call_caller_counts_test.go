@@ -1,0 +1,135 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
+)
+
+// callerCountsMatchCalls fails unless call_caller_counts and call_name_counts equal
+// aggregates of calls.
+func callerCountsMatchCalls(t *testing.T, st *store.Store, step string) {
+	t.Helper()
+	var diffs int
+	err := st.Pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM (
+			SELECT account_id, filtered, from_e164, lower(caller_name) AS caller_name_lower, count(*) AS calls
+			FROM calls GROUP BY 1, 2, 3, 4) a
+		FULL JOIN (SELECT * FROM call_caller_counts WHERE calls <> 0) b
+			USING (account_id, filtered, from_e164, caller_name_lower)
+		WHERE a.calls IS DISTINCT FROM b.calls)
+		+ (SELECT count(*) FROM (
+			SELECT account_id, filtered, lower(caller_name) AS caller_name_lower, count(*) AS calls
+			FROM calls GROUP BY 1, 2, 3) a
+		FULL JOIN (SELECT * FROM call_name_counts WHERE calls <> 0) b USING (account_id, filtered, caller_name_lower)
+		WHERE a.calls IS DISTINCT FROM b.calls)`).Scan(&diffs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diffs != 0 {
+		t.Fatalf("after %s: %d caller count rows differ from the calls", step, diffs)
+	}
+}
+
+// The total of a search by name comes from call_name_counts and call_caller_counts; it must equal the number of
+// calls the list itself finds, however names, contacts and calls change.
+func TestCallerNameSearchTotals(t *testing.T) {
+	st := storetest.NewStore(t)
+	ctx := context.Background()
+	now := time.Date(2026, 7, 10, 12, 0, 0, 0, time.UTC)
+	acct, err := st.CreateAccount(ctx, store.NewAccount{Name: "Search Ltd", Plan: plans.Business})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := st.CreateAccount(ctx, store.NewAccount{Name: "Other Ltd", Plan: plans.Business})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := st.Pool.Exec(ctx, sql, args...); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	// 20 callers: caller g % 20 has number +4477009000NN and a network name by g % 5.
+	insertCalls := func(accountID int64, prefix string) {
+		exec(`INSERT INTO calls (account_id, public_id, from_e164, to_e164, caller_name, disposition, filtered, started_at)
+			SELECT $1, $2 || g, '+4477009000' || lpad((g % 20)::text, 2, '0'), '+442070000001',
+				(ARRAY['Grace Okafor', 'GRACE OKAFOR-SMITH', 'Tom Baker', '', 'Ahmed 100% Khan'])[1 + (g % 20) % 5],
+				(ARRAY['answered', 'busy', 'voicemail'])[1 + g % 3], g % 7 = 0,
+				timestamptz '2026-07-01 00:00Z' + g * interval '17 minutes'
+			FROM generate_series(1, 300) g`, accountID, prefix)
+	}
+	insertCalls(acct.ID, "call_search_")
+	insertCalls(other.ID, "call_search_other_")
+	callerCountsMatchCalls(t, st, "inserting")
+
+	check := func(step string) {
+		t.Helper()
+		for _, activity := range []string{"business", "filtered", "all"} {
+			for _, search := range []string{"okafor", "grace", "TOM", "baker", "plumbing", "smith", "100%", "_", "nobody"} {
+				f := store.CallFilter{Activity: activity, Search: search}
+				f.Limit = 1000
+				all, _, err := st.ListCalls(ctx, acct.ID, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.Limit = 1
+				_, total, err := st.ListCalls(ctx, acct.ID, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if total != len(all) {
+					t.Errorf("%s: activity=%s search=%q: total %d, the list finds %d", step, activity, search, total, len(all))
+				}
+			}
+		}
+	}
+	check("no contacts")
+
+	// A contact names the calls of its numbers: caller 02 (network name "Tom Baker") becomes
+	// "Okafor Plumbing", caller 00 ("Grace Okafor") becomes "Tom Smith".
+	plumbing, err := st.UpsertContact(ctx, acct.ID, store.ContactInput{Source: "api", DisplayName: "Okafor Plumbing",
+		Phones: []store.ContactPhoneInput{{Number: "+447700900002"}}}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.UpsertContact(ctx, acct.ID, store.ContactInput{Source: "api", DisplayName: "Tom Smith",
+		Phones: []store.ContactPhoneInput{{Number: "+447700900000"}}}, now); err != nil {
+		t.Fatal(err)
+	}
+	// The other account's contacts change nothing here.
+	if _, err := st.UpsertContact(ctx, other.ID, store.ContactInput{Source: "api", DisplayName: "Baker Okafor",
+		Phones: []store.ContactPhoneInput{{Number: "+447700900003"}}}, now); err != nil {
+		t.Fatal(err)
+	}
+	check("with contacts")
+	// A later contact with the same number takes over its calls' name.
+	if _, err := st.UpsertContact(ctx, acct.ID, store.ContactInput{Source: "api", DisplayName: "Nobody Special",
+		Phones: []store.ContactPhoneInput{{Number: "+447700900002"}}}, now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	check("a newer contact for the same number")
+	if err := st.DeleteContact(ctx, acct.ID, plumbing.PublicID); err != nil {
+		t.Fatal(err)
+	}
+	check("a contact deleted")
+
+	exec(`UPDATE calls SET caller_name = 'Grace Okafor' WHERE public_id LIKE 'call_search_1%'`)
+	callerCountsMatchCalls(t, st, "renaming callers")
+	exec(`UPDATE calls SET filtered = NOT filtered, from_e164 = '+447700900019' WHERE public_id LIKE 'call_search_2%'`)
+	callerCountsMatchCalls(t, st, "moving calls between callers")
+	exec(`UPDATE calls SET disposition = 'answered'`)
+	callerCountsMatchCalls(t, st, "an update that moves no caller")
+	exec(`DELETE FROM calls WHERE public_id LIKE 'call_search_3%'`)
+	callerCountsMatchCalls(t, st, "deleting calls")
+	check("after the calls changed")
+
+	exec(`DELETE FROM accounts WHERE id = $1`, other.ID)
+	callerCountsMatchCalls(t, st, "deleting an account")
+	exec(`TRUNCATE calls CASCADE`)
+	callerCountsMatchCalls(t, st, "truncating calls")
+}
