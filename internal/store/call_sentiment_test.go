@@ -86,3 +86,69 @@ func deref(s *string) any {
 	}
 	return *s
 }
+
+// The total of a list filtered by sentiment or urgency comes from call_counts_sentiment_daily
+// (migration 00013); it must equal the calls the list finds as transcripts come and go.
+func TestSentimentTotalsFollowTranscripts(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.NewStore(t)
+	acct, err := st.CreateAccount(ctx, store.NewAccount{Name: "Moods Ltd", Plan: plans.Business})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := st.Pool.Exec(ctx, sql, args...); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	// 240 calls over ten days; three in four get a transcript with a sentiment and urgency.
+	exec(`INSERT INTO calls (account_id, public_id, from_e164, to_e164, disposition, filtered, started_at)
+		SELECT $1, 'call_mood_' || g, '+447700900' || lpad(g::text, 3, '0'), '+442070000001',
+			(ARRAY['answered', 'voicemail', 'busy'])[1 + g % 3], g % 11 = 0,
+			timestamptz '2026-07-01 00:00Z' + g * interval '1 hour'
+		FROM generate_series(1, 240) g`, acct.ID)
+	exec(`INSERT INTO recordings (account_id, public_id, call_id, kind, storage_key)
+		SELECT account_id, 'rec_' || public_id, id, 'call', 'k' FROM calls WHERE account_id = $1`, acct.ID)
+	exec(`INSERT INTO transcripts (account_id, recording_id, call_id, sentiment, urgency)
+		SELECT c.account_id, r.id, c.id, (ARRAY['positive', 'neutral', 'negative'])[1 + c.id % 3],
+			CASE WHEN c.id % 5 = 0 THEN NULL ELSE (ARRAY['low', 'normal', 'high'])[1 + c.id % 7 % 3] END
+		FROM calls c JOIN recordings r ON r.call_id = c.id WHERE c.account_id = $1 AND c.id % 4 <> 0`, acct.ID)
+
+	day := func(d, h int) *time.Time { v := time.Date(2026, 7, d, h, 0, 0, 0, time.UTC); return &v }
+	periods := []struct{ from, to *time.Time }{{nil, nil}, {day(3, 0), day(7, 0)}, {day(3, 5), nil}, {nil, day(6, 13)}}
+	check := func(step string) {
+		t.Helper()
+		for _, activity := range []string{"business", "all"} {
+			for _, status := range []string{"", "answered"} {
+				for _, mood := range [][2]string{{"negative", ""}, {"", "high"}, {"positive", "low"}, {"neutral", ""}} {
+					for i, p := range periods {
+						f := store.CallFilter{Activity: activity, Status: status, Sentiment: mood[0], Urgency: mood[1], From: p.from, To: p.to, Limit: 1000}
+						all, _, err := st.ListCalls(ctx, acct.ID, f)
+						if err != nil {
+							t.Fatal(err)
+						}
+						f.Limit = 1
+						_, total, err := st.ListCalls(ctx, acct.ID, f)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if total != len(all) {
+							t.Errorf("%s: activity=%s status=%q mood=%v period %d: total %d, the list finds %d",
+								step, activity, status, mood, i, total, len(all))
+						}
+					}
+				}
+			}
+		}
+	}
+	check("transcripts made")
+	exec(`UPDATE transcripts SET sentiment = 'negative', urgency = 'high' WHERE account_id = $1 AND id % 2 = 0`, acct.ID)
+	check("sentiments changed")
+	exec(`DELETE FROM transcripts WHERE account_id = $1 AND id % 3 = 0`, acct.ID)
+	check("transcripts deleted")
+	exec(`UPDATE calls SET disposition = 'answered', started_at = started_at + interval '2 days' WHERE account_id = $1 AND id % 5 = 0`, acct.ID)
+	check("calls moved")
+	exec(`DELETE FROM calls WHERE account_id = $1 AND id % 7 = 0`, acct.ID)
+	check("calls deleted")
+}

@@ -284,6 +284,27 @@ func callCountSQL(accountID int64, f CallFilter, where string, args []any) (stri
 			+ (SELECT COALESCE(sum(k.calls), 0)::bigint FROM call_caller_counts k WHERE k.` + conds + `
 				AND k.from_e164 = ANY (` + contactNamePhonesSQL("$1", q) + `))`, rargs, true
 	}
+	if (f.Sentiment != "" || f.Urgency != "") && f.Search == "" && f.SearchDigits == "" &&
+		wholeUTCDay(f.From) && wholeUTCDay(f.To) {
+		// Sentiment and urgency: summed from their daily buckets.
+		q := `SELECT COALESCE(sum(calls), 0)::bigint FROM call_counts_sentiment_daily WHERE ` + conds
+		if f.Status != "" {
+			q += " AND disposition = " + rargs.add(f.Status)
+		}
+		if f.Sentiment != "" {
+			q += " AND sentiment = " + rargs.add(f.Sentiment)
+		}
+		if f.Urgency != "" {
+			q += " AND urgency = " + rargs.add(f.Urgency)
+		}
+		if f.From != nil {
+			q += " AND day >= " + rargs.add(f.From.UTC().Format(time.DateOnly)) + "::date"
+		}
+		if f.To != nil {
+			q += " AND day < " + rargs.add(f.To.UTC().Format(time.DateOnly)) + "::date"
+		}
+		return q, rargs, true
+	}
 	if f.Search != "" || f.SearchDigits != "" || f.Sentiment != "" || f.Urgency != "" ||
 		!wholeUTCHour(f.From) || !wholeUTCHour(f.To) {
 		return `SELECT count(*) FROM calls c WHERE ` + where, args, false
@@ -332,6 +353,11 @@ func callCountSQL(accountID int64, f CallFilter, where string, args []any) (stri
 // wholeUTCHour reports whether t is absent or on a whole UTC hour (a bucket boundary).
 func wholeUTCHour(t *time.Time) bool {
 	return t == nil || t.Equal(t.Truncate(time.Hour))
+}
+
+// wholeUTCDay reports whether t is absent or a UTC midnight (a daily bucket boundary).
+func wholeUTCDay(t *time.Time) bool {
+	return t == nil || t.Equal(t.UTC().Truncate(24*time.Hour))
 }
 
 // ceilUTCDay is the first UTC midnight at or after t.
