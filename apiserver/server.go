@@ -174,7 +174,11 @@ func (s *Server) authenticate(req *restful.Request, resp *restful.Response, chai
 		writeError(resp, http.StatusUnauthorized, "Send your API key as: Authorization: Bearer <API_KEY>.")
 		return
 	}
-	p, err := s.store.Authenticate(req.Request.Context(), auth.Digest(token))
+	// The request is counted against the user's per-minute limit in the same round trip;
+	// the rateLimit filter decides on the count.
+	now := s.cfg.Clock.Now()
+	window := now.Truncate(time.Minute)
+	p, hits, err := s.store.AuthenticateAndCount(req.Request.Context(), auth.Digest(token), window)
 	if err == store.ErrNotFound {
 		writeError(resp, http.StatusUnauthorized, "This API key is not valid: it is wrong, revoked, or its user has left the account.")
 		return
@@ -185,29 +189,33 @@ func (s *Server) authenticate(req *restful.Request, resp *restful.Response, chai
 	}
 	resp.Header().Del("WWW-Authenticate")
 	req.SetAttribute(attrPrincipal, &p)
+	req.SetAttribute(attrUserRequests, userRequests{window: window, now: now, count: hits})
 	req.Request = req.Request.WithContext(context.WithValue(req.Request.Context(), principalKey{}, &p))
 	chain.ProcessFilter(req, resp)
 }
 
 // rateLimit applies the per-user limit in fixed one-minute windows counted in PostgreSQL,
-// so every replica of the API shares one count per user.
+// so every replica of the API shares one count per user. authenticate counted the request.
 func (s *Server) rateLimit(req *restful.Request, resp *restful.Response, chain *restful.FilterChain) {
-	p := principal(req)
-	if p == nil {
+	hits, ok := req.Attribute(attrUserRequests).(userRequests)
+	if !ok {
 		chain.ProcessFilter(req, resp)
 		return
 	}
-	ok, retryAfter, err := s.allow(req.Request.Context(), fmt.Sprintf("user:%d", p.User.ID), s.cfg.RequestsPerMinute)
-	if err != nil {
-		s.internalError(req, resp, err)
-		return
-	}
-	if !ok {
-		tooManyRequests(resp, retryAfter)
+	if hits.count > s.cfg.RequestsPerMinute {
+		tooManyRequests(resp, retryAfterSeconds(hits.now, hits.window))
 		return
 	}
 	chain.ProcessFilter(req, resp)
 }
+
+// userRequests is the authenticated user's request count in the current window.
+type userRequests struct {
+	window, now time.Time
+	count       int
+}
+
+const attrUserRequests = "switchboard.userRequests"
 
 // allow counts a hit on subject and reports whether it is within limit per minute.
 func (s *Server) allow(ctx context.Context, subject string, limit int) (bool, int, error) {

@@ -265,26 +265,58 @@ type Principal struct {
 // Authenticate finds the live key with this digest. Revoked keys, unknown keys and keys
 // of users who left give ErrNotFound.
 func (s *Store) Authenticate(ctx context.Context, digest []byte) (Principal, error) {
+	p, _, err := s.authenticate(ctx, digest, nil)
+	return p, err
+}
+
+// AuthenticateAndCount is Authenticate that also counts the request against the key's user in
+// the rate-limit window starting at windowStart (subject "user:<id>", as HitRateLimit counts),
+// in the same round trip, and returns the user's count in that window including this request.
+// Every authenticated API request does both, so one statement instead of two.
+func (s *Store) AuthenticateAndCount(ctx context.Context, digest []byte, windowStart time.Time) (Principal, int, error) {
+	return s.authenticate(ctx, digest, &windowStart)
+}
+
+func (s *Store) authenticate(ctx context.Context, digest []byte, windowStart *time.Time) (Principal, int, error) {
 	var p Principal
 	var abilities []string
+	var hits *int
 	a := &p.Account
 	u := &p.User
-	err := s.Pool.QueryRow(ctx, `SELECT k.id, k.public_id, k.abilities,
-			u.id, u.account_id, u.public_id, u.name, u.email, u.role, u.can_manage_api_keys, u.can_transcribe,
-			a.id, a.public_id, a.name, a.status, a.plan, a.addons, a.integrations_disabled, a.transcription_disabled,
-			a.time_zone, a.daily_spend_limit_pence, a.transcription_rate_pence_per_min, a.bundle_minutes, a.balance_pence
-		FROM api_keys k JOIN users u ON u.id = k.user_id JOIN accounts a ON a.id = k.account_id
-		WHERE k.token_sha256 = $1 AND k.revoked_at IS NULL AND u.left_at IS NULL`, digest).Scan(
+	err := s.Pool.QueryRow(ctx, `WITH k AS (
+			SELECT k.id AS key_id, k.public_id AS key_public_id, k.abilities,
+				u.id AS user_id, u.account_id, u.public_id AS user_public_id, u.name AS user_name, u.email, u.role,
+				u.can_manage_api_keys, u.can_transcribe,
+				a.id AS acct_id, a.public_id AS account_public_id, a.name AS account_name, a.status, a.plan, a.addons,
+				a.integrations_disabled, a.transcription_disabled, a.time_zone, a.daily_spend_limit_pence,
+				a.transcription_rate_pence_per_min, a.bundle_minutes, a.balance_pence
+			FROM api_keys k JOIN users u ON u.id = k.user_id JOIN accounts a ON a.id = k.account_id
+			WHERE k.token_sha256 = $1 AND k.revoked_at IS NULL AND u.left_at IS NULL),
+		hit AS (
+			INSERT INTO rate_limit_windows (subject, window_start, count)
+			SELECT 'user:' || k.user_id, $2::timestamptz, 1 FROM k WHERE $2::timestamptz IS NOT NULL
+			ON CONFLICT (subject, window_start) DO UPDATE SET count = rate_limit_windows.count + 1
+			RETURNING count)
+		SELECT k.key_id, k.key_public_id, k.abilities,
+			k.user_id, k.account_id, k.user_public_id, k.user_name, k.email, k.role, k.can_manage_api_keys, k.can_transcribe,
+			k.acct_id, k.account_public_id, k.account_name, k.status, k.plan, k.addons, k.integrations_disabled,
+			k.transcription_disabled, k.time_zone, k.daily_spend_limit_pence, k.transcription_rate_pence_per_min,
+			k.bundle_minutes, k.balance_pence, (SELECT count FROM hit)
+		FROM k`, digest, windowStart).Scan(
 		&p.KeyID, &p.KeyPublicID, &abilities,
 		&u.ID, &u.AccountID, &u.PublicID, &u.Name, &u.Email, &u.Role, &u.CanManageAPIKeys, &u.CanTranscribe,
 		&a.ID, &a.PublicID, &a.Name, &a.Status, &a.Plan, &a.Addons, &a.IntegrationsDisabled, &a.TranscriptionDisabled,
-		&a.TimeZone, &a.DailySpendLimitPence, &a.TranscriptionRatePencePerMin, &a.BundleMinutes, &a.BalancePence)
+		&a.TimeZone, &a.DailySpendLimitPence, &a.TranscriptionRatePencePerMin, &a.BundleMinutes, &a.BalancePence, &hits)
 	if err != nil {
-		return Principal{}, notFound(err)
+		return Principal{}, 0, notFound(err)
 	}
 	p.Abilities = make(auth.Abilities, len(abilities))
 	for i, s := range abilities {
 		p.Abilities[i] = auth.Ability(s)
 	}
-	return p, nil
+	n := 0
+	if hits != nil {
+		n = *hits
+	}
+	return p, n, nil
 }
