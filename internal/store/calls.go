@@ -279,8 +279,10 @@ func callCountSQL(accountID int64, f CallFilter, where string, args []any) (stri
 			- (SELECT COALESCE(sum(k.calls), 0)::bigint
 				FROM (SELECT DISTINCT cp.e164 FROM contact_phones cp JOIN contacts ct ON ct.id = cp.contact_id
 					WHERE cp.account_id = $1 AND ct.account_id = $1) p
-				JOIN call_caller_counts k ON k.account_id = $1 AND k.from_e164 = p.e164
-				WHERE k.` + conds + ` AND k.caller_name_lower LIKE lower(` + q + `))
+				-- An aggregate keeps this a probe of the key per directory number; as a join,
+				-- the planner scanned every caller of every account.
+				CROSS JOIN LATERAL (SELECT sum(k.calls) AS calls FROM call_caller_counts k
+					WHERE k.` + conds + ` AND k.from_e164 = p.e164 AND k.caller_name_lower LIKE lower(` + q + `)) k)
 			+ (SELECT COALESCE(sum(k.calls), 0)::bigint FROM call_caller_counts k WHERE k.` + conds + `
 				AND k.from_e164 = ANY (` + contactNamePhonesSQL("$1", q) + `))`, rargs, true
 	}

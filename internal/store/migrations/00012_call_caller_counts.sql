@@ -29,6 +29,9 @@ CREATE TABLE call_caller_counts (
     PRIMARY KEY (account_id, from_e164, caller_name_lower, filtered)
 );
 
+-- The contacts whose name matches a search, for both the calls and their total.
+CREATE INDEX contacts_display_name_trgm ON contacts USING gin (lower(display_name) gin_trgm_ops);
+
 -- call_caller_counts_apply adds +1 to the rows of every new call version and -1 to those of
 -- every old one, skipping rows that do not change (an update of a call's sentiment leaves
 -- them alone); rows are locked in key order so concurrent writers cannot deadlock.
@@ -97,3 +100,4 @@ DROP FUNCTION IF EXISTS call_caller_counts_truncate();
 DROP FUNCTION IF EXISTS call_caller_counts_apply();
 DROP TABLE IF EXISTS call_caller_counts;
 DROP TABLE IF EXISTS call_name_counts;
+DROP INDEX IF EXISTS contacts_display_name_trgm;
