@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,14 +24,21 @@ func callerCountsMatchCalls(t *testing.T, st *store.Store, step string) {
 			USING (account_id, filtered, from_e164, caller_name_lower)
 		WHERE a.calls IS DISTINCT FROM b.calls)
 		+ (SELECT count(*) FROM (
-			SELECT account_id, filtered, lower(caller_name) AS caller_name_lower, count(*) AS calls
-			FROM calls GROUP BY 1, 2, 3) a
-		FULL JOIN (SELECT * FROM call_name_counts WHERE calls <> 0) b USING (account_id, filtered, caller_name_lower)
-		WHERE a.calls IS DISTINCT FROM b.calls)`).Scan(&diffs)
+			SELECT account_id, filtered, lower(caller_name) AS caller_name_lower, count(*) AS calls,
+				count(*) FILTER (WHERE EXISTS (SELECT 1 FROM contact_phones cp WHERE cp.account_id = c.account_id AND cp.e164 = c.from_e164)) AS from_directory
+			FROM calls c GROUP BY 1, 2, 3) a
+		FULL JOIN (SELECT * FROM call_name_counts WHERE calls <> 0 OR calls_from_directory <> 0) b USING (account_id, filtered, caller_name_lower)
+		WHERE a.calls IS DISTINCT FROM b.calls OR a.from_directory IS DISTINCT FROM b.calls_from_directory)`).Scan(&diffs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diffs != 0 {
+		rows, _ := st.Pool.Query(context.Background(), `SELECT account_id, filtered, caller_name_lower, calls, calls_from_directory FROM call_name_counts ORDER BY 1, 3, 2`)
+		for rows.Next() {
+			v, _ := rows.Values()
+			t.Log(v...)
+		}
+		rows.Close()
 		t.Fatalf("after %s: %d caller count rows differ from the calls", step, diffs)
 	}
 }
@@ -113,10 +122,18 @@ func TestCallerNameSearchTotals(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("a newer contact for the same number")
+	callerCountsMatchCalls(t, st, "adding contacts")
 	if err := st.DeleteContact(ctx, acct.ID, plumbing.PublicID); err != nil {
 		t.Fatal(err)
 	}
 	check("a contact deleted")
+	callerCountsMatchCalls(t, st, "deleting a contact")
+	// A contact's phones replaced: one number leaves the directory, another joins it twice.
+	exec(`UPDATE contact_phones SET e164 = '+447700900004' WHERE account_id = $1 AND e164 = '+447700900000'`, acct.ID)
+	exec(`INSERT INTO contact_phones (contact_id, account_id, position, e164, raw_number)
+		SELECT contact_id, account_id, position + 1, '+447700900004', '07700 900004' FROM contact_phones WHERE account_id = $1`, acct.ID)
+	callerCountsMatchCalls(t, st, "changing phones")
+	check("changed phones")
 
 	exec(`UPDATE calls SET caller_name = 'Grace Okafor' WHERE public_id LIKE 'call_search_1%'`)
 	callerCountsMatchCalls(t, st, "renaming callers")
@@ -130,6 +147,64 @@ func TestCallerNameSearchTotals(t *testing.T) {
 
 	exec(`DELETE FROM accounts WHERE id = $1`, other.ID)
 	callerCountsMatchCalls(t, st, "deleting an account")
+	exec(`TRUNCATE contact_phones`)
+	callerCountsMatchCalls(t, st, "truncating phones")
 	exec(`TRUNCATE calls CASCADE`)
 	callerCountsMatchCalls(t, st, "truncating calls")
+}
+
+// Calls and contacts for the same numbers written at the same moment leave the counts exact
+// (the per-account advisory lock of migration 00012).
+func TestCallerCountsUnderConcurrentDirectoryChanges(t *testing.T) {
+	st := storetest.NewStore(t)
+	ctx := context.Background()
+	now := time.Date(2026, 7, 10, 12, 0, 0, 0, time.UTC)
+	acct, err := st.CreateAccount(ctx, store.NewAccount{Name: "Race Ltd", Plan: plans.Business})
+	if err != nil {
+		t.Fatal(err)
+	}
+	number := func(i int) string { return fmt.Sprintf("+4477009100%02d", i%10) }
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 60 {
+				if _, err := st.Pool.Exec(ctx, `INSERT INTO calls (account_id, public_id, from_e164, to_e164, caller_name, disposition, started_at)
+					VALUES ($1, $2, $3, '+442070000001', 'Pat Race', 'answered', $4)`,
+					acct.ID, fmt.Sprintf("call_race_%d_%d", w, i), number(w*7+i), now.Add(time.Duration(i)*time.Minute)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 40 {
+				ext := fmt.Sprintf("race-%d", w)
+				c, err := st.UpsertContact(ctx, acct.ID, store.ContactInput{Source: "crm", ExternalID: &ext, DisplayName: "Racer",
+					Phones: []store.ContactPhoneInput{{Number: number(i)}, {Number: number(i + w + 3)}}}, now.Add(time.Duration(i)*time.Second))
+				if err != nil {
+					errs <- err
+					return
+				}
+				if i%9 == 8 {
+					if err := st.DeleteContact(ctx, acct.ID, c.PublicID); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	callerCountsMatchCalls(t, st, "concurrent calls and contact changes")
 }

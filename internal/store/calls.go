@@ -269,20 +269,13 @@ func callCountSQL(accountID int64, f CallFilter, where string, args []any) (stri
 	if f.Search != "" && f.SearchDigits == "" && f.From == nil && f.To == nil && f.Status == "" &&
 		f.Sentiment == "" && f.Urgency == "" {
 		// A search by name alone: the two arms of callConditions' name match (disjoint: one
-		// needs a contact with the caller's number, the other none). The first is the calls
-		// of matching network names less those from numbers a contact has; the second the
-		// calls from the numbers of matching contacts.
+		// needs a contact with the caller's number, the other none). The first is the calls of
+		// matching network names from numbers outside the directory, the second the calls
+		// from the numbers of matching contacts (migration 00012).
 		q := rargs.add(callLikeContains(f.Search))
 		return `SELECT
-			(SELECT COALESCE(sum(n.calls), 0)::bigint FROM call_name_counts n WHERE n.` + conds + `
+			(SELECT COALESCE(sum(n.calls - n.calls_from_directory), 0)::bigint FROM call_name_counts n WHERE n.` + conds + `
 				AND n.caller_name_lower LIKE lower(` + q + `))
-			- (SELECT COALESCE(sum(k.calls), 0)::bigint
-				FROM (SELECT DISTINCT cp.e164 FROM contact_phones cp JOIN contacts ct ON ct.id = cp.contact_id
-					WHERE cp.account_id = $1 AND ct.account_id = $1) p
-				-- An aggregate keeps this a probe of the key per directory number; as a join,
-				-- the planner scanned every caller of every account.
-				CROSS JOIN LATERAL (SELECT sum(k.calls) AS calls FROM call_caller_counts k
-					WHERE k.` + conds + ` AND k.from_e164 = p.e164 AND k.caller_name_lower LIKE lower(` + q + `)) k)
 			+ (SELECT COALESCE(sum(k.calls), 0)::bigint FROM call_caller_counts k WHERE k.` + conds + `
 				AND k.from_e164 = ANY (` + contactNamePhonesSQL("$1", q) + `))`, rargs, true
 	}
