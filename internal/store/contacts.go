@@ -284,16 +284,15 @@ func (s *Store) DeleteContact(ctx context.Context, accountID int64, publicID str
 // replacePhones sets a contact's phones; existed says whether it may already have some.
 func replacePhones(ctx context.Context, tx pgx.Tx, accountID, contactID int64, existed bool, phones []ContactPhone) error {
 	b := &pgx.Batch{}
+	cols := phoneColumns{}
+	for i, p := range phones {
+		cols.add(contactID, i, p)
+	}
+	var existing []int64
 	if existed {
-		b.Queue(`DELETE FROM contact_phones WHERE contact_id = $1`, contactID)
+		existing = []int64{contactID}
 	}
-	if len(phones) > 0 {
-		cols := phoneColumns{}
-		for i, p := range phones {
-			cols.add(contactID, i, p)
-		}
-		cols.queueInsert(b, accountID)
-	}
+	cols.queueReplace(b, accountID, existing)
 	if b.Len() == 0 {
 		return nil
 	}
@@ -319,12 +318,25 @@ func (pc *phoneColumns) add(contactID int64, position int, p ContactPhone) {
 	pc.primary = append(pc.primary, p.IsPrimary)
 }
 
-func (pc *phoneColumns) queueInsert(b *pgx.Batch, accountID int64) {
-	b.Queue(`INSERT INTO contact_phones (contact_id, account_id, position, e164, raw_number, label, is_primary)
-		SELECT u.contact_id, $1, u.position, u.e164, u.raw_number, u.label, u.is_primary
-		FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::bool[])
-			AS u(contact_id, position, e164, raw_number, label, is_primary)`,
-		accountID, pc.contactID, pc.position, pc.e164, pc.raw, pc.label, pc.primary)
+// queueReplace makes the phones of the contacts existing (which may have phones) and of the
+// contacts in pc exactly the rows of pc. Rows that stay the same are left alone: a sync
+// that repeats a contact's phones writes nothing, and the directory's count triggers
+// (migration 00012) see only numbers that really come or go.
+func (pc *phoneColumns) queueReplace(b *pgx.Batch, accountID int64, existing []int64) {
+	const rows = `unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::bool[])
+		AS u(contact_id, position, e164, raw_number, label, is_primary)`
+	args := []any{accountID, pc.contactID, pc.position, pc.e164, pc.raw, pc.label, pc.primary, existing}
+	if len(existing) > 0 {
+		b.Queue(`DELETE FROM contact_phones p WHERE p.account_id = $1 AND p.contact_id = ANY($8)
+			AND (p.contact_id, p.position, p.e164, p.raw_number, p.label, p.is_primary) NOT IN (SELECT * FROM `+rows+`)`, args...)
+	}
+	if len(pc.contactID) > 0 {
+		b.Queue(`INSERT INTO contact_phones (contact_id, account_id, position, e164, raw_number, label, is_primary)
+			SELECT u.contact_id, $1, u.position, u.e164, u.raw_number, u.label, u.is_primary FROM `+rows+`
+			WHERE (u.contact_id, u.position, u.e164, u.raw_number, u.label, u.is_primary) NOT IN (
+				SELECT p.contact_id, p.position, p.e164, p.raw_number, p.label, p.is_primary
+				FROM contact_phones p WHERE p.account_id = $1 AND p.contact_id = ANY($8))`, args...)
+	}
 }
 
 // bulkRow is a contact of a bulk upsert ready to save.
@@ -489,12 +501,7 @@ func bulkSave(ctx context.Context, tx pgx.Tx, accountID int64, rows []bulkRow, n
 		}
 	}
 	b := &pgx.Batch{}
-	if len(existing) > 0 {
-		b.Queue(`DELETE FROM contact_phones WHERE contact_id = ANY($1)`, existing)
-	}
-	if len(cols.contactID) > 0 {
-		cols.queueInsert(b, accountID)
-	}
+	cols.queueReplace(b, accountID, existing)
 	if b.Len() == 0 {
 		return nil
 	}
