@@ -28,6 +28,7 @@ import (
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -103,7 +104,11 @@ type benchRun struct {
 }
 
 func (r *benchRun) startManager() {
-	m, err := ctrl.NewManager(r.cp.Config, ctrl.Options{Scheme: r.cp.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+	// As in production (ctrl.GetConfig): no client-side rate limit. envtest's config has
+	// QPS 1000, which a delivery rate of 500/s (two writes each plus reads) would reach.
+	cfg := rest.CopyConfig(r.cp.Config)
+	cfg.QPS, cfg.Burst = -1, 0
+	m, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: r.cp.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0", Logger: logr.Discard()})
 	if err != nil {
 		r.b.Fatal(err)
@@ -191,20 +196,34 @@ func (r *benchRun) enqueue(n int) {
 func (r *benchRun) liveDeliveries() int {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(sbv1.GroupVersion.WithKind("WebhookDeliveryList"))
-	if err := r.kube.List(context.Background(), list, client.InNamespace(r.ns)); err != nil {
+	// One item and the remaining count: the sampler must not load the API server itself.
+	if err := r.kube.List(context.Background(), list, client.InNamespace(r.ns), client.Limit(1)); err != nil {
 		return -1
 	}
-	return len(list.Items)
+	n := len(list.Items)
+	if rem := list.GetRemainingItemCount(); rem != nil {
+		n += int(*rem)
+	}
+	return n
 }
 
 type sampler struct {
 	maxHeap, maxLive atomic.Int64
+	cpu0             map[string]time.Duration
+	req0             map[string]float64
+	cfg              *rest.Config
+	deliveries       int
+	t0               time.Time
 	stop             chan struct{}
 	done             chan struct{}
 }
 
 func (r *benchRun) sample() *sampler {
-	s := &sampler{stop: make(chan struct{}), done: make(chan struct{})}
+	s := &sampler{stop: make(chan struct{}), done: make(chan struct{}), cpu0: procCPU(), t0: time.Now(),
+		req0: apiRequests(r.cp.Config), cfg: r.cp.Config, deliveries: 5 * r.events()}
+	if path := os.Getenv("BENCH_APISERVER_PROFILE"); path != "" {
+		apiserverProfile(r.cp.Config, path+"."+strings.ReplaceAll(r.b.Name(), "/", "_"), 20*time.Second)
+	}
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(250 * time.Millisecond)
@@ -228,7 +247,12 @@ func (r *benchRun) sample() *sampler {
 	return s
 }
 
-func (s *sampler) end() { close(s.stop); <-s.done }
+func (s *sampler) end() {
+	close(s.stop)
+	<-s.done
+	fmt.Printf("  CPU time over %.1fs: %s\n", time.Since(s.t0).Seconds(), cpuSince(s.cpu0, time.Since(s.t0)))
+	fmt.Printf("  API-server requests: %s\n", requestsSince(s.cfg, s.req0, s.deliveries))
+}
 
 // latencies returns event-to-delivery times of the endpoints in paths, sorted.
 func (r *benchRun) latencies(paths ...string) ([]time.Duration, time.Time) {
@@ -290,10 +314,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		b.Skip("KUBEBUILDER_ASSETS is not set: run via make bench")
 	}
-	n := 10000
-	if v, err := strconv.Atoi(os.Getenv("BENCH_EVENTS")); err == nil && v > 0 {
-		n = v
-	}
+	n := benchEvents()
 	ctrl.SetLogger(logr.Discard())
 	b.Cleanup(storetest.Shutdown)
 	cp, err := controlplane.Start(context.Background())
@@ -313,6 +334,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(st.Close)
+	findPostmaster(st)
 
 	b.Run("all-succeed", func(b *testing.B) {
 		r := &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: newBenchReceiver()}
@@ -418,6 +440,16 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 		fmt.Printf("  peak WebhookDeliveries in etcd: %d (the hanging endpoint's wait there)\n", s.maxLive.Load())
 	})
 }
+
+// benchEvents is BENCH_EVENTS (default 10,000).
+func benchEvents() int {
+	if v, err := strconv.Atoi(os.Getenv("BENCH_EVENTS")); err == nil && v > 0 {
+		return v
+	}
+	return 10000
+}
+
+func (r *benchRun) events() int { return benchEvents() }
 
 func poolParam(url string) string {
 	if strings.Contains(url, "?") {
