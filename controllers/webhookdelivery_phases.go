@@ -192,6 +192,7 @@ func (r *WebhookDeliveryReconciler) remove(ctx context.Context, d *sbv1.WebhookD
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return err
 	}
+	r.removedNow(d.UID)
 	st.removed = true
 	return nil
 }
