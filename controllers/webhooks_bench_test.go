@@ -124,7 +124,13 @@ func (r *benchRun) startManager() {
 		SkipNameValidation: true}).SetupWithManager(ctx, m); err != nil {
 		r.b.Fatal(err)
 	}
-	if err := m.Add(&WebhookDispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: r.st, Clock: r.clk, Interval: 100 * time.Millisecond, Log: logr.Discard()}); err != nil {
+	backlog := NewDeliveryBacklog(r.clk)
+	if err := backlog.SetupWithManager(ctx, m); err != nil {
+		r.b.Fatal(err)
+	}
+	maxPending, _ := strconv.Atoi(os.Getenv("BENCH_MAX_PENDING")) // 0: the default
+	if err := m.Add(&WebhookDispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: r.st, Clock: r.clk, Interval: 100 * time.Millisecond,
+		Backlog: backlog, MaxPending: maxPending, Log: logr.Discard()}); err != nil {
 		r.b.Fatal(err)
 	}
 	mctx, cancel := context.WithCancel(ctx)
@@ -160,12 +166,12 @@ func (r *benchRun) setup(clk clock.WithTicker) {
 }
 
 // enqueue inserts n call.ended events and notes when each was made (real time): all at
-// once, or BENCH_RATE events a second when set.
-func (r *benchRun) enqueue(n int) {
+// once (rate 0), or rate events a second.
+func (r *benchRun) enqueue(n, rate int) {
 	ctx := context.Background()
 	r.created = make(map[uuid.UUID]time.Time, n)
 	batch, pace := 500, time.Duration(0)
-	if rate, err := strconv.Atoi(os.Getenv("BENCH_RATE")); err == nil && rate > 0 {
+	if rate > 0 {
 		batch, pace = max(1, rate/10), 100*time.Millisecond
 	}
 	next := time.Now()
@@ -300,6 +306,16 @@ func (r *benchRun) report(name string, n int, paths ...string) {
 		}
 	}
 	secs := last.Sub(first).Seconds()
+	// Deliveries received per 5 s since the first event, to show stalls.
+	r.rcv.mu.Lock()
+	buckets := make([]int, int(secs/5)+1)
+	for _, at := range r.rcv.ok {
+		if i := int(at.Sub(first).Seconds() / 5); i >= 0 && i < len(buckets) {
+			buckets[i]++
+		}
+	}
+	r.rcv.mu.Unlock()
+	fmt.Printf("  received per 5 s: %v\n", buckets)
 	r.b.ReportMetric(float64(len(lat))/secs, "deliveries/s")
 	r.b.ReportMetric(float64(pct(lat, 0.5).Milliseconds()), "p50-ms")
 	r.b.ReportMetric(float64(pct(lat, 0.99).Milliseconds()), "p99-ms")
@@ -336,20 +352,28 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 	b.Cleanup(st.Close)
 	findPostmaster(st)
 
-	b.Run("all-succeed", func(b *testing.B) {
-		r := &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: newBenchReceiver()}
-		defer r.rcv.srv.Close()
-		r.setup(clock.RealClock{})
-		defer r.stop()
-		s := r.sample()
-		r.enqueue(n)
-		r.waitFor("every delivery", 30*time.Minute, func() bool { return r.rcv.delivered() >= 5*n })
-		r.waitFor("etcd to empty", 5*time.Minute, func() bool { return r.liveDeliveries() == 0 })
-		s.end()
-		r.report("all succeed", n)
-		fmt.Printf("  peak heap in use (manager, receiver and harness in one process): %d MiB; WebhookDeliveries in etcd: peak %d, after %d\n",
-			s.maxHeap.Load()>>20, s.maxLive.Load(), r.liveDeliveries())
-	})
+	allSucceed := func(name string, rate int) {
+		b.Run(name, func(b *testing.B) {
+			r := &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: newBenchReceiver()}
+			defer r.rcv.srv.Close()
+			r.setup(clock.RealClock{})
+			defer r.stop()
+			s := r.sample()
+			r.enqueue(n, rate)
+			r.waitFor("every delivery", 30*time.Minute, func() bool { return r.rcv.delivered() >= 5*n })
+			r.waitFor("etcd to empty", 5*time.Minute, func() bool { return r.liveDeliveries() == 0 })
+			s.end()
+			how := "all succeed, all events inserted at once (p50/p99 are backlog drain times)"
+			if rate > 0 {
+				how = fmt.Sprintf("all succeed, %d events/s (%d deliveries/s offered)", rate, 5*rate)
+			}
+			r.report(how, n)
+			fmt.Printf("  peak heap in use (manager, receiver and harness in one process): %d MiB; WebhookDeliveries in etcd: peak %d, after %d\n",
+				s.maxHeap.Load()>>20, s.maxLive.Load(), r.liveDeliveries())
+		})
+	}
+	allSucceed("all-succeed", 0)
+	allSucceed("all-succeed-paced", benchRate())
 
 	b.Run("20pct-500", func(b *testing.B) {
 		clk := clocktesting.NewFakeClock(time.Now().Truncate(time.Second))
@@ -359,7 +383,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 		r.setup(clk)
 		defer func() { r.stop() }()
 		s := r.sample()
-		r.enqueue(n)
+		r.enqueue(n, 0)
 		ctx := context.Background()
 		// First pass: every delivery attempted once.
 		var retrying []sbv1.WebhookDelivery
@@ -431,11 +455,11 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 		r.setup(clock.RealClock{})
 		defer r.stop()
 		s := r.sample()
-		r.enqueue(n)
+		r.enqueue(n, benchRate())
 		paths := []string{"/ep/1", "/ep/2", "/ep/3", "/ep/4"}
 		r.waitFor("the four healthy endpoints", 30*time.Minute, func() bool { return r.rcv.delivered() >= 4*n })
 		s.end()
-		r.report("one endpoint hanging past 10 s; the other four", n, paths...)
+		r.report(fmt.Sprintf("one endpoint hanging past 10 s, %d events/s; the other four", benchRate()), n, paths...)
 		_ = kube.Delete(context.Background(), r.eps[0]) // cancels what is in flight to it
 		fmt.Printf("  peak WebhookDeliveries in etcd: %d (the hanging endpoint's wait there)\n", s.maxLive.Load())
 	})
@@ -450,6 +474,15 @@ func benchEvents() int {
 }
 
 func (r *benchRun) events() int { return benchEvents() }
+
+// benchRate is BENCH_RATE, the events a second of the paced scenarios (default 100, which
+// is 500 deliveries a second).
+func benchRate() int {
+	if v, err := strconv.Atoi(os.Getenv("BENCH_RATE")); err == nil && v > 0 {
+		return v
+	}
+	return 100
+}
 
 func poolParam(url string) string {
 	if strings.Contains(url, "?") {
