@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -53,6 +54,9 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *sbv
 		// slot wakes this delivery (parkedRetry is the fallback).
 		return ctrl.Result{RequeueAfter: parkedRetry + time.Duration(rand.IntN(5000))*time.Millisecond}, nil
 	}
+	// The slot bounds attempts in flight to the endpoint: it is given back as soon as the
+	// answer is in, not after the history write and the deletion that follow.
+	release = sync.OnceFunc(release)
 	defer release()
 	secret, err := r.signingSecret(ctx, ep)
 	if err != nil {
@@ -85,6 +89,7 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *sbv
 	endpointRemoved := attemptCtx.Err() != nil && ctx.Err() == nil
 	untrack()
 	cancelAttempt()
+	release()
 	if ctx.Err() != nil {
 		// The manager is stopping: the attempt is not counted; the next manager makes it.
 		return ctrl.Result{}, ctx.Err()
