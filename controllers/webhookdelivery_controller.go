@@ -67,6 +67,8 @@ type WebhookDeliveryReconciler struct {
 	// removed are deliveries this controller deleted recently (two generations of up to
 	// removedKept each): a reconcile of a stale cached copy would only repeat the delete.
 	removed, removedBefore map[types.UID]struct{}
+	// health is each endpoint's health-write state (recordEndpointHealth).
+	health map[types.NamespacedName]*endpointHealthState
 }
 
 // removedKept bounds each generation of removed; the cache catches up long before a
@@ -188,6 +190,9 @@ func (r *WebhookDeliveryReconciler) endpointEvents() handler.EventHandler {
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			r.cancelInFlight(client.ObjectKeyFromObject(e.Object))
+			r.mu.Lock()
+			delete(r.health, client.ObjectKeyFromObject(e.Object))
+			r.mu.Unlock()
 			enqueue(ctx, e.Object, q)
 		},
 	}

@@ -131,9 +131,17 @@ func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *sbv1.W
 // recordEndpointHealth keeps the endpoint's failingSince (set by the first failure, cleared
 // by a success) and last-attempt fields. To keep API-server writes per delivery low it
 // writes only when failingSince or the last response code changes, or the last write is
-// more than a minute old.
+// more than a minute old. Writes to one endpoint are made one at a time, and each starts
+// from this controller's own last write while the cache has not caught up with it, so
+// workers that finish together do not repeat the same write.
 func (r *WebhookDeliveryReconciler) recordEndpointHealth(ctx context.Context, ep *sbv1.WebhookEndpoint, ok bool, code int, at time.Time) error {
+	h := r.endpointHealth(client.ObjectKeyFromObject(ep))
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	ep = ep.DeepCopy()
+	if h.last != nil && h.last.UID == ep.UID && ep.ResourceVersion == h.patchedFrom {
+		ep = h.last.DeepCopy() // the cache still shows the version before our write
+	}
 	base := ep.DeepCopy()
 	switch {
 	case ok && ep.Status.FailingSince != nil:
@@ -147,8 +155,33 @@ func (r *WebhookDeliveryReconciler) recordEndpointHealth(ctx context.Context, ep
 	}
 	ep.Status.LastDeliveryAt = &metav1.Time{Time: at}
 	ep.Status.LastResponseCode = int32(code)
-	err := r.Status().Patch(ctx, ep, client.MergeFrom(base))
-	return client.IgnoreNotFound(err)
+	if err := r.Status().Patch(ctx, ep, client.MergeFrom(base)); err != nil {
+		h.last = nil
+		return client.IgnoreNotFound(err)
+	}
+	h.last, h.patchedFrom = ep, base.ResourceVersion // Patch left the server's answer in ep
+	return nil
+}
+
+// endpointHealthState serialises one endpoint's health writes and remembers the last one.
+type endpointHealthState struct {
+	mu          sync.Mutex
+	last        *sbv1.WebhookEndpoint
+	patchedFrom string
+}
+
+func (r *WebhookDeliveryReconciler) endpointHealth(key types.NamespacedName) *endpointHealthState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.health == nil {
+		r.health = map[types.NamespacedName]*endpointHealthState{}
+	}
+	h := r.health[key]
+	if h == nil {
+		h = &endpointHealthState{}
+		r.health[key] = h
+	}
+	return h
 }
 
 func reflectEqualTime(a, b *metav1.Time) bool {
