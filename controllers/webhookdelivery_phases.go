@@ -139,8 +139,12 @@ func (r *WebhookDeliveryReconciler) recordEndpointHealth(ctx context.Context, ep
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ep = ep.DeepCopy()
-	if h.last != nil && h.last.UID == ep.UID && ep.ResourceVersion == h.patchedFrom {
-		ep = h.last.DeepCopy() // the cache still shows the version before our write
+	switch {
+	case h.last == nil || h.last.UID != ep.UID:
+	case h.superseded[ep.ResourceVersion]:
+		ep = h.last.DeepCopy() // the cache still shows a version from before our last write
+	case ep.ResourceVersion == h.last.ResourceVersion:
+		clear(h.superseded) // caught up
 	}
 	base := ep.DeepCopy()
 	switch {
@@ -157,17 +161,23 @@ func (r *WebhookDeliveryReconciler) recordEndpointHealth(ctx context.Context, ep
 	ep.Status.LastResponseCode = int32(code)
 	if err := r.Status().Patch(ctx, ep, client.MergeFrom(base)); err != nil {
 		h.last = nil
+		clear(h.superseded)
 		return client.IgnoreNotFound(err)
 	}
-	h.last, h.patchedFrom = ep, base.ResourceVersion // Patch left the server's answer in ep
+	if h.superseded == nil || len(h.superseded) > 1000 {
+		h.superseded = map[string]bool{}
+	}
+	h.superseded[base.ResourceVersion] = true
+	h.last = ep // Patch left the server's answer in ep
 	return nil
 }
 
-// endpointHealthState serialises one endpoint's health writes and remembers the last one.
+// endpointHealthState serialises one endpoint's health writes and remembers the last one
+// and the versions it superseded (which the cache may still show).
 type endpointHealthState struct {
-	mu          sync.Mutex
-	last        *sbv1.WebhookEndpoint
-	patchedFrom string
+	mu         sync.Mutex
+	last       *sbv1.WebhookEndpoint
+	superseded map[string]bool
 }
 
 func (r *WebhookDeliveryReconciler) endpointHealth(key types.NamespacedName) *endpointHealthState {
