@@ -44,14 +44,61 @@ type WebhookDispatcher struct {
 	BatchSize int
 	// Parallel is how many deliveries are created at once (default 32).
 	Parallel int
-	Log      logr.Logger
+	// Backlog, when set, paces the dispatcher: it takes events only while the deliveries
+	// whose first attempt is still to be made stay within MaxPending (default 2000), and all
+	// live deliveries within MaxLive (0: no bound). Events wait in the outbox meanwhile.
+	Backlog    *DeliveryBacklog
+	MaxPending int
+	MaxLive    int
+	Log        logr.Logger
 }
+
+// DefaultMaxPendingDeliveries bounds the deliveries waiting for a first attempt.
+const DefaultMaxPendingDeliveries = 2000
 
 // NeedLeaderElection: one dispatcher at a time (FOR UPDATE SKIP LOCKED keeps two safe too).
 func (w *WebhookDispatcher) NeedLeaderElection() bool { return true }
 
 // Start polls until ctx ends.
 func (w *WebhookDispatcher) Start(ctx context.Context) error {
+	w.defaults()
+	// The poll interval only paces the loop (real time); every recorded time comes from Clock.
+	ticker := time.NewTicker(w.Interval)
+	defer ticker.Stop()
+	var changed <-chan struct{}
+	if w.Backlog != nil {
+		changed = w.Backlog.Changed()
+	}
+	for {
+		limit := w.limit()
+		if limit > 0 {
+			n, err := w.dispatch(ctx, limit)
+			if err != nil && ctx.Err() == nil {
+				w.Log.Error(err, "dispatch webhook events")
+			}
+			if n == limit && err == nil {
+				continue
+			}
+		}
+		// The outbox was empty, or the backlog full: wait for the next poll, or for room.
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		case <-changed:
+			if limit > 0 {
+				// Room was not what was missing: wait for the poll.
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-ticker.C:
+				}
+			}
+		}
+	}
+}
+
+func (w *WebhookDispatcher) defaults() {
 	if w.Interval <= 0 {
 		w.Interval = 500 * time.Millisecond
 	}
@@ -61,31 +108,33 @@ func (w *WebhookDispatcher) Start(ctx context.Context) error {
 	if w.Clock == nil {
 		w.Clock = clock.RealClock{}
 	}
-	// The poll interval only paces the loop (real time); every recorded time comes from Clock.
-	ticker := time.NewTicker(w.Interval)
-	defer ticker.Stop()
-	for {
-		n, err := w.DispatchOnce(ctx)
-		if err != nil && ctx.Err() == nil {
-			w.Log.Error(err, "dispatch webhook events")
-		}
-		if n == w.BatchSize && err == nil {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ticker.C:
-		}
+	if w.Backlog != nil && w.MaxPending == 0 {
+		w.MaxPending = DefaultMaxPendingDeliveries
 	}
 }
 
-// DispatchOnce handles one batch and returns how many events it marked dispatched.
-func (w *WebhookDispatcher) DispatchOnce(ctx context.Context) (int, error) {
-	if w.BatchSize <= 0 {
-		w.BatchSize = 200
+// limit is how many events the backlog leaves room for now (BatchSize without a Backlog).
+func (w *WebhookDispatcher) limit() int {
+	if w.Backlog == nil {
+		return w.BatchSize
 	}
-	return w.Store.DispatchEvents(ctx, w.BatchSize, w.Clock.Now, w.fanOut)
+	pending, live := w.Backlog.Load()
+	return eventsToDispatch(w.MaxPending, pending, live, w.MaxLive, w.BatchSize, sbv1.MaxWebhookEndpointsPerAccount)
+}
+
+// DispatchOnce handles one batch, as large as the backlog leaves room for, and returns how
+// many events it marked dispatched.
+func (w *WebhookDispatcher) DispatchOnce(ctx context.Context) (int, error) {
+	w.defaults()
+	limit := w.limit()
+	if limit == 0 {
+		return 0, nil
+	}
+	return w.dispatch(ctx, limit)
+}
+
+func (w *WebhookDispatcher) dispatch(ctx context.Context, limit int) (int, error) {
+	return w.Store.DispatchEvents(ctx, limit, w.Clock.Now, w.fanOut)
 }
 
 func (w *WebhookDispatcher) fanOut(ctx context.Context, evs []store.PendingEvent) ([]uuid.UUID, error) {
@@ -156,7 +205,13 @@ func (w *WebhookDispatcher) deliver(ctx context.Context, ev store.PendingEvent, 
 			EndpointPublicID: ep.Name, DeliveryName: d.Name, EventID: ev.ID, EventType: ev.Type, Status: "cancelled",
 			LastError: "The endpoint was paused or switched off when the event occurred", CreatedAt: now, FinishedAt: now})
 	}
+	if w.Backlog != nil {
+		w.Backlog.Reserve(client.ObjectKeyFromObject(d), client.ObjectKeyFromObject(ep))
+	}
 	if err := w.Client.Create(ctx, d); err != nil && !apierrors.IsAlreadyExists(err) {
+		if w.Backlog != nil {
+			w.Backlog.Unreserve(client.ObjectKeyFromObject(d))
+		}
 		return err
 	}
 	return nil

@@ -8,7 +8,6 @@ package controllers
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 
@@ -19,10 +18,12 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -61,8 +62,24 @@ type WebhookDeliveryReconciler struct {
 	inflight map[types.NamespacedName]map[string]context.CancelFunc
 	// parked are deliveries that found their endpoint's slots taken; a released slot wakes
 	// the first of them through wake (they also come back by themselves after parkedRetry).
-	parked map[types.NamespacedName][]types.NamespacedName
+	parked map[types.NamespacedName]*parkQueue
 	wake   chan event.GenericEvent
+	// removed are deliveries this controller deleted recently (two generations of up to
+	// removedKept each): a reconcile of a stale cached copy would only repeat the delete.
+	removed, removedBefore map[types.UID]struct{}
+	// health is each endpoint's health-write state (recordEndpointHealth).
+	health map[types.NamespacedName]*endpointHealthState
+}
+
+// removedKept bounds each generation of removed; the cache catches up long before a
+// generation is dropped.
+const removedKept = 10000
+
+// parkQueue is an endpoint's parked deliveries in order; a delivery that got a slot some
+// other way (its own event) leaves the set, and its stale place in order is skipped.
+type parkQueue struct {
+	order []types.NamespacedName
+	in    map[types.NamespacedName]bool
 }
 
 // parkedRetry is when a parked delivery looks again if no slot release woke it.
@@ -85,7 +102,8 @@ func (r *WebhookDeliveryReconciler) SetupWithManager(ctx context.Context, mgr ct
 	}
 	r.slots = map[types.NamespacedName]chan struct{}{}
 	r.inflight = map[types.NamespacedName]map[string]context.CancelFunc{}
-	r.parked = map[types.NamespacedName][]types.NamespacedName{}
+	r.parked = map[types.NamespacedName]*parkQueue{}
+	r.removed = map[types.UID]struct{}{}
 	r.wake = make(chan event.GenericEvent, 4096)
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &sbv1.WebhookDelivery{}, deliveryEndpointIndex, func(o client.Object) []string {
 		return []string{o.(*sbv1.WebhookDelivery).Spec.EndpointName}
@@ -94,7 +112,11 @@ func (r *WebhookDeliveryReconciler) SetupWithManager(ctx context.Context, mgr ct
 	}
 	skip := r.SkipNameValidation
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&sbv1.WebhookDelivery{}).
+		// A deletion needs no reconcile: it only forgets what was kept about the delivery.
+		For(&sbv1.WebhookDelivery{}, builder.WithPredicates(predicate.Funcs{DeleteFunc: func(e event.DeleteEvent) bool {
+			r.forget(e.Object)
+			return false
+		}})).
 		Watches(&sbv1.WebhookEndpoint{}, r.endpointEvents()).
 		WatchesRawSource(source.Channel(r.wake, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, SkipNameValidation: &skip}).
@@ -108,7 +130,7 @@ func (r *WebhookDeliveryReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	if err := r.Get(ctx, req.NamespacedName, d); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !d.DeletionTimestamp.IsZero() {
+	if !d.DeletionTimestamp.IsZero() || r.wasRemoved(d.UID) {
 		return ctrl.Result{}, nil
 	}
 
@@ -168,6 +190,9 @@ func (r *WebhookDeliveryReconciler) endpointEvents() handler.EventHandler {
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			r.cancelInFlight(client.ObjectKeyFromObject(e.Object))
+			r.mu.Lock()
+			delete(r.health, client.ObjectKeyFromObject(e.Object))
+			r.mu.Unlock()
 			enqueue(ctx, e.Object, q)
 		},
 	}
@@ -184,12 +209,21 @@ func (r *WebhookDeliveryReconciler) acquire(ep, delivery types.NamespacedName) (
 		slot = make(chan struct{}, r.PerEndpoint)
 		r.slots[ep] = slot
 	}
+	q := r.parked[ep]
 	select {
 	case slot <- struct{}{}:
+		if q != nil {
+			delete(q.in, delivery)
+		}
 		return func() { r.releaseSlot(ep, slot) }, true
 	default:
-		if !slices.Contains(r.parked[ep], delivery) {
-			r.parked[ep] = append(r.parked[ep], delivery)
+		if q == nil {
+			q = &parkQueue{in: map[types.NamespacedName]bool{}}
+			r.parked[ep] = q
+		}
+		if !q.in[delivery] {
+			q.in[delivery] = true
+			q.order = append(q.order, delivery)
 		}
 		return nil, false
 	}
@@ -200,17 +234,59 @@ func (r *WebhookDeliveryReconciler) releaseSlot(ep types.NamespacedName, slot ch
 	defer r.mu.Unlock()
 	<-slot
 	q := r.parked[ep]
-	if len(q) == 0 {
+	if q == nil {
 		return
 	}
-	next := q[0]
-	r.parked[ep] = q[1:]
-	if len(r.parked[ep]) == 0 {
+	for len(q.order) > 0 {
+		next := q.order[0]
+		q.order = q.order[1:]
+		if !q.in[next] {
+			continue // it got a slot meanwhile, or was deleted
+		}
+		delete(q.in, next)
+		select {
+		case r.wake <- event.GenericEvent{Object: &sbv1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: next.Namespace, Name: next.Name}}}:
+		default: // full: it comes back after parkedRetry
+		}
+		break
+	}
+	if len(q.in) == 0 {
 		delete(r.parked, ep)
 	}
-	select {
-	case r.wake <- event.GenericEvent{Object: &sbv1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: next.Namespace, Name: next.Name}}}:
-	default: // full: it comes back after parkedRetry
+}
+
+// removedNow notes a delivery this controller deleted (see removed).
+func (r *WebhookDeliveryReconciler) removedNow(uid types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.removed) >= removedKept {
+		r.removedBefore, r.removed = r.removed, map[types.UID]struct{}{}
+	}
+	r.removed[uid] = struct{}{}
+}
+
+func (r *WebhookDeliveryReconciler) wasRemoved(uid types.UID) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.removed[uid]
+	if !ok {
+		_, ok = r.removedBefore[uid]
+	}
+	return ok
+}
+
+// forget drops the parked place of a deleted delivery.
+func (r *WebhookDeliveryReconciler) forget(o client.Object) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if d, ok := o.(*sbv1.WebhookDelivery); ok {
+		ep := types.NamespacedName{Namespace: d.Namespace, Name: d.Spec.EndpointName}
+		if q := r.parked[ep]; q != nil {
+			delete(q.in, client.ObjectKeyFromObject(d))
+			if len(q.in) == 0 {
+				delete(r.parked, ep)
+			}
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -53,6 +54,9 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *sbv
 		// slot wakes this delivery (parkedRetry is the fallback).
 		return ctrl.Result{RequeueAfter: parkedRetry + time.Duration(rand.IntN(5000))*time.Millisecond}, nil
 	}
+	// The slot bounds attempts in flight to the endpoint: it is given back as soon as the
+	// answer is in, not after the history write and the deletion that follow.
+	release = sync.OnceFunc(release)
 	defer release()
 	secret, err := r.signingSecret(ctx, ep)
 	if err != nil {
@@ -85,6 +89,7 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *sbv
 	endpointRemoved := attemptCtx.Err() != nil && ctx.Err() == nil
 	untrack()
 	cancelAttempt()
+	release()
 	if ctx.Err() != nil {
 		// The manager is stopping: the attempt is not counted; the next manager makes it.
 		return ctrl.Result{}, ctx.Err()
@@ -126,9 +131,21 @@ func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *sbv1.W
 // recordEndpointHealth keeps the endpoint's failingSince (set by the first failure, cleared
 // by a success) and last-attempt fields. To keep API-server writes per delivery low it
 // writes only when failingSince or the last response code changes, or the last write is
-// more than a minute old.
+// more than a minute old. Writes to one endpoint are made one at a time, and each starts
+// from this controller's own last write while the cache has not caught up with it, so
+// workers that finish together do not repeat the same write.
 func (r *WebhookDeliveryReconciler) recordEndpointHealth(ctx context.Context, ep *sbv1.WebhookEndpoint, ok bool, code int, at time.Time) error {
+	h := r.endpointHealth(client.ObjectKeyFromObject(ep))
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	ep = ep.DeepCopy()
+	switch {
+	case h.last == nil || h.last.UID != ep.UID:
+	case h.superseded[ep.ResourceVersion]:
+		ep = h.last.DeepCopy() // the cache still shows a version from before our last write
+	case ep.ResourceVersion == h.last.ResourceVersion:
+		clear(h.superseded) // caught up
+	}
 	base := ep.DeepCopy()
 	switch {
 	case ok && ep.Status.FailingSince != nil:
@@ -142,8 +159,39 @@ func (r *WebhookDeliveryReconciler) recordEndpointHealth(ctx context.Context, ep
 	}
 	ep.Status.LastDeliveryAt = &metav1.Time{Time: at}
 	ep.Status.LastResponseCode = int32(code)
-	err := r.Status().Patch(ctx, ep, client.MergeFrom(base))
-	return client.IgnoreNotFound(err)
+	if err := r.Status().Patch(ctx, ep, client.MergeFrom(base)); err != nil {
+		h.last = nil
+		clear(h.superseded)
+		return client.IgnoreNotFound(err)
+	}
+	if h.superseded == nil || len(h.superseded) > 1000 {
+		h.superseded = map[string]bool{}
+	}
+	h.superseded[base.ResourceVersion] = true
+	h.last = ep // Patch left the server's answer in ep
+	return nil
+}
+
+// endpointHealthState serialises one endpoint's health writes and remembers the last one
+// and the versions it superseded (which the cache may still show).
+type endpointHealthState struct {
+	mu         sync.Mutex
+	last       *sbv1.WebhookEndpoint
+	superseded map[string]bool
+}
+
+func (r *WebhookDeliveryReconciler) endpointHealth(key types.NamespacedName) *endpointHealthState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.health == nil {
+		r.health = map[types.NamespacedName]*endpointHealthState{}
+	}
+	h := r.health[key]
+	if h == nil {
+		h = &endpointHealthState{}
+		r.health[key] = h
+	}
+	return h
 }
 
 func reflectEqualTime(a, b *metav1.Time) bool {
@@ -192,6 +240,7 @@ func (r *WebhookDeliveryReconciler) remove(ctx context.Context, d *sbv1.WebhookD
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return err
 	}
+	r.removedNow(d.UID)
 	st.removed = true
 	return nil
 }

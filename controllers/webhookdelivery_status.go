@@ -19,10 +19,12 @@ import (
 
 // patchStatus writes the status through the status subresource when it changed.
 func (r *WebhookDeliveryReconciler) patchStatus(ctx context.Context, base, d *sbv1.WebhookDelivery) error {
-	d.Status.ObservedGeneration = d.Generation
 	if reflect.DeepEqual(base.Status, d.Status) {
+		// Nothing decided (a delivery parked or waiting for its retry): no write, so waiting
+		// costs the API server nothing.
 		return nil
 	}
+	d.Status.ObservedGeneration = d.Generation
 	return r.Status().Patch(ctx, d, client.MergeFrom(base))
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -103,7 +104,11 @@ type benchRun struct {
 }
 
 func (r *benchRun) startManager() {
-	m, err := ctrl.NewManager(r.cp.Config, ctrl.Options{Scheme: r.cp.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+	// As in production (ctrl.GetConfig): no client-side rate limit. envtest's config has
+	// QPS 1000, which a delivery rate of 500/s (two writes each plus reads) would reach.
+	cfg := rest.CopyConfig(r.cp.Config)
+	cfg.QPS, cfg.Burst = -1, 0
+	m, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: r.cp.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0", Logger: logr.Discard()})
 	if err != nil {
 		r.b.Fatal(err)
@@ -119,7 +124,13 @@ func (r *benchRun) startManager() {
 		SkipNameValidation: true}).SetupWithManager(ctx, m); err != nil {
 		r.b.Fatal(err)
 	}
-	if err := m.Add(&WebhookDispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: r.st, Clock: r.clk, Interval: 100 * time.Millisecond, Log: logr.Discard()}); err != nil {
+	backlog := NewDeliveryBacklog(r.clk)
+	if err := backlog.SetupWithManager(ctx, m); err != nil {
+		r.b.Fatal(err)
+	}
+	maxPending, _ := strconv.Atoi(os.Getenv("BENCH_MAX_PENDING")) // 0: the default
+	if err := m.Add(&WebhookDispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: r.st, Clock: r.clk, Interval: 100 * time.Millisecond,
+		Backlog: backlog, MaxPending: maxPending, Log: logr.Discard()}); err != nil {
 		r.b.Fatal(err)
 	}
 	mctx, cancel := context.WithCancel(ctx)
@@ -155,12 +166,12 @@ func (r *benchRun) setup(clk clock.WithTicker) {
 }
 
 // enqueue inserts n call.ended events and notes when each was made (real time): all at
-// once, or BENCH_RATE events a second when set.
-func (r *benchRun) enqueue(n int) {
+// once (rate 0), or rate events a second.
+func (r *benchRun) enqueue(n, rate int) {
 	ctx := context.Background()
 	r.created = make(map[uuid.UUID]time.Time, n)
 	batch, pace := 500, time.Duration(0)
-	if rate, err := strconv.Atoi(os.Getenv("BENCH_RATE")); err == nil && rate > 0 {
+	if rate > 0 {
 		batch, pace = max(1, rate/10), 100*time.Millisecond
 	}
 	next := time.Now()
@@ -191,20 +202,34 @@ func (r *benchRun) enqueue(n int) {
 func (r *benchRun) liveDeliveries() int {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(sbv1.GroupVersion.WithKind("WebhookDeliveryList"))
-	if err := r.kube.List(context.Background(), list, client.InNamespace(r.ns)); err != nil {
+	// One item and the remaining count: the sampler must not load the API server itself.
+	if err := r.kube.List(context.Background(), list, client.InNamespace(r.ns), client.Limit(1)); err != nil {
 		return -1
 	}
-	return len(list.Items)
+	n := len(list.Items)
+	if rem := list.GetRemainingItemCount(); rem != nil {
+		n += int(*rem)
+	}
+	return n
 }
 
 type sampler struct {
 	maxHeap, maxLive atomic.Int64
+	cpu0             map[string]time.Duration
+	req0             map[string]float64
+	cfg              *rest.Config
+	deliveries       int
+	t0               time.Time
 	stop             chan struct{}
 	done             chan struct{}
 }
 
 func (r *benchRun) sample() *sampler {
-	s := &sampler{stop: make(chan struct{}), done: make(chan struct{})}
+	s := &sampler{stop: make(chan struct{}), done: make(chan struct{}), cpu0: procCPU(), t0: time.Now(),
+		req0: apiRequests(r.cp.Config), cfg: r.cp.Config, deliveries: 5 * r.events()}
+	if path := os.Getenv("BENCH_APISERVER_PROFILE"); path != "" {
+		apiserverProfile(r.cp.Config, path+"."+strings.ReplaceAll(r.b.Name(), "/", "_"), 20*time.Second)
+	}
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(250 * time.Millisecond)
@@ -228,7 +253,12 @@ func (r *benchRun) sample() *sampler {
 	return s
 }
 
-func (s *sampler) end() { close(s.stop); <-s.done }
+func (s *sampler) end() {
+	close(s.stop)
+	<-s.done
+	fmt.Printf("  CPU time over %.1fs: %s\n", time.Since(s.t0).Seconds(), cpuSince(s.cpu0, time.Since(s.t0)))
+	fmt.Printf("  API-server requests: %s\n", requestsSince(s.cfg, s.req0, s.deliveries))
+}
 
 // latencies returns event-to-delivery times of the endpoints in paths, sorted.
 func (r *benchRun) latencies(paths ...string) ([]time.Duration, time.Time) {
@@ -276,6 +306,16 @@ func (r *benchRun) report(name string, n int, paths ...string) {
 		}
 	}
 	secs := last.Sub(first).Seconds()
+	// Deliveries received per 5 s since the first event, to show stalls.
+	r.rcv.mu.Lock()
+	buckets := make([]int, int(secs/5)+1)
+	for _, at := range r.rcv.ok {
+		if i := int(at.Sub(first).Seconds() / 5); i >= 0 && i < len(buckets) {
+			buckets[i]++
+		}
+	}
+	r.rcv.mu.Unlock()
+	fmt.Printf("  received per 5 s: %v\n", buckets)
 	r.b.ReportMetric(float64(len(lat))/secs, "deliveries/s")
 	r.b.ReportMetric(float64(pct(lat, 0.5).Milliseconds()), "p50-ms")
 	r.b.ReportMetric(float64(pct(lat, 0.99).Milliseconds()), "p99-ms")
@@ -290,10 +330,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		b.Skip("KUBEBUILDER_ASSETS is not set: run via make bench")
 	}
-	n := 10000
-	if v, err := strconv.Atoi(os.Getenv("BENCH_EVENTS")); err == nil && v > 0 {
-		n = v
-	}
+	n := benchEvents()
 	ctrl.SetLogger(logr.Discard())
 	b.Cleanup(storetest.Shutdown)
 	cp, err := controlplane.Start(context.Background())
@@ -313,21 +350,30 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(st.Close)
+	findPostmaster(st)
 
-	b.Run("all-succeed", func(b *testing.B) {
-		r := &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: newBenchReceiver()}
-		defer r.rcv.srv.Close()
-		r.setup(clock.RealClock{})
-		defer r.stop()
-		s := r.sample()
-		r.enqueue(n)
-		r.waitFor("every delivery", 30*time.Minute, func() bool { return r.rcv.delivered() >= 5*n })
-		r.waitFor("etcd to empty", 5*time.Minute, func() bool { return r.liveDeliveries() == 0 })
-		s.end()
-		r.report("all succeed", n)
-		fmt.Printf("  peak heap in use (manager, receiver and harness in one process): %d MiB; WebhookDeliveries in etcd: peak %d, after %d\n",
-			s.maxHeap.Load()>>20, s.maxLive.Load(), r.liveDeliveries())
-	})
+	allSucceed := func(name string, rate int) {
+		b.Run(name, func(b *testing.B) {
+			r := &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: newBenchReceiver()}
+			defer r.rcv.srv.Close()
+			r.setup(clock.RealClock{})
+			defer r.stop()
+			s := r.sample()
+			r.enqueue(n, rate)
+			r.waitFor("every delivery", 30*time.Minute, func() bool { return r.rcv.delivered() >= 5*n })
+			r.waitFor("etcd to empty", 5*time.Minute, func() bool { return r.liveDeliveries() == 0 })
+			s.end()
+			how := "all succeed, all events inserted at once (p50/p99 are backlog drain times)"
+			if rate > 0 {
+				how = fmt.Sprintf("all succeed, %d events/s (%d deliveries/s offered)", rate, 5*rate)
+			}
+			r.report(how, n)
+			fmt.Printf("  peak heap in use (manager, receiver and harness in one process): %d MiB; WebhookDeliveries in etcd: peak %d, after %d\n",
+				s.maxHeap.Load()>>20, s.maxLive.Load(), r.liveDeliveries())
+		})
+	}
+	allSucceed("all-succeed", 0)
+	allSucceed("all-succeed-paced", benchRate())
 
 	b.Run("20pct-500", func(b *testing.B) {
 		clk := clocktesting.NewFakeClock(time.Now().Truncate(time.Second))
@@ -337,7 +383,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 		r.setup(clk)
 		defer func() { r.stop() }()
 		s := r.sample()
-		r.enqueue(n)
+		r.enqueue(n, 0)
 		ctx := context.Background()
 		// First pass: every delivery attempted once.
 		var retrying []sbv1.WebhookDelivery
@@ -409,14 +455,33 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 		r.setup(clock.RealClock{})
 		defer r.stop()
 		s := r.sample()
-		r.enqueue(n)
+		r.enqueue(n, benchRate())
 		paths := []string{"/ep/1", "/ep/2", "/ep/3", "/ep/4"}
 		r.waitFor("the four healthy endpoints", 30*time.Minute, func() bool { return r.rcv.delivered() >= 4*n })
 		s.end()
-		r.report("one endpoint hanging past 10 s; the other four", n, paths...)
+		r.report(fmt.Sprintf("one endpoint hanging past 10 s, %d events/s; the other four", benchRate()), n, paths...)
 		_ = kube.Delete(context.Background(), r.eps[0]) // cancels what is in flight to it
 		fmt.Printf("  peak WebhookDeliveries in etcd: %d (the hanging endpoint's wait there)\n", s.maxLive.Load())
 	})
+}
+
+// benchEvents is BENCH_EVENTS (default 10,000).
+func benchEvents() int {
+	if v, err := strconv.Atoi(os.Getenv("BENCH_EVENTS")); err == nil && v > 0 {
+		return v
+	}
+	return 10000
+}
+
+func (r *benchRun) events() int { return benchEvents() }
+
+// benchRate is BENCH_RATE, the events a second of the paced scenarios (default 100, which
+// is 500 deliveries a second).
+func benchRate() int {
+	if v, err := strconv.Atoi(os.Getenv("BENCH_RATE")); err == nil && v > 0 {
+		return v
+	}
+	return 100
 }
 
 func poolParam(url string) string {

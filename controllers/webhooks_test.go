@@ -204,8 +204,10 @@ func (e *whEnv) start() {
 		Mailer: webhooks.SMTPMailer{Addr: e.mail.addr}, MaxRequeue: 100 * time.Millisecond, SkipNameValidation: true}).SetupWithManager(m)).To(Succeed())
 	Expect((&WebhookDeliveryReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk, Sender: sender,
 		MaxRequeue: 100 * time.Millisecond, SkipNameValidation: true}).SetupWithManager(ctx, m)).To(Succeed())
+	backlog := NewDeliveryBacklog(e.clk)
+	Expect(backlog.SetupWithManager(ctx, m)).To(Succeed())
 	Expect(m.Add(&WebhookDispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
-		Interval: 50 * time.Millisecond, Log: GinkgoLogr})).To(Succeed())
+		Interval: 50 * time.Millisecond, Backlog: backlog, Log: GinkgoLogr})).To(Succeed())
 	mctx, mcancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -617,6 +619,63 @@ var _ = Describe("Webhook delivery", func() {
 		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
 			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
 		Expect(e.rcv.all()).To(HaveLen(1))
+	})
+
+	It("never lets more deliveries await a first attempt than the bound, and takes more events as they finish", func() {
+		e.endpoint("whep-cap-a")
+		e.endpoint("whep-cap-b")
+		e.stop()
+		// The dispatcher alone: nothing is attempted, so only deletions make room.
+		m, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: cp.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+			HealthProbeBindAddress: "0"})
+		Expect(err).NotTo(HaveOccurred())
+		backlog := NewDeliveryBacklog(e.clk)
+		Expect(backlog.SetupWithManager(ctx, m)).To(Succeed())
+		const bound = 20
+		Expect(m.Add(&WebhookDispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
+			Interval: 20 * time.Millisecond, Backlog: backlog, MaxPending: bound, Log: GinkgoLogr})).To(Succeed())
+		mctx, mcancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer GinkgoRecover()
+			defer close(done)
+			Expect(m.Start(mctx)).To(Succeed())
+		}()
+		e.stop = func() {
+			mcancel()
+			Eventually(done).WithTimeout(30 * time.Second).Should(BeClosed())
+		}
+		const n = 40 // two deliveries each
+		for range n {
+			e.event(events.CallEnded)
+		}
+		live := func() []sbv1.WebhookDelivery {
+			list := &sbv1.WebhookDeliveryList{}
+			Expect(k8sClient.List(ctx, list, client.InNamespace(e.ns))).To(Succeed())
+			return list.Items
+		}
+		undispatched := func() int {
+			var c int
+			Expect(e.st.Pool.QueryRow(ctx, `SELECT count(*) FROM events WHERE account_id = $1 AND dispatched_at IS NULL`,
+				e.tenant.Account.ID).Scan(&c)).To(Succeed())
+			return c
+		}
+		Eventually(func() int { return len(live()) }).WithTimeout(10 * time.Second).Should(BeNumerically(">=", bound/2))
+		Consistently(func() int { return len(live()) }).WithTimeout(time.Second).Should(BeNumerically("<=", bound))
+		Expect(undispatched()).To(BeNumerically(">", 0), "events wait in the outbox")
+		// Finishing deliveries (deleting them) lets the dispatcher take the rest, never above the bound.
+		created := map[string]bool{}
+		Eventually(func(g Gomega) {
+			items := live()
+			Expect(len(items)).To(BeNumerically("<=", bound))
+			for _, d := range items {
+				created[d.Name] = true
+				Expect(k8sClient.Delete(ctx, &d)).To(Or(Succeed(), WithTransform(apierrors.IsNotFound, BeTrue())))
+			}
+			g.Expect(undispatched()).To(Equal(0))
+			g.Expect(live()).To(BeEmpty())
+		}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+		Expect(created).To(HaveLen(2 * n))
 	})
 
 	It("keeps one hanging endpoint from slowing the others", func() {

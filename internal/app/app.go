@@ -81,6 +81,11 @@ type WebhookOptions struct {
 	// those to one endpoint (default 8).
 	MaxConcurrentDeliveries int
 	PerEndpoint             int
+	// MaxPendingDeliveries bounds the WebhookDeliveries awaiting their first attempt (default
+	// 2000): the dispatcher leaves events in the outbox meanwhile, so etcd stays small however
+	// large a burst. MaxLiveDeliveries bounds all live ones, retrying ones included (0: none).
+	MaxPendingDeliveries int
+	MaxLiveDeliveries    int
 }
 
 // Scheme has the built-in kinds and ours.
@@ -238,8 +243,12 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Opt
 		Sender: sender, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, PerEndpoint: w.PerEndpoint}).SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
+	backlog := controllers.NewDeliveryBacklog(o.Clock)
+	if err := backlog.SetupWithManager(ctx, mgr); err != nil {
+		return err
+	}
 	return mgr.Add(&controllers.WebhookDispatcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
-		Log: o.Log.WithName("webhook-dispatcher")})
+		Backlog: backlog, MaxPending: w.MaxPendingDeliveries, MaxLive: w.MaxLiveDeliveries, Log: o.Log.WithName("webhook-dispatcher")})
 }
 
 // httpRunnable serves an HTTP API on every replica (not only the leader).

@@ -70,6 +70,8 @@ func newServeCommand() *cobra.Command {
 	f.DurationVar(&o.Webhooks.Timeout, "webhook-timeout", 10*time.Second, "how long an endpoint has to answer an attempt (the spec's 10s)")
 	f.IntVar(&o.Webhooks.MaxConcurrentDeliveries, "webhook-concurrency", 64, "delivery attempts in flight at once")
 	f.IntVar(&o.Webhooks.PerEndpoint, "webhook-per-endpoint", 8, "delivery attempts in flight to one endpoint at once")
+	f.IntVar(&o.Webhooks.MaxPendingDeliveries, "webhook-max-pending", 2000, "WebhookDeliveries awaiting their first attempt before the dispatcher stops taking outbox events (back-pressure)")
+	f.IntVar(&o.Webhooks.MaxLiveDeliveries, "webhook-max-live", 0, "WebhookDeliveries in etcd, retrying ones included, before the dispatcher stops taking outbox events (0: no bound)")
 	f.StringVar(&linkKeyFile, "link-signing-key-file", "", "file holding the secret (at least 32 bytes) that signs recording links (default $SWITCHBOARD_LINK_SIGNING_KEY)")
 	f.StringVar(&o.Recordings.Backend, "recordings-backend", recordingstore.BackendLocal, "where recordings live: local or s3")
 	f.StringVar(&o.Recordings.Dir, "recordings-dir", "/var/lib/switchboard/recordings", "directory of the local recording store")

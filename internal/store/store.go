@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -25,6 +26,11 @@ var ErrNotFound = errors.New("not found")
 // Store wraps the connection pool; query methods live in one file per domain.
 type Store struct {
 	Pool *pgxpool.Pool
+
+	// Webhook delivery statements batched across the delivery workers (webhooks.go).
+	webhookOnce  sync.Once
+	eventBatch   *batcher[eventLookup, eventFound]
+	historyBatch *batcher[FinishedDelivery, struct{}]
 }
 
 // Open connects to PostgreSQL.

@@ -29,22 +29,97 @@ func (s *Store) WebhookEventByID(ctx context.Context, id uuid.UUID) (WebhookEven
 }
 
 // EventForDelivery reads the event a delivery sends and whether that delivery is already in
-// the history, in one round trip. ErrNotFound when the event is gone (recorded still set).
+// the history. ErrNotFound when the event is gone (recorded still set). Calls made at the same
+// time by several workers share one round trip (see batcher).
 func (s *Store) EventForDelivery(ctx context.Context, id uuid.UUID, deliveryName string) (ev WebhookEvent, recorded bool, err error) {
-	ev.ID = id
-	var typ *string
-	var createdAt *time.Time
-	err = s.Pool.QueryRow(ctx, `SELECT e.type, e.body, e.created_at,
-			EXISTS (SELECT 1 FROM webhook_deliveries WHERE delivery_name = $2)
-		FROM (SELECT 1) one LEFT JOIN events e ON e.id = $1`, id, deliveryName).Scan(&typ, &ev.Body, &createdAt, &recorded)
+	s.webhookBatchers()
+	found, err := s.eventBatch.do(ctx, eventLookup{id: id, delivery: deliveryName})
 	if err != nil {
-		return ev, false, err
+		return WebhookEvent{ID: id}, false, err
 	}
-	if typ == nil {
-		return ev, recorded, ErrNotFound
+	if !found.exists {
+		return WebhookEvent{ID: id}, found.recorded, ErrNotFound
 	}
-	ev.Type, ev.CreatedAt = *typ, *createdAt
-	return ev, recorded, nil
+	return found.ev, found.recorded, nil
+}
+
+type eventLookup struct {
+	id       uuid.UUID
+	delivery string
+}
+
+type eventFound struct {
+	ev       WebhookEvent
+	exists   bool
+	recorded bool
+}
+
+// webhookBatchers sets up the batched statements of webhook delivery: up to 200 calls a
+// batch, two batches at a time of each kind.
+func (s *Store) webhookBatchers() {
+	s.webhookOnce.Do(func() {
+		s.eventBatch = newBatcher(200, 2, s.eventsForDeliveries)
+		s.historyBatch = newBatcher(200, 2, s.recordFinishedDeliveries)
+	})
+}
+
+// eventsForDeliveries reads the events and history marks of several deliveries in one round trip.
+func (s *Store) eventsForDeliveries(ctx context.Context, in []eventLookup) ([]eventFound, []error) {
+	ids := make([]uuid.UUID, 0, len(in))
+	names := make([]string, len(in))
+	seen := map[uuid.UUID]bool{}
+	for i, l := range in {
+		if !seen[l.id] {
+			seen[l.id] = true
+			ids = append(ids, l.id)
+		}
+		names[i] = l.delivery
+	}
+	b := &pgx.Batch{}
+	b.Queue(`SELECT id, type, body, created_at FROM events WHERE id = ANY($1)`, ids)
+	b.Queue(`SELECT delivery_name FROM webhook_deliveries WHERE delivery_name = ANY($1)`, names)
+	res := s.Pool.SendBatch(ctx, b)
+	defer res.Close()
+	fail := func(err error) ([]eventFound, []error) {
+		errs := make([]error, len(in))
+		for i := range errs {
+			errs[i] = err
+		}
+		return nil, errs
+	}
+	rows, err := res.Query()
+	if err != nil {
+		return fail(err)
+	}
+	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (WebhookEvent, error) {
+		var e WebhookEvent
+		return e, r.Scan(&e.ID, &e.Type, &e.Body, &e.CreatedAt)
+	})
+	if err != nil {
+		return fail(err)
+	}
+	rows, err = res.Query()
+	if err != nil {
+		return fail(err)
+	}
+	recorded, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fail(err)
+	}
+	byID := make(map[uuid.UUID]WebhookEvent, len(events))
+	for _, e := range events {
+		byID[e.ID] = e
+	}
+	done := make(map[string]bool, len(recorded))
+	for _, n := range recorded {
+		done[n] = true
+	}
+	out := make([]eventFound, len(in))
+	for i, l := range in {
+		e, ok := byID[l.id]
+		out[i] = eventFound{ev: e, exists: ok, recorded: done[l.delivery]}
+	}
+	return out, nil
 }
 
 // FinishedDelivery is a row of the delivery history (webhook_deliveries).
@@ -64,27 +139,56 @@ type FinishedDelivery struct {
 }
 
 // RecordFinishedDelivery writes a finished delivery to the history; writing the same
-// delivery twice keeps the first row.
+// delivery twice keeps the first row. It returns once the row is committed; calls made at the
+// same time by several workers share one statement and one commit (see batcher).
 func (s *Store) RecordFinishedDelivery(ctx context.Context, d FinishedDelivery) error {
-	var code *int
-	if d.ResponseCode != 0 {
-		code = &d.ResponseCode
+	s.webhookBatchers()
+	_, err := s.historyBatch.do(ctx, d)
+	return err
+}
+
+// recordFinishedDeliveries inserts several history rows in one statement. Rows of an
+// unknown account (removed meanwhile) are left out: there is no history to keep.
+func (s *Store) recordFinishedDeliveries(ctx context.Context, ds []FinishedDelivery) ([]struct{}, []error) {
+	n := len(ds)
+	var (
+		accounts, endpoints, names, types, statuses = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		eventIDs                                    = make([]uuid.UUID, n)
+		attempts                                    = make([]int32, n)
+		codes                                       = make([]*int32, n)
+		lastErrs                                    = make([]*string, n)
+		created, finished                           = make([]time.Time, n), make([]time.Time, n)
+	)
+	for i, d := range ds {
+		accounts[i], endpoints[i], names[i], types[i], statuses[i] = d.AccountPublicID, d.EndpointPublicID, d.DeliveryName, d.EventType, d.Status
+		eventIDs[i], attempts[i], created[i], finished[i] = d.EventID, int32(d.Attempts), d.CreatedAt, d.FinishedAt
+		if d.ResponseCode != 0 {
+			c := int32(d.ResponseCode)
+			codes[i] = &c
+		}
+		if d.LastError != "" {
+			e := d.LastError
+			lastErrs[i] = &e
+		}
 	}
-	var lastErr *string
-	if d.LastError != "" {
-		lastErr = &d.LastError
-	}
-	tag, err := s.Pool.Exec(ctx, `INSERT INTO webhook_deliveries (account_id, endpoint_public_id, delivery_name, event_id,
+	_, err := s.Pool.Exec(ctx, `INSERT INTO webhook_deliveries (account_id, endpoint_public_id, delivery_name, event_id,
 			event_type, status, attempts, response_code, last_error, created_at, finished_at)
-		SELECT a.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM accounts a WHERE a.public_id = $1
+		SELECT a.id, r.endpoint, r.name, r.event_id, r.event_type, r.status, r.attempts, r.code, r.last_error, r.created_at, r.finished_at
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[], $7::int[], $8::int[], $9::text[],
+			$10::timestamptz[], $11::timestamptz[]) WITH ORDINALITY
+			AS r(account, endpoint, name, event_id, event_type, status, attempts, code, last_error, created_at, finished_at, ord)
+		JOIN accounts a ON a.public_id = r.account
+		ORDER BY r.ord
 		ON CONFLICT (delivery_name) DO NOTHING`,
-		d.AccountPublicID, d.EndpointPublicID, d.DeliveryName, d.EventID, d.EventType, d.Status, d.Attempts, code, lastErr,
-		d.CreatedAt, d.FinishedAt)
+		accounts, endpoints, names, eventIDs, types, statuses, attempts, codes, lastErrs, created, finished)
 	if err != nil {
-		return fmt.Errorf("record delivery %s: %w", d.DeliveryName, err)
+		errs := make([]error, n)
+		for i, d := range ds {
+			errs[i] = fmt.Errorf("record delivery %s: %w", d.DeliveryName, err)
+		}
+		return nil, errs
 	}
-	_ = tag // an unknown account (removed meanwhile) has no history to keep
-	return nil
+	return make([]struct{}, n), nil
 }
 
 // DeliveryRecorded reports whether a delivery is already in the history (its resource may

@@ -1,0 +1,250 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package controllers
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+)
+
+// DeliveryBacklog tells the dispatcher how much delivery work is waiting, so that it creates
+// no more WebhookDeliveries than the controller works through and etcd stays small however
+// large a burst of events is. It follows the informer cache: a delivery is pending from its
+// creation (counted from the moment the dispatcher reserves it, before the cache shows it)
+// until its first attempt is recorded or it is deleted. Pending deliveries of an endpoint
+// that has been failing for failingGrace do not count: such an endpoint holds its own
+// backlog (until it recovers or is switched off) without holding back the others.
+type DeliveryBacklog struct {
+	Clock clock.PassiveClock
+
+	mu         sync.Mutex
+	deliveries map[types.NamespacedName]backlogEntry
+	pending    map[types.NamespacedName]int       // by endpoint
+	failing    map[types.NamespacedName]time.Time // endpoint → failingSince
+	changed    chan struct{}
+}
+
+type backlogEntry struct {
+	endpoint types.NamespacedName
+	pending  bool
+	// reserved: counted by the dispatcher, not yet seen in the cache.
+	reserved bool
+}
+
+// failingGrace is how long an endpoint fails before its pending deliveries stop counting
+// (failingSince is the start of the first failed attempt, so an endpoint that hangs past the
+// 10 s timeout is past it at once).
+const failingGrace = 10 * time.Second
+
+// NewDeliveryBacklog makes an empty backlog; SetupWithManager feeds it.
+func NewDeliveryBacklog(clk clock.PassiveClock) *DeliveryBacklog {
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	return &DeliveryBacklog{Clock: clk, deliveries: map[types.NamespacedName]backlogEntry{},
+		pending: map[types.NamespacedName]int{}, failing: map[types.NamespacedName]time.Time{}, changed: make(chan struct{}, 1)}
+}
+
+// SetupWithManager follows WebhookDeliveries and WebhookEndpoints through the manager's cache.
+func (b *DeliveryBacklog) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	inf, err := mgr.GetCache().GetInformer(ctx, &sbv1.WebhookDelivery{})
+	if err != nil {
+		return err
+	}
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { b.seen(o) },
+		UpdateFunc: func(_, o any) { b.seen(o) },
+		DeleteFunc: func(o any) { b.gone(o) },
+	}); err != nil {
+		return err
+	}
+	epInf, err := mgr.GetCache().GetInformer(ctx, &sbv1.WebhookEndpoint{})
+	if err != nil {
+		return err
+	}
+	_, err = epInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { b.endpointSeen(o) },
+		UpdateFunc: func(_, o any) { b.endpointSeen(o) },
+		DeleteFunc: func(o any) { b.endpointGone(o) },
+	})
+	return err
+}
+
+func deliveryPending(d *sbv1.WebhookDelivery) bool {
+	switch d.Status.Phase {
+	case sbv1.WebhookDeliveryPhaseSucceeded, sbv1.WebhookDeliveryPhaseFailed, sbv1.WebhookDeliveryPhaseCancelled:
+		return false
+	}
+	return d.Status.Attempts == 0
+}
+
+// set replaces a delivery's entry (nil removes it); called with mu held.
+func (b *DeliveryBacklog) set(key types.NamespacedName, e *backlogEntry) {
+	old, had := b.deliveries[key]
+	if had && old.pending {
+		b.pending[old.endpoint]--
+		if b.pending[old.endpoint] <= 0 {
+			delete(b.pending, old.endpoint)
+		}
+		if e == nil || !e.pending {
+			b.signal()
+		}
+	}
+	if e == nil {
+		delete(b.deliveries, key)
+		if had {
+			b.signal()
+		}
+		return
+	}
+	b.deliveries[key] = *e
+	if e.pending {
+		b.pending[e.endpoint]++
+	}
+}
+
+func (b *DeliveryBacklog) signal() {
+	select {
+	case b.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (b *DeliveryBacklog) seen(o any) {
+	d, ok := o.(*sbv1.WebhookDelivery)
+	if !ok {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.set(client.ObjectKeyFromObject(d), &backlogEntry{endpoint: types.NamespacedName{Namespace: d.Namespace, Name: d.Spec.EndpointName},
+		pending: deliveryPending(d)})
+}
+
+func (b *DeliveryBacklog) gone(o any) {
+	if t, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+		o = t.Obj
+	}
+	d, ok := o.(*sbv1.WebhookDelivery)
+	if !ok {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.set(client.ObjectKeyFromObject(d), nil)
+}
+
+func (b *DeliveryBacklog) endpointSeen(o any) {
+	ep, ok := o.(*sbv1.WebhookEndpoint)
+	if !ok {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	key := client.ObjectKeyFromObject(ep)
+	_, was := b.failing[key]
+	if ep.Status.FailingSince != nil {
+		b.failing[key] = ep.Status.FailingSince.Time
+	} else {
+		delete(b.failing, key)
+	}
+	if was != (ep.Status.FailingSince != nil) {
+		b.signal()
+	}
+}
+
+func (b *DeliveryBacklog) endpointGone(o any) {
+	if t, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+		o = t.Obj
+	}
+	if ep, ok := o.(*sbv1.WebhookEndpoint); ok {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		delete(b.failing, client.ObjectKeyFromObject(ep))
+		b.signal()
+	}
+}
+
+// Reserve counts a delivery the dispatcher is about to create.
+func (b *DeliveryBacklog) Reserve(delivery, endpoint types.NamespacedName) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.deliveries[delivery]; ok {
+		return // already known (a repeat of a creation)
+	}
+	b.set(delivery, &backlogEntry{endpoint: endpoint, pending: true, reserved: true})
+}
+
+// Unreserve drops a reservation whose creation failed (unless the cache has shown it since).
+func (b *DeliveryBacklog) Unreserve(delivery types.NamespacedName) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if e, ok := b.deliveries[delivery]; ok && e.reserved {
+		b.set(delivery, nil)
+	}
+}
+
+// Load is the number of pending deliveries that count (see DeliveryBacklog) and of all
+// live deliveries.
+func (b *DeliveryBacklog) Load() (pending, live int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return backlogLoad(b.pending, b.failing, b.Clock.Now(), failingGrace), len(b.deliveries)
+}
+
+// Changed is signalled when a pending delivery stops pending or an endpoint's health changes.
+func (b *DeliveryBacklog) Changed() <-chan struct{} { return b.changed }
+
+// backlogLoad sums the pending deliveries of endpoints that have not been failing for grace.
+func backlogLoad(pending map[types.NamespacedName]int, failing map[types.NamespacedName]time.Time, now time.Time, grace time.Duration) int {
+	n := 0
+	for ep, c := range pending {
+		if since, ok := failing[ep]; ok && now.Sub(since) >= grace {
+			continue
+		}
+		n += c
+	}
+	return n
+}
+
+// eventsToDispatch is how many outbox events the dispatcher takes now, given maxPending
+// (0: no bound), the pending load, the live deliveries and maxLive (0: no bound), the batch
+// size and the most deliveries one event makes (fanOut). Each event taken has room for all
+// its deliveries. Below a quarter of maxPending's worth of events it waits for more room
+// rather than take events one at a time — unless nothing is pending at all.
+func eventsToDispatch(maxPending, load, live, maxLive, batch, fanOut int) int {
+	if maxLive > 0 && live >= maxLive {
+		return 0
+	}
+	if maxPending <= 0 && maxLive <= 0 {
+		return batch
+	}
+	free := batch * fanOut
+	if maxPending > 0 {
+		free = maxPending - load
+	}
+	if maxLive > 0 {
+		free = min(free, maxLive-live)
+	}
+	n := min(batch, free/fanOut)
+	if n <= 0 {
+		return 0
+	}
+	if maxPending > 0 && load > 0 && n < min(batch, max(1, maxPending/(4*fanOut))) {
+		return 0
+	}
+	return n
+}

@@ -1,0 +1,125 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package controllers
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+)
+
+func TestEventsToDispatch(t *testing.T) {
+	for _, c := range []struct {
+		name                                                 string
+		maxPending, load, live, maxLive, batch, fanOut, want int
+	}{
+		{"no bounds: a full batch", 0, 5000, 5000, 0, 200, 5, 200},
+		{"empty backlog: a full batch", 2000, 0, 0, 0, 200, 5, 200},
+		{"room for 100 events of 5 deliveries", 2000, 1500, 1500, 0, 200, 5, 100},
+		{"full", 2000, 2000, 2000, 0, 200, 5, 0},
+		{"over (deliveries made elsewhere)", 2000, 2300, 2300, 0, 200, 5, 0},
+		{"room for fewer than a quarter of the bound's events: wait", 2000, 1950, 1950, 0, 200, 5, 0},
+		{"exactly a quarter", 2000, 1500, 1500, 0, 200, 5, 100},
+		{"tiny bound still moves", 5, 0, 0, 0, 200, 5, 1},
+		{"tiny bound, one pending: wait", 5, 1, 1, 0, 200, 5, 0},
+		{"retrying deliveries do not count as pending", 2000, 0, 40000, 0, 200, 5, 200},
+		{"but do count against maxLive", 2000, 0, 49900, 50000, 200, 5, 20},
+		{"maxLive reached", 2000, 0, 50000, 50000, 200, 5, 0},
+		{"maxLive only", 0, 0, 100, 1000, 200, 5, 180},
+		{"one endpoint per account", 100, 60, 60, 0, 200, 1, 40},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := eventsToDispatch(c.maxPending, c.load, c.live, c.maxLive, c.batch, c.fanOut)
+			if got != c.want {
+				t.Errorf("eventsToDispatch(%d, %d, %d, %d, %d, %d) = %d, want %d", c.maxPending, c.load, c.live, c.maxLive, c.batch, c.fanOut, got, c.want)
+			}
+			if got*c.fanOut > max(0, c.maxPending-c.load) && c.maxPending > 0 {
+				t.Errorf("%d events of %d deliveries exceed the room of %d", got, c.fanOut, c.maxPending-c.load)
+			}
+		})
+	}
+}
+
+func TestBacklogLoadLeavesOutEndpointsFailingPastGrace(t *testing.T) {
+	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	a, b, c := types.NamespacedName{Name: "a"}, types.NamespacedName{Name: "b"}, types.NamespacedName{Name: "c"}
+	pending := map[types.NamespacedName]int{a: 10, b: 20, c: 30}
+	for _, tc := range []struct {
+		name    string
+		failing map[types.NamespacedName]time.Time
+		want    int
+	}{
+		{"all healthy", nil, 60},
+		{"b failing for a moment (a 500 among successes)", map[types.NamespacedName]time.Time{b: now.Add(-time.Second)}, 60},
+		{"b failing past the grace (hanging)", map[types.NamespacedName]time.Time{b: now.Add(-failingGrace)}, 40},
+		{"b and c failing for a minute", map[types.NamespacedName]time.Time{b: now.Add(-time.Minute), c: now.Add(-time.Minute)}, 10},
+	} {
+		if got := backlogLoad(pending, tc.failing, now, failingGrace); got != tc.want {
+			t.Errorf("%s: load %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// The backlog counts a reservation until the cache shows the delivery, a delivery until its
+// first attempt, and forgets failed reservations and deleted deliveries.
+func TestDeliveryBacklogCounts(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
+	b := NewDeliveryBacklog(clk)
+	ep := types.NamespacedName{Namespace: "acct-1", Name: "whep-a"}
+	d := func(name string, attempts int32, phase sbv1.WebhookDeliveryPhase) *sbv1.WebhookDelivery {
+		return &sbv1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: ep.Namespace, Name: name},
+			Spec:   sbv1.WebhookDeliverySpec{EndpointName: ep.Name},
+			Status: sbv1.WebhookDeliveryStatus{Attempts: attempts, Phase: phase}}
+	}
+	key := func(name string) types.NamespacedName {
+		return types.NamespacedName{Namespace: ep.Namespace, Name: name}
+	}
+	check := func(step string, wantPending, wantLive int) {
+		t.Helper()
+		if p, l := b.Load(); p != wantPending || l != wantLive {
+			t.Errorf("%s: pending %d, live %d; want %d, %d", step, p, l, wantPending, wantLive)
+		}
+	}
+	b.Reserve(key("d1"), ep)
+	b.Reserve(key("d2"), ep)
+	b.Reserve(key("d3"), ep)
+	check("three reserved", 3, 3)
+	b.seen(d("d1", 0, ""))
+	b.Reserve(key("d1"), ep) // a repeat of a creation
+	check("one seen, reserved again", 3, 3)
+	b.Unreserve(key("d3"))
+	check("creation failed", 2, 2)
+	b.Unreserve(key("d1")) // seen: a reservation no longer
+	check("unreserve of a seen delivery", 2, 2)
+	b.seen(d("d2", 1, sbv1.WebhookDeliveryPhaseRetrying))
+	check("d2 attempted and retrying", 1, 2)
+	select {
+	case <-b.Changed():
+	default:
+		t.Error("no change signalled when d2 stopped pending")
+	}
+	b.gone(toolscache.DeletedFinalStateUnknown{Obj: d("d1", 0, "")})
+	b.gone(d("d2", 1, sbv1.WebhookDeliveryPhaseRetrying))
+	check("both deleted", 0, 0)
+
+	// An endpoint failing past the grace holds its backlog without counting.
+	b.seen(d("d4", 0, ""))
+	failingEp := &sbv1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ep.Namespace, Name: ep.Name},
+		Status: sbv1.WebhookEndpointStatus{FailingSince: &metav1.Time{Time: clk.Now()}}}
+	b.endpointSeen(failingEp)
+	check("failing a moment", 1, 1)
+	clk.Step(failingGrace)
+	check("failing past the grace", 0, 1)
+	b.endpointSeen(&sbv1.WebhookEndpoint{ObjectMeta: failingEp.ObjectMeta})
+	check("recovered", 1, 1)
+}
