@@ -2,9 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -77,18 +74,6 @@ func AnalyticsWindow(now time.Time, loc *time.Location, days int) (from, to time
 	return from, to, dates
 }
 
-// wholeHourOffsets reports whether loc is a whole number of hours from UTC at every day
-// boundary of [from, to), so that every UTC hour falls within one local hour.
-func wholeHourOffsets(loc *time.Location, from, to time.Time) bool {
-	for t := from; t.Before(to); t = time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, loc) {
-		if _, offset := t.Zone(); offset%3600 != 0 {
-			return false
-		}
-	}
-	_, offset := to.Zone()
-	return offset%3600 == 0
-}
-
 // roundedRatio is round(num / den) for non-negative integers, 0 when den is 0.
 func roundedRatio(num, den int64) int {
 	if den <= 0 {
@@ -97,140 +82,144 @@ func roundedRatio(num, den int64) int {
 	return int((2*num + den) / (2 * den))
 }
 
-// CallAnalytics aggregates the window's calls in PostgreSQL: grouped rows come back, never the
-// calls. ErrNotFound when NumberPublicID names none of the account's live numbers.
+// CallAnalytics answers from call_counts_local (migration 00010): one row per day of the
+// account's time zone and number, kept by triggers on calls, so a 90-day window reads at most 90
+// rows per number whatever the zone. The rows are summed here. ErrNotFound when NumberPublicID
+// names none of the account's live numbers.
 //
-// Counts come from call_counts_hourly (migration 00002) when every UTC hour of the window lies
-// within one local hour, which holds for every zone whose offset is a whole number of hours;
-// otherwise from the window's calls. The three independent aggregates run concurrently.
+// The table is kept in the zone PostgreSQL makes of accounts.time_zone; when that is not
+// q.Location (the application could not load the zone, or the zone has just changed) the same
+// rows are counted from the window's calls instead.
 func (s *Store) CallAnalytics(ctx context.Context, q AnalyticsQuery) (Analytics, error) {
-	var numberID *int64
-	if q.NumberPublicID != "" {
-		var id int64
-		err := s.Pool.QueryRow(ctx, `SELECT id FROM numbers WHERE account_id = $1 AND public_id = $2 AND status <> 'released'`,
-			q.AccountID, q.NumberPublicID).Scan(&id)
-		if err != nil {
-			return Analytics{}, notFound(err)
-		}
-		numberID = &id
-	}
 	from, to, dates := AnalyticsWindow(q.Now, q.Location, q.Days)
 	out := Analytics{Days: q.Days, ByDay: make(map[string]int, len(dates)), ByHour: make([]int, 24), ByNumber: []AnalyticsNumber{}}
 	for _, d := range dates {
 		out.ByDay[d] = 0
 	}
 
-	// source is a relation shaped like call_counts_hourly over the window ($1 account, $2 and
-	// $3 the window). Read from calls, "hour" is the start of the call's local hour.
-	source := `call_counts_hourly`
-	if !wholeHourOffsets(q.Location, from, to) {
-		source = `(SELECT c.account_id, date_trunc('hour', c.started_at, ` + quoteLiteral(q.Location.String()) + `) AS hour,
-				COALESCE(c.number_id, 0) AS number_id, c.filtered, c.disposition, 1 AS calls, c.forward_seconds
-			FROM calls c WHERE c.account_id = $1 AND c.started_at >= $2 AND c.started_at < $3)`
-	}
-	args := []any{q.AccountID, from, to}
-	onNumber := ""
-	if numberID != nil {
-		// Written out rather than "$4 IS NULL OR ..." so that a cached generic plan cannot
-		// ignore the index on number_id.
-		args = append(args, *numberID)
-		onNumber = " AND number_id = $4"
-	}
+	batch := &pgx.Batch{}
+	batch.Queue(`SELECT id, public_id, e164, label FROM numbers WHERE account_id = $1 AND status <> 'released' ORDER BY e164, id`, q.AccountID)
+	// The zone comes with the rows, read in the same statement: one row with a null day when the
+	// window has no counts.
+	batch.Queue(`SELECT z.tz, `+analyticsColumns+`
+		FROM (SELECT call_counts_zone(time_zone) AS tz FROM accounts WHERE id = $1) z
+		LEFT JOIN call_counts_local l ON l.account_id = $1 AND l.day >= $2::date AND l.day <= $3::date`,
+		q.AccountID, dates[0], dates[len(dates)-1])
+	br := s.Pool.SendBatch(ctx, batch)
+	defer br.Close()
 
-	var wg sync.WaitGroup
-	errs := make([]error, 3)
-	wg.Go(func() { errs[0] = s.analyticsCounts(ctx, &out, q.Location, source, onNumber, args) })
-	wg.Go(func() { out.ByNumber, errs[1] = s.analyticsByNumber(ctx, source, q.AccountID, from, to) })
-	wg.Go(func() { out.Sentiment, errs[2] = s.analyticsSentiment(ctx, onNumber, args) })
-	wg.Wait()
-	return out, errors.Join(errs...)
-}
-
-// analyticsCounts fills summary, by_day and by_hour from one row per hour of the window.
-func (s *Store) analyticsCounts(ctx context.Context, out *Analytics, loc *time.Location, source, onNumber string, args []any) error {
-	rows, err := s.Pool.Query(ctx, `SELECT hour,
-			COALESCE(sum(calls) FILTER (WHERE NOT filtered), 0)::bigint,
-			COALESCE(sum(calls) FILTER (WHERE filtered), 0)::bigint,
-			COALESCE(sum(calls) FILTER (WHERE NOT filtered AND disposition = 'answered'), 0)::bigint,
-			COALESCE(sum(calls) FILTER (WHERE NOT filtered AND disposition IN ('no-answer', 'busy', 'failed')), 0)::bigint,
-			COALESCE(sum(calls) FILTER (WHERE NOT filtered AND disposition = 'voicemail'), 0)::bigint,
-			COALESCE(sum(calls) FILTER (WHERE NOT filtered AND disposition = 'blocked'), 0)::bigint,
-			COALESCE(sum(forward_seconds) FILTER (WHERE NOT filtered AND disposition = 'answered'), 0)::bigint
-		FROM `+source+` h
-		WHERE account_id = $1 AND hour >= $2 AND hour < $3`+onNumber+`
-		GROUP BY hour`, args...)
+	rows, _ := br.Query()
+	type number struct {
+		id int64
+		AnalyticsNumber
+	}
+	numbers, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (number, error) {
+		var n number
+		err := r.Scan(&n.id, &n.PublicID, &n.E164, &n.Label)
+		return n, err
+	})
 	if err != nil {
-		return err
+		return Analytics{}, err
 	}
-	defer rows.Close()
+	var numberID *int64
+	if q.NumberPublicID != "" {
+		for _, n := range numbers {
+			if n.PublicID == q.NumberPublicID {
+				numberID = &n.id
+			}
+		}
+		if numberID == nil {
+			return Analytics{}, ErrNotFound
+		}
+	}
+
+	rows, _ = br.Query()
+	var zone string
+	counts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (analyticsRow, error) {
+		var c analyticsRow
+		err := r.Scan(append([]any{&zone}, c.fields()...)...)
+		return c, err
+	})
+	if err != nil {
+		return Analytics{}, err
+	}
+	if err := br.Close(); err != nil {
+		return Analytics{}, err
+	}
+	if zone != q.Location.String() {
+		rows, _ := s.Pool.Query(ctx, `SELECT `+analyticsColumns+` FROM call_counts_local_window($1, $2, $3, $4) l`,
+			q.AccountID, q.Location.String(), from, to)
+		counts, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (analyticsRow, error) {
+			var c analyticsRow
+			err := r.Scan(c.fields()...)
+			return c, err
+		})
+		if err != nil {
+			return Analytics{}, err
+		}
+	}
+
+	byNumber := make(map[int64]*AnalyticsNumber, len(numbers))
+	for i := range numbers {
+		byNumber[numbers[i].id] = &numbers[i].AnalyticsNumber
+	}
 	var answeredSeconds int64
 	sum := &out.Summary
-	for rows.Next() {
-		var hour time.Time
-		var total, filtered, answered, missed, voicemail, blocked int
-		var seconds int64
-		if err := rows.Scan(&hour, &total, &filtered, &answered, &missed, &voicemail, &blocked, &seconds); err != nil {
-			return err
+	for i := range counts {
+		c := &counts[i]
+		if c.day == nil {
+			continue // the window has no counts
 		}
-		local := hour.In(loc)
-		if _, ok := out.ByDay[local.Format(time.DateOnly)]; ok {
-			out.ByDay[local.Format(time.DateOnly)] += total
+		if n := byNumber[c.numberID]; n != nil {
+			n.Total += int(c.calls)
+			n.Answered += int(c.answered)
 		}
-		out.ByHour[local.Hour()] += total
-		sum.Total += total
-		sum.Filtered += filtered
-		sum.Answered += answered
-		sum.Missed += missed
-		sum.Voicemail += voicemail
-		sum.Blocked += blocked
-		answeredSeconds += seconds
-	}
-	if err := rows.Err(); err != nil {
-		return err
+		if numberID != nil && c.numberID != *numberID {
+			continue
+		}
+		d := c.day.Format(time.DateOnly)
+		if _, ok := out.ByDay[d]; ok {
+			out.ByDay[d] += int(c.calls)
+		}
+		for h, v := range c.hours {
+			if h < len(out.ByHour) {
+				out.ByHour[h] += int(v)
+			}
+		}
+		sum.Total += int(c.calls)
+		sum.Filtered += int(c.filtered)
+		sum.Answered += int(c.answered)
+		sum.Missed += int(c.missed)
+		sum.Voicemail += int(c.voicemail)
+		sum.Blocked += int(c.blocked)
+		answeredSeconds += c.forwardSeconds
+		out.Sentiment.Positive += int(c.positive)
+		out.Sentiment.Neutral += int(c.neutral)
+		out.Sentiment.Negative += int(c.negative)
 	}
 	sum.AnswerRate = roundedRatio(int64(sum.Answered)*100, int64(sum.Total))
 	sum.AvgForwardSeconds = roundedRatio(answeredSeconds, int64(sum.Answered))
-	return nil
-}
-
-// analyticsByNumber lists every live number with its business calls in the window.
-func (s *Store) analyticsByNumber(ctx context.Context, source string, accountID int64, from, to time.Time) ([]AnalyticsNumber, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT n.public_id, n.e164, n.label, COALESCE(k.total, 0), COALESCE(k.answered, 0)
-		FROM numbers n
-		LEFT JOIN (
-			SELECT number_id, sum(calls)::bigint AS total, (sum(calls) FILTER (WHERE disposition = 'answered'))::bigint AS answered
-			FROM `+source+` h
-			WHERE account_id = $1 AND NOT filtered AND hour >= $2 AND hour < $3
-			GROUP BY number_id) k ON k.number_id = n.id
-		WHERE n.account_id = $1 AND n.status <> 'released'
-		ORDER BY n.e164, n.id`, accountID, from, to)
-	if err != nil {
-		return nil, err
+	for _, n := range numbers {
+		out.ByNumber = append(out.ByNumber, n.AnalyticsNumber)
 	}
-	numbers, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (AnalyticsNumber, error) {
-		var n AnalyticsNumber
-		return n, r.Scan(&n.PublicID, &n.E164, &n.Label, &n.Total, &n.Answered)
-	})
-	if numbers == nil {
-		numbers = []AnalyticsNumber{}
-	}
-	return numbers, err
+	return out, nil
 }
 
-// analyticsSentiment counts the window's business calls by summary sentiment. Each call counts
-// once, by its latest transcript (the one a call row shows), whose sentiment a trigger copies
-// onto the call (migration 00009).
-func (s *Store) analyticsSentiment(ctx context.Context, onNumber string, args []any) (AnalyticsSentiment, error) {
-	var out AnalyticsSentiment
-	err := s.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE sentiment = 'positive'),
-			count(*) FILTER (WHERE sentiment = 'neutral'), count(*) FILTER (WHERE sentiment = 'negative')
-		FROM calls
-		WHERE account_id = $1 AND sentiment IS NOT NULL AND NOT filtered AND started_at >= $2 AND started_at < $3`+onNumber,
-		args...).Scan(&out.Positive, &out.Neutral, &out.Negative)
-	return out, err
+// analyticsColumns are the columns of call_counts_local (alias l) that analyticsRow scans.
+const analyticsColumns = `l.day, COALESCE(l.number_id, 0), COALESCE(l.calls, 0), COALESCE(l.filtered, 0), COALESCE(l.answered, 0),
+	COALESCE(l.missed, 0), COALESCE(l.voicemail, 0), COALESCE(l.blocked, 0), COALESCE(l.forward_seconds, 0),
+	COALESCE(l.positive, 0), COALESCE(l.neutral, 0), COALESCE(l.negative, 0), l.hours`
+
+// analyticsRow is a row of call_counts_local.
+type analyticsRow struct {
+	day                                                   *time.Time
+	numberID                                              int64
+	calls, filtered, answered, missed, voicemail, blocked int64
+	forwardSeconds, positive, neutral, negative           int64
+	hours                                                 []int64
 }
 
-// quoteLiteral quotes s as an SQL string literal.
-func quoteLiteral(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+func (c *analyticsRow) fields() []any {
+	return []any{&c.day, &c.numberID, &c.calls, &c.filtered, &c.answered, &c.missed, &c.voicemail, &c.blocked,
+		&c.forwardSeconds, &c.positive, &c.neutral, &c.negative, &c.hours}
 }
