@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -84,8 +87,9 @@ func roundedRatio(num, den int64) int {
 
 // CallAnalytics answers from call_counts_local (migration 00010): one row per day of the
 // account's time zone and number, kept by triggers on calls, so a 90-day window reads at most 90
-// rows per number whatever the zone. The rows are summed here. ErrNotFound when NumberPublicID
-// names none of the account's live numbers.
+// rows per number whatever the zone, summed in PostgreSQL (analyticsSQL). The live numbers and
+// the sums go in one round trip. ErrNotFound when NumberPublicID names none of the account's
+// live numbers.
 //
 // The table is kept in the zone PostgreSQL makes of accounts.time_zone; when that is not
 // q.Location (the application could not load the zone, or the zone has just changed) the same
@@ -99,12 +103,8 @@ func (s *Store) CallAnalytics(ctx context.Context, q AnalyticsQuery) (Analytics,
 
 	batch := &pgx.Batch{}
 	batch.Queue(`SELECT id, public_id, e164, label FROM numbers WHERE account_id = $1 AND status <> 'released' ORDER BY e164, id`, q.AccountID)
-	// The zone comes with the rows, read in the same statement: one row with a null day when the
-	// window has no counts.
-	batch.Queue(`SELECT z.tz, `+analyticsColumns+`
-		FROM (SELECT call_counts_zone(time_zone) AS tz FROM accounts WHERE id = $1) z
-		LEFT JOIN call_counts_local l ON l.account_id = $1 AND l.day >= $2::date AND l.day <= $3::date`,
-		q.AccountID, dates[0], dates[len(dates)-1])
+	args := []any{q.AccountID, dates[0], dates[len(dates)-1], q.NumberPublicID}
+	batch.Queue(analyticsSQL(analyticsFromTable), args...)
 	br := s.Pool.SendBatch(ctx, batch)
 	defer br.Close()
 
@@ -121,40 +121,21 @@ func (s *Store) CallAnalytics(ctx context.Context, q AnalyticsQuery) (Analytics,
 	if err != nil {
 		return Analytics{}, err
 	}
-	var numberID *int64
-	if q.NumberPublicID != "" {
-		for _, n := range numbers {
-			if n.PublicID == q.NumberPublicID {
-				numberID = &n.id
-			}
-		}
-		if numberID == nil {
-			return Analytics{}, ErrNotFound
-		}
+	if q.NumberPublicID != "" && !slices.ContainsFunc(numbers, func(n number) bool { return n.PublicID == q.NumberPublicID }) {
+		return Analytics{}, ErrNotFound
 	}
-
 	rows, _ = br.Query()
-	var zone string
-	counts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (analyticsRow, error) {
-		var c analyticsRow
-		err := r.Scan(append([]any{&zone}, c.fields()...)...)
-		return c, err
-	})
+	counts, err := pgx.CollectRows(rows, scanAnalyticsRow)
 	if err != nil {
 		return Analytics{}, err
 	}
 	if err := br.Close(); err != nil {
 		return Analytics{}, err
 	}
-	if zone != q.Location.String() {
-		rows, _ := s.Pool.Query(ctx, `SELECT `+analyticsColumns+` FROM call_counts_local_window($1, $2, $3, $4) l`,
-			q.AccountID, q.Location.String(), from, to)
-		counts, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (analyticsRow, error) {
-			var c analyticsRow
-			err := r.Scan(c.fields()...)
-			return c, err
-		})
-		if err != nil {
+	i := slices.IndexFunc(counts, func(c analyticsRow) bool { return c.kind == "summary" })
+	if i < 0 || counts[i].zone == nil || *counts[i].zone != q.Location.String() {
+		rows, _ := s.Pool.Query(ctx, analyticsSQL(analyticsFromCalls), append(args, q.Location.String(), from, to)...)
+		if counts, err = pgx.CollectRows(rows, scanAnalyticsRow); err != nil {
 			return Analytics{}, err
 		}
 	}
@@ -163,63 +144,85 @@ func (s *Store) CallAnalytics(ctx context.Context, q AnalyticsQuery) (Analytics,
 	for i := range numbers {
 		byNumber[numbers[i].id] = &numbers[i].AnalyticsNumber
 	}
-	var answeredSeconds int64
 	sum := &out.Summary
-	for i := range counts {
-		c := &counts[i]
-		if c.day == nil {
-			continue // the window has no counts
-		}
-		if n := byNumber[c.numberID]; n != nil {
-			n.Total += int(c.calls)
-			n.Answered += int(c.answered)
-		}
-		if numberID != nil && c.numberID != *numberID {
-			continue
-		}
-		d := c.day.Format(time.DateOnly)
-		if _, ok := out.ByDay[d]; ok {
-			out.ByDay[d] += int(c.calls)
-		}
-		for h, v := range c.hours {
-			if h < len(out.ByHour) {
-				out.ByHour[h] += int(v)
+	for _, c := range counts {
+		switch c.kind {
+		case "summary":
+			sum.Total, sum.Filtered, sum.Answered = int(c.calls), int(c.filtered), int(c.answered)
+			sum.Missed, sum.Voicemail, sum.Blocked = int(c.missed), int(c.voicemail), int(c.blocked)
+			sum.AnswerRate = roundedRatio(c.answered*100, c.calls)
+			sum.AvgForwardSeconds = roundedRatio(c.forwardSeconds, c.answered)
+			out.Sentiment = AnalyticsSentiment{Positive: int(c.positive), Neutral: int(c.neutral), Negative: int(c.negative)}
+			for h, v := range c.hours {
+				if h < len(out.ByHour) {
+					out.ByHour[h] = int(v)
+				}
+			}
+		case "day":
+			if c.day == nil {
+				continue
+			}
+			d := c.day.Format(time.DateOnly)
+			if _, ok := out.ByDay[d]; ok {
+				out.ByDay[d] = int(c.calls)
+			}
+		case "number":
+			if n := byNumber[c.numberID]; n != nil {
+				n.Total, n.Answered = int(c.calls), int(c.answered)
 			}
 		}
-		sum.Total += int(c.calls)
-		sum.Filtered += int(c.filtered)
-		sum.Answered += int(c.answered)
-		sum.Missed += int(c.missed)
-		sum.Voicemail += int(c.voicemail)
-		sum.Blocked += int(c.blocked)
-		answeredSeconds += c.forwardSeconds
-		out.Sentiment.Positive += int(c.positive)
-		out.Sentiment.Neutral += int(c.neutral)
-		out.Sentiment.Negative += int(c.negative)
 	}
-	sum.AnswerRate = roundedRatio(int64(sum.Answered)*100, int64(sum.Total))
-	sum.AvgForwardSeconds = roundedRatio(answeredSeconds, int64(sum.Answered))
 	for _, n := range numbers {
 		out.ByNumber = append(out.ByNumber, n.AnalyticsNumber)
 	}
 	return out, nil
 }
 
-// analyticsColumns are the columns of call_counts_local (alias l) that analyticsRow scans.
-const analyticsColumns = `l.day, COALESCE(l.number_id, 0), COALESCE(l.calls, 0), COALESCE(l.filtered, 0), COALESCE(l.answered, 0),
-	COALESCE(l.missed, 0), COALESCE(l.voicemail, 0), COALESCE(l.blocked, 0), COALESCE(l.forward_seconds, 0),
-	COALESCE(l.positive, 0), COALESCE(l.neutral, 0), COALESCE(l.negative, 0), l.hours`
+// Sources of analyticsSQL's rows: the table, or the window's calls counted in zone $5 ([$6, $7)
+// the window) when the table is kept in another zone.
+const (
+	analyticsFromTable = `SELECT * FROM call_counts_local WHERE account_id = $1 AND day >= $2::date AND day <= $3::date`
+	analyticsFromCalls = `SELECT * FROM call_counts_local_window($1, $5, $6, $7) WHERE day >= $2::date AND day <= $3::date`
+)
 
-// analyticsRow is a row of call_counts_local.
+// analyticsSQL sums the rows of call_counts_local that source gives ($1 account, $2 and $3 the
+// window's first and last dates, $4 a number's public id or ”) in PostgreSQL, in one statement (one
+// snapshot): a summary row (with the zone the table is kept in and the 24 hourly counts), a row
+// per day and a row per number, whatever $4. 94 rows for 90 days instead of 90 per number.
+func analyticsSQL(source string) string {
+	hours := make([]string, 24)
+	for h := range hours {
+		hours[h] = fmt.Sprintf("COALESCE(sum(hours[%d]), 0)", h+1)
+	}
+	return `WITH l AS (` + source + `),
+		chosen AS (SELECT * FROM l WHERE $4::text = '' OR number_id = (SELECT id FROM numbers WHERE account_id = $1 AND public_id = $4))
+	SELECT 'summary', NULL::date, (SELECT call_counts_zone(time_zone) FROM accounts WHERE id = $1), 0::bigint,
+		COALESCE(sum(calls), 0)::bigint, COALESCE(sum(filtered), 0)::bigint, COALESCE(sum(answered), 0)::bigint,
+		COALESCE(sum(missed), 0)::bigint, COALESCE(sum(voicemail), 0)::bigint, COALESCE(sum(blocked), 0)::bigint,
+		COALESCE(sum(forward_seconds), 0)::bigint, COALESCE(sum(positive), 0)::bigint, COALESCE(sum(neutral), 0)::bigint,
+		COALESCE(sum(negative), 0)::bigint, ARRAY[` + strings.Join(hours, ", ") + `]::bigint[]
+	FROM chosen
+	UNION ALL
+	SELECT 'day', day, NULL, 0, sum(calls)::bigint, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL FROM chosen GROUP BY day
+	UNION ALL
+	SELECT 'number', NULL, NULL, number_id, sum(calls)::bigint, 0, sum(answered)::bigint, 0, 0, 0, 0, 0, 0, 0, NULL
+	FROM l GROUP BY number_id`
+}
+
+// analyticsRow is a row of analyticsSQL.
 type analyticsRow struct {
+	kind                                                  string
 	day                                                   *time.Time
+	zone                                                  *string
 	numberID                                              int64
 	calls, filtered, answered, missed, voicemail, blocked int64
 	forwardSeconds, positive, neutral, negative           int64
 	hours                                                 []int64
 }
 
-func (c *analyticsRow) fields() []any {
-	return []any{&c.day, &c.numberID, &c.calls, &c.filtered, &c.answered, &c.missed, &c.voicemail, &c.blocked,
-		&c.forwardSeconds, &c.positive, &c.neutral, &c.negative, &c.hours}
+func scanAnalyticsRow(r pgx.CollectableRow) (analyticsRow, error) {
+	var c analyticsRow
+	err := r.Scan(&c.kind, &c.day, &c.zone, &c.numberID, &c.calls, &c.filtered, &c.answered, &c.missed, &c.voicemail,
+		&c.blocked, &c.forwardSeconds, &c.positive, &c.neutral, &c.negative, &c.hours)
+	return c, err
 }

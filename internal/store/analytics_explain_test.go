@@ -108,6 +108,63 @@ func TestAnalyticsPlans(t *testing.T) {
 			t.Logf("=== plans, %s, number=%q\n%s", zone, num, plansOut.String())
 		}
 	}
+	// What a request's statements cost on their own, 200 times each on one connection.
+	setZone("Europe/London")
+	for _, probe := range []struct{ name, sql string }{
+		{"round trip", `SELECT 1`},
+		{"zone", `SELECT call_counts_zone(time_zone) FROM accounts WHERE id = 1`},
+		{"numbers", `SELECT id, public_id, e164, label FROM numbers WHERE account_id = 1 AND status <> 'released' ORDER BY e164, id`},
+		{"90 days of rows", `SELECT * FROM call_counts_local WHERE account_id = 1 AND day >= '2026-04-17' AND day <= '2026-07-15'`},
+		{"90 days summed", `SELECT sum(calls), sum(answered), sum(positive) FROM call_counts_local WHERE account_id = 1 AND day >= '2026-04-17' AND day <= '2026-07-15'`},
+	} {
+		t0 := time.Now()
+		for range 200 {
+			rows, err := st.Pool.Query(ctx, probe.sql)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				_, _ = rows.Values()
+			}
+			if rows.Err() != nil {
+				t.Fatal(rows.Err())
+			}
+		}
+		t.Logf("%-16s %v a statement", probe.name, time.Since(t0)/200)
+	}
+	for _, probe := range []struct{ name, sql string }{
+		{"scalars scanned", `SELECT day, number_id, calls, filtered, answered, missed, voicemail, blocked, forward_seconds, positive, neutral, negative FROM call_counts_local WHERE account_id = 1 AND day >= '2026-04-17' AND day <= '2026-07-15'`},
+		{"hours scanned", `SELECT hours FROM call_counts_local WHERE account_id = 1 AND day >= '2026-04-17' AND day <= '2026-07-15'`},
+		{"hours[1..24]", `SELECT ` + hoursColumns() + ` FROM call_counts_local WHERE account_id = 1 AND day >= '2026-04-17' AND day <= '2026-07-15'`},
+	} {
+		t0 := time.Now()
+		for range 200 {
+			rows, err := st.Pool.Query(ctx, probe.sql)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fds := rows.FieldDescriptions()
+			for rows.Next() {
+				dst := make([]any, len(fds))
+				for i := range dst {
+					if strings.HasPrefix(probe.name, "hours s") {
+						dst[i] = new([]int64)
+					} else if i == 0 && probe.name == "scalars scanned" {
+						dst[i] = new(time.Time)
+					} else {
+						dst[i] = new(int64)
+					}
+				}
+				if err := rows.Scan(dst...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if rows.Err() != nil {
+				t.Fatal(rows.Err())
+			}
+		}
+		t.Logf("%-16s %v a statement", probe.name, time.Since(t0)/200)
+	}
 	for _, zone := range zones {
 		loc := accountZone(t, zone)
 		if zone != "mismatch" {
@@ -141,4 +198,12 @@ func accountZone(t *testing.T, zone string) *time.Location {
 		t.Fatal(err)
 	}
 	return loc
+}
+
+func hoursColumns() string {
+	var cols []string
+	for h := 1; h <= 24; h++ {
+		cols = append(cols, fmt.Sprintf("hours[%d]", h))
+	}
+	return strings.Join(cols, ", ")
 }
