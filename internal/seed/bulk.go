@@ -93,7 +93,9 @@ func BulkCalls(ctx context.Context, st *store.Store, accountID int64, numberIDs 
 			accountID, o.TranscribedEvery, sentiments, urgencies); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `SET LOCAL session_replication_role = origin`); err != nil {
+		// Statistics first: planned with none for this account's calls and transcripts, the join
+		// below can take a nested loop over every call of the account for each transcript.
+		if _, err := tx.Exec(ctx, `SET LOCAL session_replication_role = origin; ANALYZE calls, transcripts`); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `UPDATE calls c SET sentiment = t.sentiment, urgency = t.urgency
