@@ -2,9 +2,9 @@ package store
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -77,18 +77,6 @@ func AnalyticsWindow(now time.Time, loc *time.Location, days int) (from, to time
 	return from, to, dates
 }
 
-// wholeHourOffsets reports whether loc is a whole number of hours from UTC at every day
-// boundary of [from, to), so that every UTC hour falls within one local hour.
-func wholeHourOffsets(loc *time.Location, from, to time.Time) bool {
-	for t := from; t.Before(to); t = time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, loc) {
-		if _, offset := t.Zone(); offset%3600 != 0 {
-			return false
-		}
-	}
-	_, offset := to.Zone()
-	return offset%3600 == 0
-}
-
 // roundedRatio is round(num / den) for non-negative integers, 0 when den is 0.
 func roundedRatio(num, den int64) int {
 	if den <= 0 {
@@ -97,140 +85,144 @@ func roundedRatio(num, den int64) int {
 	return int((2*num + den) / (2 * den))
 }
 
-// CallAnalytics aggregates the window's calls in PostgreSQL: grouped rows come back, never the
-// calls. ErrNotFound when NumberPublicID names none of the account's live numbers.
+// CallAnalytics answers from call_counts_local (migration 00010): one row per day of the
+// account's time zone and number, kept by triggers on calls, so a 90-day window reads at most 90
+// rows per number whatever the zone, summed in PostgreSQL (analyticsSQL). The live numbers and
+// the sums go in one round trip. ErrNotFound when NumberPublicID names none of the account's
+// live numbers.
 //
-// Counts come from call_counts_hourly (migration 00002) when every UTC hour of the window lies
-// within one local hour, which holds for every zone whose offset is a whole number of hours;
-// otherwise from the window's calls. The three independent aggregates run concurrently.
+// The table is kept in the zone PostgreSQL makes of accounts.time_zone; when that is not
+// q.Location (the application could not load the zone, or the zone has just changed) the same
+// rows are counted from the window's calls instead.
 func (s *Store) CallAnalytics(ctx context.Context, q AnalyticsQuery) (Analytics, error) {
-	var numberID *int64
-	if q.NumberPublicID != "" {
-		var id int64
-		err := s.Pool.QueryRow(ctx, `SELECT id FROM numbers WHERE account_id = $1 AND public_id = $2 AND status <> 'released'`,
-			q.AccountID, q.NumberPublicID).Scan(&id)
-		if err != nil {
-			return Analytics{}, notFound(err)
-		}
-		numberID = &id
-	}
 	from, to, dates := AnalyticsWindow(q.Now, q.Location, q.Days)
 	out := Analytics{Days: q.Days, ByDay: make(map[string]int, len(dates)), ByHour: make([]int, 24), ByNumber: []AnalyticsNumber{}}
 	for _, d := range dates {
 		out.ByDay[d] = 0
 	}
 
-	// source is a relation shaped like call_counts_hourly over the window ($1 account, $2 and
-	// $3 the window). Read from calls, "hour" is the start of the call's local hour.
-	source := `call_counts_hourly`
-	if !wholeHourOffsets(q.Location, from, to) {
-		source = `(SELECT c.account_id, date_trunc('hour', c.started_at, ` + quoteLiteral(q.Location.String()) + `) AS hour,
-				COALESCE(c.number_id, 0) AS number_id, c.filtered, c.disposition, 1 AS calls, c.forward_seconds
-			FROM calls c WHERE c.account_id = $1 AND c.started_at >= $2 AND c.started_at < $3)`
-	}
-	args := []any{q.AccountID, from, to}
-	onNumber := ""
-	if numberID != nil {
-		// Written out rather than "$4 IS NULL OR ..." so that a cached generic plan cannot
-		// ignore the index on number_id.
-		args = append(args, *numberID)
-		onNumber = " AND number_id = $4"
-	}
+	batch := &pgx.Batch{}
+	batch.Queue(`SELECT id, public_id, e164, label FROM numbers WHERE account_id = $1 AND status <> 'released' ORDER BY e164, id`, q.AccountID)
+	args := []any{q.AccountID, dates[0], dates[len(dates)-1], q.NumberPublicID}
+	batch.Queue(analyticsSQL(analyticsFromTable), args...)
+	br := s.Pool.SendBatch(ctx, batch)
+	defer br.Close()
 
-	var wg sync.WaitGroup
-	errs := make([]error, 3)
-	wg.Go(func() { errs[0] = s.analyticsCounts(ctx, &out, q.Location, source, onNumber, args) })
-	wg.Go(func() { out.ByNumber, errs[1] = s.analyticsByNumber(ctx, source, q.AccountID, from, to) })
-	wg.Go(func() { out.Sentiment, errs[2] = s.analyticsSentiment(ctx, onNumber, args) })
-	wg.Wait()
-	return out, errors.Join(errs...)
-}
-
-// analyticsCounts fills summary, by_day and by_hour from one row per hour of the window.
-func (s *Store) analyticsCounts(ctx context.Context, out *Analytics, loc *time.Location, source, onNumber string, args []any) error {
-	rows, err := s.Pool.Query(ctx, `SELECT hour,
-			COALESCE(sum(calls) FILTER (WHERE NOT filtered), 0)::bigint,
-			COALESCE(sum(calls) FILTER (WHERE filtered), 0)::bigint,
-			COALESCE(sum(calls) FILTER (WHERE NOT filtered AND disposition = 'answered'), 0)::bigint,
-			COALESCE(sum(calls) FILTER (WHERE NOT filtered AND disposition IN ('no-answer', 'busy', 'failed')), 0)::bigint,
-			COALESCE(sum(calls) FILTER (WHERE NOT filtered AND disposition = 'voicemail'), 0)::bigint,
-			COALESCE(sum(calls) FILTER (WHERE NOT filtered AND disposition = 'blocked'), 0)::bigint,
-			COALESCE(sum(forward_seconds) FILTER (WHERE NOT filtered AND disposition = 'answered'), 0)::bigint
-		FROM `+source+` h
-		WHERE account_id = $1 AND hour >= $2 AND hour < $3`+onNumber+`
-		GROUP BY hour`, args...)
-	if err != nil {
-		return err
+	rows, _ := br.Query()
+	type number struct {
+		id int64
+		AnalyticsNumber
 	}
-	defer rows.Close()
-	var answeredSeconds int64
-	sum := &out.Summary
-	for rows.Next() {
-		var hour time.Time
-		var total, filtered, answered, missed, voicemail, blocked int
-		var seconds int64
-		if err := rows.Scan(&hour, &total, &filtered, &answered, &missed, &voicemail, &blocked, &seconds); err != nil {
-			return err
-		}
-		local := hour.In(loc)
-		if _, ok := out.ByDay[local.Format(time.DateOnly)]; ok {
-			out.ByDay[local.Format(time.DateOnly)] += total
-		}
-		out.ByHour[local.Hour()] += total
-		sum.Total += total
-		sum.Filtered += filtered
-		sum.Answered += answered
-		sum.Missed += missed
-		sum.Voicemail += voicemail
-		sum.Blocked += blocked
-		answeredSeconds += seconds
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	sum.AnswerRate = roundedRatio(int64(sum.Answered)*100, int64(sum.Total))
-	sum.AvgForwardSeconds = roundedRatio(answeredSeconds, int64(sum.Answered))
-	return nil
-}
-
-// analyticsByNumber lists every live number with its business calls in the window.
-func (s *Store) analyticsByNumber(ctx context.Context, source string, accountID int64, from, to time.Time) ([]AnalyticsNumber, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT n.public_id, n.e164, n.label, COALESCE(k.total, 0), COALESCE(k.answered, 0)
-		FROM numbers n
-		LEFT JOIN (
-			SELECT number_id, sum(calls)::bigint AS total, (sum(calls) FILTER (WHERE disposition = 'answered'))::bigint AS answered
-			FROM `+source+` h
-			WHERE account_id = $1 AND NOT filtered AND hour >= $2 AND hour < $3
-			GROUP BY number_id) k ON k.number_id = n.id
-		WHERE n.account_id = $1 AND n.status <> 'released'
-		ORDER BY n.e164, n.id`, accountID, from, to)
-	if err != nil {
-		return nil, err
-	}
-	numbers, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (AnalyticsNumber, error) {
-		var n AnalyticsNumber
-		return n, r.Scan(&n.PublicID, &n.E164, &n.Label, &n.Total, &n.Answered)
+	numbers, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (number, error) {
+		var n number
+		err := r.Scan(&n.id, &n.PublicID, &n.E164, &n.Label)
+		return n, err
 	})
-	if numbers == nil {
-		numbers = []AnalyticsNumber{}
+	if err != nil {
+		return Analytics{}, err
 	}
-	return numbers, err
+	if q.NumberPublicID != "" && !slices.ContainsFunc(numbers, func(n number) bool { return n.PublicID == q.NumberPublicID }) {
+		return Analytics{}, ErrNotFound
+	}
+	rows, _ = br.Query()
+	counts, err := pgx.CollectRows(rows, scanAnalyticsRow)
+	if err != nil {
+		return Analytics{}, err
+	}
+	if err := br.Close(); err != nil {
+		return Analytics{}, err
+	}
+	i := slices.IndexFunc(counts, func(c analyticsRow) bool { return c.kind == "summary" })
+	if i < 0 || counts[i].zone == nil || *counts[i].zone != q.Location.String() {
+		rows, _ := s.Pool.Query(ctx, analyticsSQL(analyticsFromCalls), append(args, q.Location.String(), from, to)...)
+		if counts, err = pgx.CollectRows(rows, scanAnalyticsRow); err != nil {
+			return Analytics{}, err
+		}
+	}
+
+	byNumber := make(map[int64]*AnalyticsNumber, len(numbers))
+	for i := range numbers {
+		byNumber[numbers[i].id] = &numbers[i].AnalyticsNumber
+	}
+	sum := &out.Summary
+	for _, c := range counts {
+		switch c.kind {
+		case "summary":
+			sum.Total, sum.Filtered, sum.Answered = int(c.calls), int(c.filtered), int(c.answered)
+			sum.Missed, sum.Voicemail, sum.Blocked = int(c.missed), int(c.voicemail), int(c.blocked)
+			sum.AnswerRate = roundedRatio(c.answered*100, c.calls)
+			sum.AvgForwardSeconds = roundedRatio(c.forwardSeconds, c.answered)
+			out.Sentiment = AnalyticsSentiment{Positive: int(c.positive), Neutral: int(c.neutral), Negative: int(c.negative)}
+			for h, v := range c.hours {
+				if h < len(out.ByHour) {
+					out.ByHour[h] = int(v)
+				}
+			}
+		case "day":
+			if c.day == nil {
+				continue
+			}
+			d := c.day.Format(time.DateOnly)
+			if _, ok := out.ByDay[d]; ok {
+				out.ByDay[d] = int(c.calls)
+			}
+		case "number":
+			if n := byNumber[c.numberID]; n != nil {
+				n.Total, n.Answered = int(c.calls), int(c.answered)
+			}
+		}
+	}
+	for _, n := range numbers {
+		out.ByNumber = append(out.ByNumber, n.AnalyticsNumber)
+	}
+	return out, nil
 }
 
-// analyticsSentiment counts the window's business calls by summary sentiment. Each call counts
-// once, by its latest transcript (the one a call row shows), whose sentiment a trigger copies
-// onto the call (migration 00009).
-func (s *Store) analyticsSentiment(ctx context.Context, onNumber string, args []any) (AnalyticsSentiment, error) {
-	var out AnalyticsSentiment
-	err := s.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE sentiment = 'positive'),
-			count(*) FILTER (WHERE sentiment = 'neutral'), count(*) FILTER (WHERE sentiment = 'negative')
-		FROM calls
-		WHERE account_id = $1 AND sentiment IS NOT NULL AND NOT filtered AND started_at >= $2 AND started_at < $3`+onNumber,
-		args...).Scan(&out.Positive, &out.Neutral, &out.Negative)
-	return out, err
+// Sources of analyticsSQL's rows: the table, or the window's calls counted in zone $5 ([$6, $7)
+// the window) when the table is kept in another zone.
+const (
+	analyticsFromTable = `SELECT * FROM call_counts_local WHERE account_id = $1 AND day >= $2::date AND day <= $3::date`
+	analyticsFromCalls = `SELECT * FROM call_counts_local_window($1, $5, $6, $7) WHERE day >= $2::date AND day <= $3::date`
+)
+
+// analyticsSQL sums the rows of call_counts_local that source gives ($1 account, $2 and $3 the
+// window's first and last dates, $4 a number's public id or ”) in PostgreSQL, in one statement (one
+// snapshot): a summary row (with the zone the table is kept in and the 24 hourly counts), a row
+// per day and a row per number, whatever $4. 94 rows for 90 days instead of 90 per number.
+func analyticsSQL(source string) string {
+	hours := make([]string, 24)
+	for h := range hours {
+		hours[h] = fmt.Sprintf("COALESCE(sum(hours[%d]), 0)", h+1)
+	}
+	return `WITH l AS (` + source + `),
+		chosen AS (SELECT * FROM l WHERE $4::text = '' OR number_id = (SELECT id FROM numbers WHERE account_id = $1 AND public_id = $4))
+	SELECT 'summary', NULL::date, (SELECT call_counts_zone(time_zone) FROM accounts WHERE id = $1), 0::bigint,
+		COALESCE(sum(calls), 0)::bigint, COALESCE(sum(filtered), 0)::bigint, COALESCE(sum(answered), 0)::bigint,
+		COALESCE(sum(missed), 0)::bigint, COALESCE(sum(voicemail), 0)::bigint, COALESCE(sum(blocked), 0)::bigint,
+		COALESCE(sum(forward_seconds), 0)::bigint, COALESCE(sum(positive), 0)::bigint, COALESCE(sum(neutral), 0)::bigint,
+		COALESCE(sum(negative), 0)::bigint, ARRAY[` + strings.Join(hours, ", ") + `]::bigint[]
+	FROM chosen
+	UNION ALL
+	SELECT 'day', day, NULL, 0, sum(calls)::bigint, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL FROM chosen GROUP BY day
+	UNION ALL
+	SELECT 'number', NULL, NULL, number_id, sum(calls)::bigint, 0, sum(answered)::bigint, 0, 0, 0, 0, 0, 0, 0, NULL
+	FROM l GROUP BY number_id`
 }
 
-// quoteLiteral quotes s as an SQL string literal.
-func quoteLiteral(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+// analyticsRow is a row of analyticsSQL.
+type analyticsRow struct {
+	kind                                                  string
+	day                                                   *time.Time
+	zone                                                  *string
+	numberID                                              int64
+	calls, filtered, answered, missed, voicemail, blocked int64
+	forwardSeconds, positive, neutral, negative           int64
+	hours                                                 []int64
+}
+
+func scanAnalyticsRow(r pgx.CollectableRow) (analyticsRow, error) {
+	var c analyticsRow
+	err := r.Scan(&c.kind, &c.day, &c.zone, &c.numberID, &c.calls, &c.filtered, &c.answered, &c.missed, &c.voicemail,
+		&c.blocked, &c.forwardSeconds, &c.positive, &c.neutral, &c.negative, &c.hours)
+	return c, err
 }

@@ -59,30 +59,6 @@ func TestRoundedRatio(t *testing.T) {
 	}
 }
 
-func TestWholeHourOffsets(t *testing.T) {
-	load := func(name string) *time.Location {
-		loc, err := time.LoadLocation(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return loc
-	}
-	tests := []struct {
-		zone string
-		want bool
-	}{
-		{"UTC", true}, {"Europe/London", true}, {"America/New_York", true}, {"Asia/Kolkata", false},
-		{"Asia/Kathmandu", false}, {"Australia/Adelaide", false}, {"Australia/Lord_Howe", false},
-	}
-	for _, tt := range tests {
-		loc := load(tt.zone)
-		from, to, _ := AnalyticsWindow(time.Date(2026, 4, 10, 12, 0, 0, 0, time.UTC), loc, 90)
-		if got := wholeHourOffsets(loc, from, to); got != tt.want {
-			t.Errorf("%s: %v, want %v", tt.zone, got, tt.want)
-		}
-	}
-}
-
 func TestCallPeriodBuckets(t *testing.T) {
 	at := func(h, m int) *time.Time { v := time.Date(2026, 7, 2, h, m, 0, 0, time.UTC); return &v }
 	if !wholeUTCHour(nil) || !wholeUTCHour(at(5, 0)) || wholeUTCHour(at(5, 30)) {
