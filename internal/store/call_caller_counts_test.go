@@ -57,12 +57,7 @@ func TestCallerNameSearchTotals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec := func(sql string, args ...any) {
-		t.Helper()
-		if _, err := st.Pool.Exec(ctx, sql, args...); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
+	exec := sqlExecutor(t, st)
 	// 20 callers: caller g % 20 has number +4477009000NN and a network name by g % 5.
 	insertCalls := func(accountID int64, prefix string) {
 		exec(`INSERT INTO calls (account_id, public_id, from_e164, to_e164, caller_name, disposition, filtered, started_at)
@@ -80,20 +75,8 @@ func TestCallerNameSearchTotals(t *testing.T) {
 		t.Helper()
 		for _, activity := range []string{"business", "filtered", "all"} {
 			for _, search := range []string{"okafor", "grace", "TOM", "baker", "plumbing", "smith", "100%", "_", "nobody"} {
-				f := store.CallFilter{Activity: activity, Search: search}
-				f.Limit = 1000
-				all, _, err := st.ListCalls(ctx, acct.ID, f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				f.Limit = 1
-				_, total, err := st.ListCalls(ctx, acct.ID, f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if total != len(all) {
-					t.Errorf("%s: activity=%s search=%q: total %d, the list finds %d", step, activity, search, total, len(all))
-				}
+				checkTotalMatchesList(t, st, acct.ID, store.CallFilter{Activity: activity, Search: search},
+					fmt.Sprintf("%s: activity=%s search=%q", step, activity, search))
 			}
 		}
 	}

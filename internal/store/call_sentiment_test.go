@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -96,12 +97,7 @@ func TestSentimentTotalsFollowTranscripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec := func(sql string, args ...any) {
-		t.Helper()
-		if _, err := st.Pool.Exec(ctx, sql, args...); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
+	exec := sqlExecutor(t, st)
 	// 240 calls over ten days; three in four get a transcript with a sentiment and urgency.
 	exec(`INSERT INTO calls (account_id, public_id, from_e164, to_e164, disposition, filtered, started_at)
 		SELECT $1, 'call_mood_' || g, '+447700900' || lpad(g::text, 3, '0'), '+442070000001',
@@ -123,20 +119,9 @@ func TestSentimentTotalsFollowTranscripts(t *testing.T) {
 			for _, status := range []string{"", "answered"} {
 				for _, mood := range [][2]string{{"negative", ""}, {"", "high"}, {"positive", "low"}, {"neutral", ""}} {
 					for i, p := range periods {
-						f := store.CallFilter{Activity: activity, Status: status, Sentiment: mood[0], Urgency: mood[1], From: p.from, To: p.to, Limit: 1000}
-						all, _, err := st.ListCalls(ctx, acct.ID, f)
-						if err != nil {
-							t.Fatal(err)
-						}
-						f.Limit = 1
-						_, total, err := st.ListCalls(ctx, acct.ID, f)
-						if err != nil {
-							t.Fatal(err)
-						}
-						if total != len(all) {
-							t.Errorf("%s: activity=%s status=%q mood=%v period %d: total %d, the list finds %d",
-								step, activity, status, mood, i, total, len(all))
-						}
+						checkTotalMatchesList(t, st, acct.ID, store.CallFilter{Activity: activity, Status: status,
+							Sentiment: mood[0], Urgency: mood[1], From: p.from, To: p.to},
+							fmt.Sprintf("%s: activity=%s status=%q mood=%v period %d", step, activity, status, mood, i))
 					}
 				}
 			}

@@ -48,12 +48,7 @@ func TestCallCountsFollowCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec := func(sql string, args ...any) {
-		t.Helper()
-		if _, err := st.Pool.Exec(ctx, sql, args...); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
+	exec := sqlExecutor(t, st)
 	exec(`INSERT INTO numbers (account_id, public_id, e164) VALUES ($1, 'num_counts_a', '+442070000001'), ($1, 'num_counts_b', '+442070000002')`, acct.ID)
 	// Many calls in one statement, over several days, hours, numbers and outcomes.
 	exec(`INSERT INTO calls (account_id, public_id, number_id, from_e164, to_e164, disposition, filtered, started_at, forward_seconds)

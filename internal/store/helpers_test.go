@@ -1,0 +1,39 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/switchboard-dev/switchboard/internal/store"
+)
+
+// sqlExecutor runs statements for a test's set-up and changes, failing the test on error.
+func sqlExecutor(t *testing.T, st *store.Store) func(sql string, args ...any) {
+	return func(sql string, args ...any) {
+		t.Helper()
+		if _, err := st.Pool.Exec(context.Background(), sql, args...); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+}
+
+// checkTotalMatchesList fails unless the total ListCalls gives for a one-call page of f equals
+// the number of calls the list itself finds for f: the two come from different queries (count
+// tables or a count against the page's own conditions).
+func checkTotalMatchesList(t *testing.T, st *store.Store, accountID int64, f store.CallFilter, what string) {
+	t.Helper()
+	ctx := context.Background()
+	f.Limit = 1000
+	all, _, err := st.ListCalls(ctx, accountID, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Limit = 1
+	_, total, err := st.ListCalls(ctx, accountID, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != len(all) {
+		t.Errorf("%s: total %d, the list finds %d", what, total, len(all))
+	}
+}
