@@ -13,6 +13,10 @@ import (
 	"strings"
 	"testing"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,6 +41,9 @@ func TestModuleRootFromASubdirectory(t *testing.T) {
 	}
 }
 
+// The service's clients authenticate with a bearer token (no client certificate to verify
+// on every request); kubectl's kubeconfig has a certificate user of its own. Stop removes
+// the token file.
 func TestStartInstallsCRDsAndWritesAWorkingKubeconfig(t *testing.T) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Skip("KUBEBUILDER_ASSETS not set; run via make test")
@@ -46,11 +53,18 @@ func TestStartInstallsCRDsAndWritesAWorkingKubeconfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stopped := false
 	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
+		if !stopped {
+			_ = env.Stop()
 		}
 	})
+	if env.Config.BearerToken == "" || len(env.Config.CertData) > 0 {
+		t.Fatal("service config: want a bearer token and no client certificate")
+	}
+	if got := whoami(t, env.Config); got != "switchboard-manager" {
+		t.Errorf("service user = %q, want switchboard-manager", got)
+	}
 
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := env.WriteKubeconfig(path); err != nil {
@@ -60,6 +74,12 @@ func TestStartInstallsCRDsAndWritesAWorkingKubeconfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if cfg.BearerToken != "" || len(cfg.CertData) == 0 {
+		t.Fatal("kubeconfig: want a client certificate and no token")
+	}
+	if got := whoami(t, cfg); got != "switchboard-admin" {
+		t.Errorf("kubectl user = %q, want switchboard-admin", got)
+	}
 	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
 	if err != nil {
 		t.Fatal(err)
@@ -68,4 +88,26 @@ func TestStartInstallsCRDsAndWritesAWorkingKubeconfig(t *testing.T) {
 	if err := c.List(ctx, &list); err != nil {
 		t.Fatalf("list WebhookEndpoints through the written kubeconfig: %v", err)
 	}
+
+	stopped = true
+	if err := env.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(env.tokenDir); !os.IsNotExist(err) {
+		t.Errorf("token directory %s still there after Stop (%v)", env.tokenDir, err)
+	}
+}
+
+// whoami is the user name kube-apiserver authenticates cfg as.
+func whoami(t *testing.T, cfg *rest.Config) string {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.AuthenticationV1().SelfSubjectReviews().Create(context.Background(), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Status.UserInfo.Username
 }
