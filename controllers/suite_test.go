@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
@@ -69,6 +70,7 @@ var _ = BeforeSuite(func() {
 		Scheme:                 cp.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
+		Cache:                  CacheOptions(),
 	})
 	Expect(err).NotTo(HaveOccurred())
 	// Reconcilers are set up here, e.g. (&WebhookEndpointReconciler{...}).SetupWithManager(mgr).
@@ -111,4 +113,26 @@ func newNamespace() string {
 		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, ns))).To(Succeed())
 	})
 	return ns.Name
+}
+
+// kubeEventsAbout lists the Kubernetes Events (events.k8s.io/v1) regarding obj.
+func kubeEventsAbout(g Gomega, obj client.Object) []eventsv1.Event {
+	list := &eventsv1.EventList{}
+	g.Expect(k8sClient.List(ctx, list, client.InNamespace(obj.GetNamespace()))).To(Succeed())
+	var out []eventsv1.Event
+	for _, ev := range list.Items {
+		if ev.Regarding.Name == obj.GetName() && ev.Regarding.UID == obj.GetUID() {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// eventReasons are the reasons of the Kubernetes Events regarding obj.
+func eventReasons(g Gomega, obj client.Object) []string {
+	var out []string
+	for _, ev := range kubeEventsAbout(g, obj) {
+		out = append(out, ev.Reason)
+	}
+	return out
 }

@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	kubeevents "k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -70,6 +71,8 @@ type TranscriptionJobReconciler struct {
 	StepTimeout time.Duration
 	// MaxConcurrentReconciles: jobs worked on at once (default 2).
 	MaxConcurrentReconciles int
+	// Recorder, when set, records an Event when a job completes or fails.
+	Recorder kubeevents.EventRecorder
 }
 
 // Reconcile dispatches on the job's phase; the status is patched once, on the way out.

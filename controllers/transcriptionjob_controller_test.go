@@ -70,7 +70,7 @@ func setupTranscriptionJobs(mgr ctrl.Manager) {
 		Client: mgr.GetClient(), Store: tj.store, Recordings: tj.recordings,
 		SpeechToText: tj.stt, Summarizer: tj.summarizer, Links: tj.links, Clock: tj.clock,
 		MaxAttempts: 3, RetryBase: tjRetryBase, RetryMax: time.Second, TTL: tjTTL, FinishedRecheck: tjTTLRecheck,
-		MaxConcurrentReconciles: 4,
+		MaxConcurrentReconciles: 4, Recorder: mgr.GetEventRecorder("switchboard-transcription"),
 	}).SetupWithManager(mgr)).To(Succeed())
 }
 
@@ -212,6 +212,7 @@ var _ = Describe("TranscriptionJob controller", func() {
 			Expect(meta.IsStatusConditionTrue(done.Status.Conditions, cond)).To(BeTrue(), cond)
 		}
 		Expect(done.Status.Refunded).To(BeFalse())
+		Eventually(func(g Gomega) []string { return eventReasons(g, done) }).WithTimeout(10 * time.Second).Should(Equal([]string{"Completed"}))
 
 		By("the transcript and summary are in PostgreSQL, the action items are to-dos")
 		tr := transcriptOf(t, c)
@@ -273,6 +274,13 @@ var _ = Describe("TranscriptionJob controller", func() {
 		Expect(ready.Status).To(Equal(metav1.ConditionFalse))
 		Expect(ready.Reason).To(Equal(sbv1.ReasonAttemptsExceeded))
 		Expect(meta.IsStatusConditionTrue(job.Status.Conditions, sbv1.ConditionRefunded)).To(BeTrue())
+		Eventually(func(g Gomega) {
+			evs := kubeEventsAbout(g, job)
+			g.Expect(evs).To(HaveLen(1))
+			g.Expect(evs[0].Type).To(Equal(corev1.EventTypeWarning))
+			g.Expect(evs[0].Reason).To(Equal("Failed"))
+			g.Expect(evs[0].Note).To(ContainSubstring("Speech to text failed 3 times"))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
 
 		Expect(txtest.MoneyOf(GinkgoT(), tj.store, t.Account.ID)).To(Equal(txtest.Money{BalancePence: 1000, LedgerSum: 1000, BundleMinutes: 1, LedgerEntries: 3}))
 		Expect(countRows(`SELECT count(*) FROM ledger_entries WHERE account_id = $1 AND type = 'refund' AND amount_pence = 10 AND reference = $2`,

@@ -9,6 +9,7 @@ package controllers
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -31,6 +32,14 @@ func (r *TranscriptionJobReconciler) setCondition(job *switchboardv1alpha1.Trans
 
 // setPhase moves the job to phase and keeps Ready in step with it.
 func (r *TranscriptionJobReconciler) setPhase(job *switchboardv1alpha1.TranscriptionJob, phase switchboardv1alpha1.TranscriptionJobPhase) {
+	if job.Status.Phase != phase && r.Recorder != nil {
+		switch phase {
+		case switchboardv1alpha1.TranscriptionJobPhaseCompleted:
+			r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, "Completed", "Transcribe", "The transcript of call %s is stored", job.Spec.CallPublicID)
+		case switchboardv1alpha1.TranscriptionJobPhaseFailed:
+			r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, "Failed", "Transcribe", "%s", job.Status.FailureReason)
+		}
+	}
 	job.Status.Phase = phase
 	switch phase {
 	case switchboardv1alpha1.TranscriptionJobPhaseCompleted:

@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -54,6 +55,9 @@ type WebhookDeliveryReconciler struct {
 	PerEndpoint int
 	// MaxRequeue caps retry timers (see WebhookEndpointReconciler.MaxRequeue).
 	MaxRequeue time.Duration
+	// Recorder, when set, records a Warning Event on the endpoint when a delivery fails
+	// for good (the delivery's own resource is removed soon after, its Event would not be).
+	Recorder events.EventRecorder
 	// SkipNameValidation allows several managers in one process (tests).
 	SkipNameValidation bool
 

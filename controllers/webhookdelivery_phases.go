@@ -120,6 +120,10 @@ func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *sbv1.W
 	if !ok {
 		d.Status.Phase = sbv1.WebhookDeliveryPhaseFailed
 		setDeliveryConditions(d, sbv1.ReasonRetriesExhausted, "The last retry failed: "+d.Status.LastError)
+		if r.Recorder != nil {
+			r.Recorder.Eventf(ep, d, corev1.EventTypeWarning, "DeliveryFailed", "Deliver",
+				"Event %s (%s) failed after %d attempts; last error: %s", d.Spec.EventID, d.Spec.EventType, d.Status.Attempts, d.Status.LastError)
+		}
 		return ctrl.Result{}, r.finish(ctx, d, st)
 	}
 	d.Status.Phase = sbv1.WebhookDeliveryPhaseRetrying

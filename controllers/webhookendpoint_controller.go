@@ -13,7 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,11 +29,14 @@ import (
 // emails the account's owners once when it does.
 type WebhookEndpointReconciler struct {
 	client.Client
-	Store  *store.Store
-	Clock  clock.PassiveClock
-	Mailer webhooks.Mailer
-	// Recorder, when set, records Kubernetes events (never with the secret).
-	Recorder record.EventRecorder
+	// APIReader reads Secrets the cache does not hold (see CacheOptions); default the
+	// manager's.
+	APIReader client.Reader
+	Store     *store.Store
+	Clock     clock.PassiveClock
+	Mailer    webhooks.Mailer
+	// Recorder, when set, records Kubernetes Events on endpoints (never with the secret).
+	Recorder events.EventRecorder
 	// MaxRequeue caps how long a timer (the switch-off deadline) waits before looking at the
 	// clock again; 0 means no cap. Tests with a fake clock set it short.
 	MaxRequeue time.Duration
@@ -45,6 +48,9 @@ type WebhookEndpointReconciler struct {
 func (r *WebhookEndpointReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
 	}
 	skip := r.SkipNameValidation
 	return ctrl.NewControllerManagedBy(mgr).

@@ -29,8 +29,7 @@ import (
 func (r *WebhookEndpointReconciler) reconcileSigningSecret(ctx context.Context, ep *sbv1.WebhookEndpoint) (ctrl.Result, error) {
 	if ep.Spec.SigningSecretRef == nil {
 		name := webhooks.SecretName(ep.Name)
-		sec := &corev1.Secret{}
-		err := r.Get(ctx, types.NamespacedName{Namespace: ep.Namespace, Name: name}, sec)
+		sec, err := r.secret(ctx, types.NamespacedName{Namespace: ep.Namespace, Name: name})
 		switch {
 		case apierrors.IsNotFound(err):
 			sec = webhooks.NewSigningSecret(ep, name, webhooks.NewSecret())
@@ -50,10 +49,9 @@ func (r *WebhookEndpointReconciler) reconcileSigningSecret(ctx context.Context, 
 			return ctrl.Result{}, fmt.Errorf("set spec.signingSecretRef: %w", err)
 		}
 		ep.Status = status
-		r.event(ep, corev1.EventTypeNormal, "SigningSecretGenerated", "Generated a signing secret in Secret "+name)
+		r.event(ep, corev1.EventTypeNormal, "SigningSecretGenerated", "GenerateSigningSecret", "Generated a signing secret in Secret "+name)
 	}
-	sec := &corev1.Secret{}
-	err := r.Get(ctx, types.NamespacedName{Namespace: ep.Namespace, Name: ep.Spec.SigningSecretRef.Name}, sec)
+	sec, err := r.secret(ctx, types.NamespacedName{Namespace: ep.Namespace, Name: ep.Spec.SigningSecretRef.Name})
 	if apierrors.IsNotFound(err) || (err == nil && len(sec.Data[sbv1.SigningSecretKey]) == 0) {
 		setSecretCondition(ep, false, "Secret "+ep.Spec.SigningSecretRef.Name+" is missing or has no \"secret\" key")
 		// The Secret watch brings us back when it appears; look again in a while anyway.
@@ -62,8 +60,24 @@ func (r *WebhookEndpointReconciler) reconcileSigningSecret(ctx context.Context, 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if sec.Labels[webhooks.LabelSigningSecret] != "true" {
+		setSecretCondition(ep, true, fmt.Sprintf("The signing secret is in Secret %s, which lacks the label %s=true: "+
+			"every delivery attempt reads it from the API server; label it to have it cached", sec.Name, webhooks.LabelSigningSecret))
+		return ctrl.Result{}, nil
+	}
 	setSecretCondition(ep, true, "")
 	return ctrl.Result{}, nil
+}
+
+// secret reads a Secret from the cache, or past it when the cache does not hold it (a
+// Secret without the signing-secret label, see CacheOptions).
+func (r *WebhookEndpointReconciler) secret(ctx context.Context, key types.NamespacedName) (*corev1.Secret, error) {
+	sec := &corev1.Secret{}
+	err := r.Get(ctx, key, sec)
+	if apierrors.IsNotFound(err) {
+		err = r.APIReader.Get(ctx, key, sec)
+	}
+	return sec, err
 }
 
 // reconcilePhase derives the phase: SwitchedOff when spec.paused carries the switched-off
@@ -90,7 +104,7 @@ func (r *WebhookEndpointReconciler) reconcilePhase(ctx context.Context, ep *sbv1
 			ep.Status.Phase != sbv1.WebhookEndpointPhaseActive {
 			ep.Status.SwitchedOffAt, ep.Status.OwnersNotifiedAt, ep.Status.FailingSince = nil, nil, nil
 			ep.Status.Phase = sbv1.WebhookEndpointPhaseActive
-			r.event(ep, corev1.EventTypeNormal, "SwitchedOn", "Set active again after being switched off")
+			r.event(ep, corev1.EventTypeNormal, "SwitchedOn", "SwitchOn", "Set active again after being switched off")
 			setPhaseConditions(ep)
 			return ctrl.Result{RequeueAfter: time.Millisecond}, nil // the annotation goes next time
 		}
@@ -129,7 +143,7 @@ func (r *WebhookEndpointReconciler) switchOff(ctx context.Context, ep *sbv1.Webh
 	ep.Status = status
 	ep.Status.Phase = sbv1.WebhookEndpointPhaseSwitchedOff
 	ep.Status.SwitchedOffAt = &metav1.Time{Time: now}
-	r.event(ep, corev1.EventTypeWarning, "SwitchedOff", "Deliveries failed continuously for 24 hours; switched off")
+	r.event(ep, corev1.EventTypeWarning, "SwitchedOff", "SwitchOff", "Deliveries failed continuously for 24 hours; switched off")
 	return nil
 }
 
@@ -157,7 +171,7 @@ func (r *WebhookEndpointReconciler) reconcileOwnersNotice(ctx context.Context, e
 			}
 			return err
 		}
-		r.event(ep, corev1.EventTypeNormal, "OwnersNotified", "Emailed the account owners about the switch-off")
+		r.event(ep, corev1.EventTypeNormal, "OwnersNotified", "NotifyOwners", "Emailed the account owners about the switch-off")
 	}
 	ep.Status.OwnersNotifiedAt = &metav1.Time{Time: now}
 	return nil
@@ -209,8 +223,8 @@ func capWait(d, max time.Duration) time.Duration {
 	return d
 }
 
-func (r *WebhookEndpointReconciler) event(obj client.Object, typ, reason, msg string) {
+func (r *WebhookEndpointReconciler) event(obj client.Object, typ, reason, action, msg string) {
 	if r.Recorder != nil {
-		r.Recorder.Event(obj, typ, reason, msg)
+		r.Recorder.Eventf(obj, nil, typ, reason, action, "%s", msg)
 	}
 }

@@ -29,6 +29,9 @@ func (r *WebhookEndpointReconciler) patchStatus(ctx context.Context, base, ep *s
 func setSecretCondition(ep *sbv1.WebhookEndpoint, ok bool, msg string) {
 	c := metav1.Condition{Type: sbv1.ConditionSigningSecretReady, Status: metav1.ConditionTrue, Reason: sbv1.ReasonSigningSecretFound,
 		Message: "The signing secret is in Secret " + secretRefName(ep), ObservedGeneration: ep.Generation}
+	if ok && msg != "" {
+		c.Message = msg
+	}
 	if !ok {
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, sbv1.ReasonSigningSecretMissing, msg
 		meta.SetStatusCondition(&ep.Status.Conditions, metav1.Condition{Type: sbv1.ConditionReady, Status: metav1.ConditionFalse,

@@ -109,7 +109,7 @@ func (r *benchRun) startManager() {
 	cfg := rest.CopyConfig(r.cp.Config)
 	cfg.QPS, cfg.Burst = -1, 0
 	m, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: r.cp.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0", Logger: logr.Discard()})
+		HealthProbeBindAddress: "0", Logger: logr.Discard(), Cache: CacheOptions()})
 	if err != nil {
 		r.b.Fatal(err)
 	}

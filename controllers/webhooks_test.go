@@ -26,6 +26,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -103,6 +104,7 @@ type received struct {
 	header    http.Header
 	body      []byte
 	cancelled bool
+	path      string
 }
 
 // receiver is a real HTTPS endpoint; status answers each request, hang holds requests
@@ -123,7 +125,7 @@ func startReceiver() *receiver {
 	r.status.Store(204)
 	r.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
-		rec := received{header: req.Header.Clone(), body: body}
+		rec := received{header: req.Header.Clone(), body: body, path: req.URL.Path}
 		if r.hang.Load() {
 			r.inHang <- struct{}{}
 			select {
@@ -170,6 +172,8 @@ type whEnv struct {
 	// blockPrivate leaves the address guard on (the default everywhere but tests).
 	blockPrivate bool
 	stop         func()
+	// cached reads through the running manager's cache.
+	cached client.Reader
 }
 
 var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
@@ -197,13 +201,15 @@ func newWebhookEnv() *whEnv {
 func (e *whEnv) start() {
 	GinkgoHelper()
 	m, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: cp.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0"})
+		HealthProbeBindAddress: "0", Cache: CacheOptions()})
 	Expect(err).NotTo(HaveOccurred())
+	e.cached = m.GetCache()
 	sender := webhooks.NewSender(webhooks.SenderConfig{AllowPrivateTargets: !e.blockPrivate, RootCAs: e.rcv.pool(), Timeout: e.timeout})
 	Expect((&WebhookEndpointReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk,
-		Mailer: webhooks.SMTPMailer{Addr: e.mail.addr}, MaxRequeue: 100 * time.Millisecond, SkipNameValidation: true}).SetupWithManager(m)).To(Succeed())
+		Mailer: webhooks.SMTPMailer{Addr: e.mail.addr}, MaxRequeue: 100 * time.Millisecond, SkipNameValidation: true,
+		Recorder: m.GetEventRecorder("switchboard-webhooks")}).SetupWithManager(m)).To(Succeed())
 	Expect((&WebhookDeliveryReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk, Sender: sender,
-		MaxRequeue: 100 * time.Millisecond, SkipNameValidation: true}).SetupWithManager(ctx, m)).To(Succeed())
+		MaxRequeue: 100 * time.Millisecond, SkipNameValidation: true, Recorder: m.GetEventRecorder("switchboard-webhooks")}).SetupWithManager(ctx, m)).To(Succeed())
 	backlog := NewDeliveryBacklog(e.clk)
 	Expect(backlog.SetupWithManager(ctx, m)).To(Succeed())
 	Expect(m.Add(&WebhookDispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
@@ -382,6 +388,17 @@ var _ = Describe("Webhook delivery", func() {
 		Eventually(func() []sbv1.WebhookDelivery { return e.live(id) }).WithTimeout(20 * time.Second).Should(BeEmpty())
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
 		Expect(ep.Status.FailingSince.Time).To(BeTemporally("==", t0))
+		By("kubectl describe shows the failure on the endpoint")
+		Eventually(func(g Gomega) {
+			evs := kubeEventsAbout(g, ep)
+			g.Expect(evs).To(HaveLen(1))
+			g.Expect(evs[0].Type).To(Equal(corev1.EventTypeWarning))
+			g.Expect(evs[0].Reason).To(Equal("DeliveryFailed"))
+			g.Expect(evs[0].Note).To(ContainSubstring(id.String()))
+			g.Expect(evs[0].Note).To(ContainSubstring("after 6 attempts"))
+			g.Expect(evs[0].Related).NotTo(BeNil())
+			g.Expect(evs[0].Related.Kind).To(Equal("WebhookDelivery"))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
 	})
 
 	It("treats a redirect and a slow answer as failures", func() {
@@ -499,6 +516,8 @@ var _ = Describe("Webhook delivery", func() {
 			g.Expect(ep.Status.OwnersNotifiedAt).NotTo(BeNil())
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 		Consistently(e.mail.count).WithTimeout(time.Second).Should(Equal(1))
+		Eventually(func(g Gomega) []string { return eventReasons(g, ep) }).WithTimeout(10 * time.Second).Should(
+			ContainElements("SwitchedOff", "OwnersNotified"))
 
 		// Events while switched off are not delivered.
 		off := e.event(events.CallEnded)
@@ -514,6 +533,7 @@ var _ = Describe("Webhook delivery", func() {
 			g.Expect(ep.Status.FailingSince).To(BeNil())
 			g.Expect(ep.Status.SwitchedOffAt).To(BeNil())
 		}).WithTimeout(20 * time.Second).Should(Succeed())
+		Eventually(func(g Gomega) []string { return eventReasons(g, ep) }).WithTimeout(10 * time.Second).Should(ContainElement("SwitchedOn"))
 		on := e.event(events.CallEnded)
 		Eventually(func() []historyRow { return e.history(on) }).WithTimeout(20 * time.Second).Should(
 			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 200, Endpoint: ep.Name}}))
@@ -597,10 +617,57 @@ var _ = Describe("Webhook delivery", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(raw).NotTo(ContainSubstring(secret))
 		Expect(raw).NotTo(ContainSubstring("whsec_"))
+		Eventually(func(g Gomega) {
+			evs := kubeEventsAbout(g, ep)
+			g.Expect(evs).To(ContainElement(HaveField("Reason", "SigningSecretGenerated")))
+			for _, ev := range evs {
+				g.Expect(ev.Note).NotTo(ContainSubstring("whsec_"), "an Event never carries the secret")
+			}
+		}).WithTimeout(10 * time.Second).Should(Succeed())
 
 		id := e.event(events.CallEnded)
 		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(HaveLen(1))
 		Expect(verifyWith(secret, t0, e.rcv.all()[0])).To(Succeed())
+	})
+
+	It("signs with an operator's own Secret, which the manager's cache does not hold", func() {
+		secret := webhooks.NewSecret()
+		own := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "crm-signing", Namespace: e.ns},
+			Data: map[string][]byte{sbv1.SigningSecretKey: []byte(secret)}}
+		Expect(k8sClient.Create(ctx, own)).To(Succeed())
+		ep := &sbv1.WebhookEndpoint{
+			ObjectMeta: metav1.ObjectMeta{Name: "crm-own-secret", Namespace: e.ns},
+			Spec: sbv1.WebhookEndpointSpec{AccountID: e.tenant.Account.PublicID, DisplayName: "Own secret", URL: e.rcv.srv.URL,
+				Events: []sbv1.WebhookEventType{sbv1.EventCallEnded}, SigningSecretRef: &sbv1.LocalSecretReference{Name: own.Name}},
+		}
+		Expect(k8sClient.Create(ctx, ep)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
+			g.Expect(ep.Status.Phase).To(Equal(sbv1.WebhookEndpointPhaseActive))
+			ready := meta.FindStatusCondition(ep.Status.Conditions, sbv1.ConditionSigningSecretReady)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(ready.Message).To(ContainSubstring("lacks the label " + webhooks.LabelSigningSecret + "=true"))
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+
+		By("the cache holds the service's own signing secrets only")
+		Expect(apierrors.IsNotFound(e.cached.Get(ctx, client.ObjectKeyFromObject(own), &corev1.Secret{}))).To(BeTrue())
+		labelled, _ := e.endpoint("whep-labelled")
+		Eventually(func() error {
+			return e.cached.Get(ctx, types.NamespacedName{Namespace: e.ns, Name: labelled.Spec.SigningSecretRef.Name}, &corev1.Secret{})
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+
+		By("deliveries are signed with it all the same")
+		id := e.event(events.CallEnded)
+		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(HaveLen(2))
+		var got []string
+		for _, r := range e.rcv.all() {
+			if r.path == "/" {
+				Expect(verifyWith(secret, t0, r)).To(Succeed())
+			}
+			got = append(got, r.path)
+		}
+		Expect(got).To(ContainElements("/", "/hooks"))
 	})
 
 	It("creates each delivery once however often the dispatcher runs (at least once, same event id)", func() {

@@ -125,6 +125,7 @@ func Run(ctx context.Context, o Options) error {
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        "switchboard-controller-manager.switchboard.dev",
 		LeaderElectionNamespace: "",
+		Cache:                   controllers.CacheOptions(),
 	})
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
@@ -161,7 +162,8 @@ func Run(ctx context.Context, o Options) error {
 		o.Log.Info("the local speech engine (pocketsphinx_continuous and sox) is not installed: transcriptions will fail and be refunded; run hack/install-speech-tools.sh or configure --speech-engine=openai")
 	}
 	if err := (&controllers.TranscriptionJobReconciler{Client: mgr.GetClient(), Store: st, Recordings: recordings,
-		SpeechToText: stt, Summarizer: summarizer, Links: eventLinks, Clock: o.Clock}).SetupWithManager(mgr); err != nil {
+		SpeechToText: stt, Summarizer: summarizer, Links: eventLinks, Clock: o.Clock,
+		Recorder: mgr.GetEventRecorder("switchboard-transcription")}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the transcription job controller: %w", err)
 	}
 	transcriptions := &transcription.Service{Store: st, Kube: mgr.GetClient(), Clock: o.Clock, Links: eventLinks, Log: o.Log.WithName("transcription")}
@@ -236,11 +238,13 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Opt
 	} else {
 		o.Log.Info("no SMTP relay configured (--smtp-addr): owners are not emailed when an endpoint is switched off")
 	}
-	if err := (&controllers.WebhookEndpointReconciler{Client: mgr.GetClient(), Store: st, Clock: o.Clock, Mailer: mailer}).SetupWithManager(mgr); err != nil {
+	recorder := mgr.GetEventRecorder("switchboard-webhooks")
+	if err := (&controllers.WebhookEndpointReconciler{Client: mgr.GetClient(), Store: st, Clock: o.Clock, Mailer: mailer,
+		Recorder: recorder}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if err := (&controllers.WebhookDeliveryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
-		Sender: sender, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, PerEndpoint: w.PerEndpoint}).SetupWithManager(ctx, mgr); err != nil {
+		Sender: sender, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, PerEndpoint: w.PerEndpoint, Recorder: recorder}).SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
 	backlog := controllers.NewDeliveryBacklog(o.Clock)
