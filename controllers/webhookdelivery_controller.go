@@ -55,6 +55,11 @@ type WebhookDeliveryReconciler struct {
 	PerEndpoint int
 	// MaxRequeue caps retry timers (see WebhookEndpointReconciler.MaxRequeue).
 	MaxRequeue time.Duration
+	// HealthWriteGap is the least time between two writes of an endpoint's health
+	// (webhookendpoint_health.go; default 1 s), timed by WriteTimer (default real time,
+	// also when Clock is a fake: it spaces API writes, it decides nothing).
+	HealthWriteGap time.Duration
+	WriteTimer     clock.Clock
 	// Recorder, when set, records a Warning Event on the endpoint when a delivery fails
 	// for good (the delivery's own resource is removed soon after, its Event would not be).
 	Recorder events.EventRecorder
@@ -100,6 +105,12 @@ func (r *WebhookDeliveryReconciler) SetupWithManager(ctx context.Context, mgr ct
 	}
 	if r.PerEndpoint <= 0 {
 		r.PerEndpoint = 8
+	}
+	if r.HealthWriteGap <= 0 {
+		r.HealthWriteGap = defaultHealthWriteGap
+	}
+	if r.WriteTimer == nil {
+		r.WriteTimer = clock.RealClock{}
 	}
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()

@@ -108,9 +108,7 @@ func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *sbv1.W
 	d.Status.LastResponseCode = int32(res.StatusCode)
 	d.Status.LastError = truncate(res.Error, 1024)
 	d.Status.NextAttemptAt = nil
-	if err := r.recordEndpointHealth(ctx, ep, res.OK, res.StatusCode, sentAt); err != nil {
-		return ctrl.Result{}, err
-	}
+	r.recordEndpointHealth(ep, res.OK, res.StatusCode, sentAt)
 	if res.OK {
 		d.Status.Phase = sbv1.WebhookDeliveryPhaseSucceeded
 		setDeliveryConditions(d, sbv1.ReasonSucceeded, fmt.Sprintf("The endpoint answered %d", res.StatusCode))
@@ -130,79 +128,6 @@ func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *sbv1.W
 	d.Status.NextAttemptAt = &metav1.Time{Time: next}
 	setDeliveryConditions(d, sbv1.ReasonRetryScheduled, "Attempt failed ("+d.Status.LastError+"); retry at "+next.UTC().Format(time.RFC3339))
 	return ctrl.Result{RequeueAfter: capWait(next.Sub(r.Clock.Now()), r.MaxRequeue)}, nil
-}
-
-// recordEndpointHealth keeps the endpoint's failingSince (set by the first failure, cleared
-// by a success) and last-attempt fields. To keep API-server writes per delivery low it
-// writes only when failingSince or the last response code changes, or the last write is
-// more than a minute old. Writes to one endpoint are made one at a time, and each starts
-// from this controller's own last write while the cache has not caught up with it, so
-// workers that finish together do not repeat the same write.
-func (r *WebhookDeliveryReconciler) recordEndpointHealth(ctx context.Context, ep *sbv1.WebhookEndpoint, ok bool, code int, at time.Time) error {
-	h := r.endpointHealth(client.ObjectKeyFromObject(ep))
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	ep = ep.DeepCopy()
-	switch {
-	case h.last == nil || h.last.UID != ep.UID:
-	case h.superseded[ep.ResourceVersion]:
-		ep = h.last.DeepCopy() // the cache still shows a version from before our last write
-	case ep.ResourceVersion == h.last.ResourceVersion:
-		clear(h.superseded) // caught up
-	}
-	base := ep.DeepCopy()
-	switch {
-	case ok && ep.Status.FailingSince != nil:
-		ep.Status.FailingSince = nil
-	case !ok && ep.Status.FailingSince == nil:
-		ep.Status.FailingSince = &metav1.Time{Time: at}
-	}
-	stale := ep.Status.LastDeliveryAt == nil || at.Sub(ep.Status.LastDeliveryAt.Time) > time.Minute
-	if reflectEqualTime(base.Status.FailingSince, ep.Status.FailingSince) && int32(code) == ep.Status.LastResponseCode && !stale {
-		return nil
-	}
-	ep.Status.LastDeliveryAt = &metav1.Time{Time: at}
-	ep.Status.LastResponseCode = int32(code)
-	if err := r.Status().Patch(ctx, ep, client.MergeFrom(base)); err != nil {
-		h.last = nil
-		clear(h.superseded)
-		return client.IgnoreNotFound(err)
-	}
-	if h.superseded == nil || len(h.superseded) > 1000 {
-		h.superseded = map[string]bool{}
-	}
-	h.superseded[base.ResourceVersion] = true
-	h.last = ep // Patch left the server's answer in ep
-	return nil
-}
-
-// endpointHealthState serialises one endpoint's health writes and remembers the last one
-// and the versions it superseded (which the cache may still show).
-type endpointHealthState struct {
-	mu         sync.Mutex
-	last       *sbv1.WebhookEndpoint
-	superseded map[string]bool
-}
-
-func (r *WebhookDeliveryReconciler) endpointHealth(key types.NamespacedName) *endpointHealthState {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.health == nil {
-		r.health = map[types.NamespacedName]*endpointHealthState{}
-	}
-	h := r.health[key]
-	if h == nil {
-		h = &endpointHealthState{}
-		r.health[key] = h
-	}
-	return h
-}
-
-func reflectEqualTime(a, b *metav1.Time) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return a.Equal(b)
 }
 
 // cancel ends a delivery as cancelled (resendable).
