@@ -76,8 +76,10 @@ type WebhookDeliveryReconciler struct {
 	// removed are deliveries this controller deleted recently (two generations of up to
 	// removedKept each): a reconcile of a stale cached copy would only repeat the delete.
 	removed, removedBefore map[types.UID]struct{}
-	// health is each endpoint's health-write state (recordEndpointHealth).
-	health map[types.NamespacedName]*endpointHealthState
+	// health is each endpoint's health-write state (recordEndpointHealth); healthLog logs
+	// the writes' failures (they run outside any reconcile).
+	health    map[types.NamespacedName]*endpointHealthState
+	healthLog logr.Logger
 }
 
 // removedKept bounds each generation of removed; the cache catches up long before a
@@ -112,6 +114,7 @@ func (r *WebhookDeliveryReconciler) SetupWithManager(ctx context.Context, mgr ct
 	if r.WriteTimer == nil {
 		r.WriteTimer = clock.RealClock{}
 	}
+	r.healthLog = mgr.GetLogger().WithName("webhook-endpoint-health")
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}

@@ -14,7 +14,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
@@ -127,7 +126,7 @@ func (r *WebhookDeliveryReconciler) recordEndpointHealth(ep *sbv1.WebhookEndpoin
 // writeEndpointHealth waits, then writes the outcomes queued by then in one status patch;
 // it goes on (a gap later) while more arrived during the write.
 func (r *WebhookDeliveryReconciler) writeEndpointHealth(key types.NamespacedName, h *endpointHealthState, wait time.Duration) {
-	log := ctrl.Log.WithName("webhook-endpoint-health").WithValues("endpoint", key)
+	log := r.healthLog.WithValues("endpoint", key)
 	for {
 		if wait > 0 {
 			<-r.WriteTimer.After(wait)
