@@ -33,6 +33,7 @@ type DeliveryBacklog struct {
 	mu         sync.Mutex
 	deliveries map[types.NamespacedName]backlogEntry
 	pending    map[types.NamespacedName]int       // by endpoint
+	live       map[types.NamespacedName]int       // by endpoint, pending or retrying
 	failing    map[types.NamespacedName]time.Time // endpoint → failingSince
 	changed    chan struct{}
 }
@@ -55,7 +56,7 @@ func NewDeliveryBacklog(clk clock.PassiveClock) *DeliveryBacklog {
 		clk = clock.RealClock{}
 	}
 	return &DeliveryBacklog{Clock: clk, deliveries: map[types.NamespacedName]backlogEntry{},
-		pending: map[types.NamespacedName]int{}, failing: map[types.NamespacedName]time.Time{}, changed: make(chan struct{}, 1)}
+		pending: map[types.NamespacedName]int{}, live: map[types.NamespacedName]int{}, failing: map[types.NamespacedName]time.Time{}, changed: make(chan struct{}, 1)}
 }
 
 // SetupWithManager follows WebhookDeliveries and WebhookEndpoints through the manager's cache.
@@ -94,6 +95,12 @@ func deliveryPending(d *sbv1.WebhookDelivery) bool {
 // set replaces a delivery's entry (nil removes it); called with mu held.
 func (b *DeliveryBacklog) set(key types.NamespacedName, e *backlogEntry) {
 	old, had := b.deliveries[key]
+	if had {
+		b.live[old.endpoint]--
+		if b.live[old.endpoint] <= 0 {
+			delete(b.live, old.endpoint)
+		}
+	}
 	if had && old.pending {
 		b.pending[old.endpoint]--
 		if b.pending[old.endpoint] <= 0 {
@@ -111,6 +118,7 @@ func (b *DeliveryBacklog) set(key types.NamespacedName, e *backlogEntry) {
 		return
 	}
 	b.deliveries[key] = *e
+	b.live[e.endpoint]++
 	if e.pending {
 		b.pending[e.endpoint]++
 	}
@@ -180,12 +188,25 @@ func (b *DeliveryBacklog) endpointGone(o any) {
 
 // Reserve counts a delivery the dispatcher is about to create.
 func (b *DeliveryBacklog) Reserve(delivery, endpoint types.NamespacedName) {
+	b.ReserveIfRoom(delivery, endpoint, 0)
+}
+
+// ReserveIfRoom is Reserve unless the endpoint already has maxLive live deliveries (0 or
+// less: no bound); the check and the count are one step, so parallel creations cannot
+// overshoot. It returns the endpoint's live deliveries and whether the delivery may be
+// created (a repeat of a known creation may).
+func (b *DeliveryBacklog) ReserveIfRoom(delivery, endpoint types.NamespacedName, maxLive int) (live int, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, ok := b.deliveries[delivery]; ok {
-		return // already known (a repeat of a creation)
+	live = b.live[endpoint]
+	if _, known := b.deliveries[delivery]; known {
+		return live, true
+	}
+	if maxLive > 0 && live >= maxLive {
+		return live, false
 	}
 	b.set(delivery, &backlogEntry{endpoint: endpoint, pending: true, reserved: true})
+	return live + 1, true
 }
 
 // Unreserve drops a reservation whose creation failed (unless the cache has shown it since).

@@ -123,3 +123,30 @@ func TestDeliveryBacklogCounts(t *testing.T) {
 	b.endpointSeen(&sbv1.WebhookEndpoint{ObjectMeta: failingEp.ObjectMeta})
 	check("recovered", 1, 1)
 }
+
+func TestReserveIfRoomBoundsOneEndpoint(t *testing.T) {
+	b := NewDeliveryBacklog(clocktesting.NewFakeClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)))
+	stuck := types.NamespacedName{Namespace: "acct-1", Name: "whep-stuck"}
+	other := types.NamespacedName{Namespace: "acct-1", Name: "whep-other"}
+	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "acct-1", Name: name} }
+	try := func(step, delivery string, ep types.NamespacedName, wantLive int, wantOK bool) {
+		t.Helper()
+		if live, ok := b.ReserveIfRoom(key(delivery), ep, 2); live != wantLive || ok != wantOK {
+			t.Errorf("%s: live %d, ok %v; want %d, %v", step, live, ok, wantLive, wantOK)
+		}
+	}
+	try("first", "d1", stuck, 1, true)
+	try("second", "d2", stuck, 2, true)
+	try("third is past the bound", "d3", stuck, 2, false)
+	try("a repeat of a known creation still may", "d1", stuck, 2, true)
+	try("another endpoint has its own bound", "o1", other, 1, true)
+	// A retrying delivery still counts; a removed one makes room.
+	b.seen(&sbv1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: "acct-1", Name: "d1"},
+		Spec: sbv1.WebhookDeliverySpec{EndpointName: stuck.Name}, Status: sbv1.WebhookDeliveryStatus{Attempts: 1, Phase: sbv1.WebhookDeliveryPhaseRetrying}})
+	try("retrying counts", "d3", stuck, 2, false)
+	b.gone(&sbv1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: "acct-1", Name: "d1"}, Spec: sbv1.WebhookDeliverySpec{EndpointName: stuck.Name}})
+	try("room after a removal", "d3", stuck, 2, true)
+	if _, ok := b.ReserveIfRoom(key("d4"), stuck, 0); !ok {
+		t.Error("no bound (0) refused a reservation")
+	}
+}

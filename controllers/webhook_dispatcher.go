@@ -8,6 +8,7 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -50,11 +51,19 @@ type WebhookDispatcher struct {
 	Backlog    *DeliveryBacklog
 	MaxPending int
 	MaxLive    int
-	Log        logr.Logger
+	// MaxLivePerEndpoint bounds one endpoint's live deliveries (default 10,000; negative:
+	// no bound). Past it, an event for that endpoint is recorded as a cancelled delivery,
+	// resendable, instead of a resource: an endpoint that hangs or fails for hours would
+	// otherwise pile up a delivery per event in etcd until it is switched off.
+	MaxLivePerEndpoint int
+	Log                logr.Logger
 }
 
 // DefaultMaxPendingDeliveries bounds the deliveries waiting for a first attempt.
 const DefaultMaxPendingDeliveries = 2000
+
+// DefaultMaxLiveDeliveriesPerEndpoint bounds one endpoint's live deliveries.
+const DefaultMaxLiveDeliveriesPerEndpoint = 10000
 
 // NeedLeaderElection: one dispatcher at a time (FOR UPDATE SKIP LOCKED keeps two safe too).
 func (w *WebhookDispatcher) NeedLeaderElection() bool { return true }
@@ -110,6 +119,9 @@ func (w *WebhookDispatcher) defaults() {
 	}
 	if w.Backlog != nil && w.MaxPending == 0 {
 		w.MaxPending = DefaultMaxPendingDeliveries
+	}
+	if w.MaxLivePerEndpoint == 0 {
+		w.MaxLivePerEndpoint = DefaultMaxLiveDeliveriesPerEndpoint
 	}
 }
 
@@ -194,19 +206,20 @@ func (w *WebhookDispatcher) fanOut(ctx context.Context, evs []store.PendingEvent
 	return done, firstErr
 }
 
-// deliver creates the delivery of ev to ep, or records it cancelled when ep is paused.
+// deliver creates the delivery of ev to ep, or records it cancelled when ep is paused or
+// already has MaxLivePerEndpoint live deliveries.
 func (w *WebhookDispatcher) deliver(ctx context.Context, ev store.PendingEvent, ep *sbv1.WebhookEndpoint) error {
 	d := webhooks.NewDelivery(ep, ev.ID.String(), ev.Type, "", "")
 	if !webhooks.Deliverable(ep) {
 		// Paused or switched off: the event is not delivered; it is listed as cancelled
 		// and can be resent once the endpoint is active.
-		now := w.Clock.Now()
-		return w.Store.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: ev.AccountPublicID,
-			EndpointPublicID: ep.Name, DeliveryName: d.Name, EventID: ev.ID, EventType: ev.Type, Status: "cancelled",
-			LastError: "The endpoint was paused or switched off when the event occurred", CreatedAt: now, FinishedAt: now})
+		return w.recordCancelled(ctx, ev, ep, d.Name, "The endpoint was paused or switched off when the event occurred")
 	}
 	if w.Backlog != nil {
-		w.Backlog.Reserve(client.ObjectKeyFromObject(d), client.ObjectKeyFromObject(ep))
+		if live, ok := w.Backlog.ReserveIfRoom(client.ObjectKeyFromObject(d), client.ObjectKeyFromObject(ep), w.MaxLivePerEndpoint); !ok {
+			return w.recordCancelled(ctx, ev, ep, d.Name, fmt.Sprintf(
+				"Not attempted: %d deliveries to this endpoint were already waiting or retrying; resend it once the endpoint recovers", live))
+		}
 	}
 	if err := w.Client.Create(ctx, d); err != nil && !apierrors.IsAlreadyExists(err) {
 		if w.Backlog != nil {
@@ -215,4 +228,13 @@ func (w *WebhookDispatcher) deliver(ctx context.Context, ev store.PendingEvent, 
 		return err
 	}
 	return nil
+}
+
+// recordCancelled lists the event's delivery to ep as cancelled (resendable), without a
+// resource.
+func (w *WebhookDispatcher) recordCancelled(ctx context.Context, ev store.PendingEvent, ep *sbv1.WebhookEndpoint, name, why string) error {
+	now := w.Clock.Now()
+	return w.Store.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: ev.AccountPublicID,
+		EndpointPublicID: ep.Name, DeliveryName: name, EventID: ev.ID, EventType: ev.Type, Status: "cancelled",
+		LastError: why, CreatedAt: now, FinishedAt: now})
 }

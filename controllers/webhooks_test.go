@@ -174,6 +174,8 @@ type whEnv struct {
 	stop         func()
 	// cached reads through the running manager's cache.
 	cached client.Reader
+	// maxLivePerEndpoint is the dispatcher's MaxLivePerEndpoint (0: its default).
+	maxLivePerEndpoint int
 }
 
 var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
@@ -213,7 +215,7 @@ func (e *whEnv) start() {
 	backlog := NewDeliveryBacklog(e.clk)
 	Expect(backlog.SetupWithManager(ctx, m)).To(Succeed())
 	Expect(m.Add(&WebhookDispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
-		Interval: 50 * time.Millisecond, Backlog: backlog, Log: GinkgoLogr})).To(Succeed())
+		Interval: 50 * time.Millisecond, Backlog: backlog, MaxLivePerEndpoint: e.maxLivePerEndpoint, Log: GinkgoLogr})).To(Succeed())
 	mctx, mcancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -773,6 +775,46 @@ var _ = Describe("Webhook delivery", func() {
 		// The hanging endpoint holds at most its per-endpoint share of the workers.
 		Expect(len(slow.inHang)).To(BeNumerically("<=", 8))
 		Expect(len(slow.inHang)).To(BeNumerically(">=", 1))
+	})
+
+	It("records events past an endpoint's live-delivery bound as cancelled, resendable, and keeps delivering to the others", func() {
+		e.stop()
+		e.timeout = time.Minute
+		e.maxLivePerEndpoint = 3
+		e.start()
+		stuck := startReceiver()
+		stuck.hang.Store(true)
+		stuckEp, _ := e.endpointAt(stuck, "whep-stuck")
+		fine, _ := e.endpoint("whep-fine")
+		var ids []uuid.UUID
+		statuses := func(ep string) map[string]int {
+			n := map[string]int{}
+			for _, id := range ids {
+				for _, h := range e.history(id) {
+					if h.Endpoint == ep {
+						n[h.Status]++
+					}
+				}
+			}
+			return n
+		}
+		// One event at a time: the healthy endpoint never has more than one live delivery.
+		for i := range 6 {
+			ids = append(ids, e.event(events.CallEnded))
+			Eventually(func() map[string]int { return statuses(fine.Name) }).WithTimeout(20 * time.Second).Should(Equal(map[string]int{"succeeded": i + 1}))
+		}
+		Eventually(func() map[string]int { return statuses(stuckEp.Name) }).WithTimeout(20 * time.Second).Should(Equal(map[string]int{"cancelled": 3}))
+		list := &sbv1.WebhookDeliveryList{}
+		Expect(k8sClient.List(ctx, list, client.InNamespace(e.ns), client.MatchingLabels{webhooks.LabelEndpoint: stuckEp.Name})).To(Succeed())
+		Expect(list.Items).To(HaveLen(3), "the bound: three live deliveries to the stuck endpoint")
+		for _, id := range ids {
+			for _, h := range e.history(id) {
+				if h.Endpoint == stuckEp.Name {
+					Expect(h.Err).To(ContainSubstring("3 deliveries to this endpoint were already waiting or retrying"))
+					Expect(h.Attempts).To(BeZero())
+				}
+			}
+		}
 	})
 
 	It("refuses private addresses at connect time unless explicitly allowed", func() {

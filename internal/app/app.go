@@ -86,6 +86,9 @@ type WebhookOptions struct {
 	// large a burst. MaxLiveDeliveries bounds all live ones, retrying ones included (0: none).
 	MaxPendingDeliveries int
 	MaxLiveDeliveries    int
+	// MaxLiveDeliveriesPerEndpoint bounds one endpoint's live deliveries; past it events
+	// for that endpoint are recorded as cancelled (resendable). Default 10,000; -1: none.
+	MaxLiveDeliveriesPerEndpoint int
 }
 
 // Scheme has the built-in kinds and ours.
@@ -252,7 +255,8 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Opt
 		return err
 	}
 	return mgr.Add(&controllers.WebhookDispatcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
-		Backlog: backlog, MaxPending: w.MaxPendingDeliveries, MaxLive: w.MaxLiveDeliveries, Log: o.Log.WithName("webhook-dispatcher")})
+		Backlog: backlog, MaxPending: w.MaxPendingDeliveries, MaxLive: w.MaxLiveDeliveries,
+		MaxLivePerEndpoint: w.MaxLiveDeliveriesPerEndpoint, Log: o.Log.WithName("webhook-dispatcher")})
 }
 
 // httpRunnable serves an HTTP API on every replica (not only the leader).
