@@ -74,6 +74,7 @@ type Webhook struct {
 
 // WebhookList is GET /webhooks.
 type WebhookList struct {
+	// CanAdd: under the endpoint limit and the account has Integrations (adding needs it).
 	CanAdd    bool      `json:"can_add" required:"true"`
 	Events    []string  `json:"events" required:"true"`
 	Max       int       `json:"max" required:"true"`
@@ -194,12 +195,15 @@ func (r webhooksResource) AddToContainer(c *restful.Container) {
 // ---- operations ----
 
 func (r webhooksResource) list(req *restful.Request, resp *restful.Response) {
-	eps, err := r.endpoints(req.Request.Context(), principal(req).Account.PublicID)
+	p := principal(req)
+	eps, err := r.endpoints(req.Request.Context(), p.Account.PublicID)
 	if err != nil {
 		r.internalError(req, resp, err)
 		return
 	}
-	out := WebhookList{CanAdd: len(eps) < sbv1.MaxWebhookEndpointsPerAccount, Events: subscribable(),
+	// Adding needs Integrations too, so can_add is false while POST /webhooks would be refused.
+	canAdd := len(eps) < sbv1.MaxWebhookEndpointsPerAccount && integrationsRefusal(p) == ""
+	out := WebhookList{CanAdd: canAdd, Events: subscribable(),
 		Max: sbv1.MaxWebhookEndpointsPerAccount, Endpoints: make([]Webhook, 0, len(eps))}
 	for i := range eps {
 		out.Endpoints = append(out.Endpoints, webhookView(&eps[i]))
