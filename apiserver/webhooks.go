@@ -634,8 +634,16 @@ func (r webhooksResource) checkURL(ctx context.Context, fe fieldErrors, url *str
 	u := strings.TrimSpace(*url)
 	if err := webhooks.ValidateURL(ctx, u, r.wc.URLPolicy); err != nil {
 		fe.add("url", "The url "+err.Error()+".")
+		return u
 	}
-	return u
+	return lowerCaseScheme(u)
+}
+
+// lowerCaseScheme writes a valid address's scheme as https: schemes are case-insensitive,
+// but the resource (and so every delivery) expects the usual form.
+func lowerCaseScheme(validURL string) string {
+	scheme, rest, _ := strings.Cut(validURL, ":")
+	return strings.ToLower(scheme) + ":" + rest
 }
 
 func checkEvents(fe fieldErrors, evts *[]string, required bool) []sbv1.WebhookEventType {
