@@ -55,13 +55,18 @@ func authorize(req *restful.Request, resp *restful.Response, chain *restful.Filt
 		return
 	}
 	if a.NeedsIntegrations {
-		acct := p.Account
-		if reason := plans.IntegrationsGate(acct.Plan, acct.Addons, acct.Status, acct.IntegrationsDisabled); reason != "" {
+		if reason := integrationsRefusal(p); reason != "" {
 			writeAddonRefusal(resp, reason)
 			return
 		}
 	}
 	chain.ProcessFilter(req, resp)
+}
+
+// integrationsRefusal is why the Integrations gate refuses p's account, or "" when it passes.
+func integrationsRefusal(p *store.Principal) string {
+	acct := p.Account
+	return plans.IntegrationsGate(acct.Plan, acct.Addons, acct.Status, acct.IntegrationsDisabled)
 }
 
 // principal is the authenticated key of the request.

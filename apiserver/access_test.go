@@ -163,3 +163,76 @@ func TestIntegrationsGateReasons(t *testing.T) {
 		}
 	}
 }
+
+// The spec's Summary table, row by row: every operation exists with its permission, role
+// and add-on rule, and there is no other protected operation.
+func TestSummaryTableOfEndpoints(t *testing.T) {
+	const owner, addon = true, true
+	table := []struct {
+		method, path string
+		perm         auth.Ability
+		ownerOnly    bool
+		integrations bool
+	}{
+		{"GET", "/v1/me", auth.Read, false, false},
+		{"GET", "/v1/balance", auth.Read, false, false},
+		{"GET", "/v1/numbers", auth.Read, false, false},
+		{"GET", "/v1/numbers/{number}", auth.Read, false, false},
+		{"GET", "/v1/numbers/{number}/routing", auth.Read, false, false},
+		{"GET", "/v1/calls", auth.Read, false, addon},
+		{"GET", "/v1/calls/{call}", auth.Read, false, addon},
+		{"POST", "/v1/calls/{call}/transcribe", auth.Transcribe, false, addon},
+		{"GET", "/v1/recordings/{recording}/stream-url", auth.Read, false, addon},
+		{"GET", "/v1/recordings/{recording}/transcript", auth.Read, false, addon},
+		{"GET", "/v1/recordings/{recording}/transcript/estimate", auth.Read, false, addon},
+		{"GET", "/v1/sms/conversations", auth.Read, false, addon},
+		{"GET", "/v1/sms/conversations/{conversation}/messages", auth.Read, false, addon},
+		{"GET", "/v1/contacts", auth.ContactsRead, false, addon},
+		{"POST", "/v1/contacts", auth.ContactsWrite, false, addon},
+		{"POST", "/v1/contacts/bulk-upsert", auth.ContactsWrite, false, addon},
+		{"PUT", "/v1/contacts/{contact}", auth.ContactsWrite, false, addon},
+		{"DELETE", "/v1/contacts/{contact}", auth.ContactsWrite, false, addon},
+		{"GET", "/v1/tasks", auth.Read, false, addon},
+		{"PATCH", "/v1/tasks/{task}", auth.InboxWrite, false, addon},
+		{"GET", "/v1/notifications", auth.Read, false, addon},
+		{"POST", "/v1/notifications/{notification}/read", auth.InboxWrite, false, addon},
+		{"POST", "/v1/notifications/read-all", auth.InboxWrite, false, addon},
+		{"GET", "/v1/reception-messages", auth.Read, false, addon},
+		{"GET", "/v1/job-requests", auth.Read, false, addon},
+		{"GET", "/v1/blocked-callers", auth.Read, false, addon},
+		{"GET", "/v1/analytics", auth.Read, false, false},
+		{"GET", "/v1/billing/ledger", auth.Read, false, false},
+		{"GET", "/v1/billing/receipts", auth.Read, false, false},
+		{"GET", "/v1/webhooks", auth.WebhooksManage, owner, false},
+		{"POST", "/v1/webhooks", auth.WebhooksManage, owner, addon},
+		{"PATCH", "/v1/webhooks/{endpoint}", auth.WebhooksManage, owner, false},
+		{"DELETE", "/v1/webhooks/{endpoint}", auth.WebhooksManage, owner, false},
+		{"POST", "/v1/webhooks/{endpoint}/rotate", auth.WebhooksManage, owner, false},
+		{"POST", "/v1/webhooks/{endpoint}/test", auth.WebhooksManage, owner, addon},
+		{"GET", "/v1/webhooks/{endpoint}/deliveries", auth.WebhooksManage, owner, false},
+		{"POST", "/v1/webhooks/{endpoint}/deliveries/{eventId}/resend", auth.WebhooksManage, owner, addon},
+	}
+	c := apiserver.New(apiserver.Config{Clock: clock.RealClock{}, Log: logr.Discard()}, nil, apiserver.Webhooks(apiserver.WebhooksConfig{}))
+	served := map[string]apiserver.Access{}
+	for _, r := range apiserver.RouteRules(c) {
+		if r.Protected {
+			served[r.Method+" "+strings.TrimSuffix(r.Path, "/")] = r.Access
+		}
+	}
+	for _, row := range table {
+		key := row.method + " " + row.path
+		a, ok := served[key]
+		if !ok {
+			t.Errorf("%s is not served", key)
+			continue
+		}
+		delete(served, key)
+		if a.Permission != row.perm || a.OwnerOnly != row.ownerOnly || a.NeedsIntegrations != row.integrations {
+			t.Errorf("%s: permission %s, owner only %v, Integrations %v; the spec says %s, %v, %v",
+				key, a.Permission, a.OwnerOnly, a.NeedsIntegrations, row.perm, row.ownerOnly, row.integrations)
+		}
+	}
+	for key := range served {
+		t.Errorf("%s is served but not in the spec's Summary table", key)
+	}
+}

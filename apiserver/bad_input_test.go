@@ -60,6 +60,9 @@ func TestValidationErrorShape(t *testing.T) {
 		{"PATCH", "/v1/tasks/" + task.PublicID, map[string]any{"status": 5}, "status"},
 		{"PATCH", "/v1/tasks/" + task.PublicID, map[string]any{"status": "closed"}, "status"},
 		{"POST", "/v1/contacts", map[string]any{"display_name": []string{"x"}}, "display_name"},
+		// A body that is JSON but not an object is still the 422 shape, named "body".
+		{"PATCH", "/v1/tasks/" + task.PublicID, "[]", "body"},
+		{"PATCH", "/v1/tasks/" + task.PublicID, `"done"`, "body"},
 	}
 	for _, c := range cases {
 		resp := h.api.Do(t, tenant.OwnerKey, c.method, c.path, c.body)

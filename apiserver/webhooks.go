@@ -74,6 +74,7 @@ type Webhook struct {
 
 // WebhookList is GET /webhooks.
 type WebhookList struct {
+	// CanAdd: under the endpoint limit and the account has Integrations (adding needs it).
 	CanAdd    bool      `json:"can_add" required:"true"`
 	Events    []string  `json:"events" required:"true"`
 	Max       int       `json:"max" required:"true"`
@@ -194,12 +195,15 @@ func (r webhooksResource) AddToContainer(c *restful.Container) {
 // ---- operations ----
 
 func (r webhooksResource) list(req *restful.Request, resp *restful.Response) {
-	eps, err := r.endpoints(req.Request.Context(), principal(req).Account.PublicID)
+	p := principal(req)
+	eps, err := r.endpoints(req.Request.Context(), p.Account.PublicID)
 	if err != nil {
 		r.internalError(req, resp, err)
 		return
 	}
-	out := WebhookList{CanAdd: len(eps) < sbv1.MaxWebhookEndpointsPerAccount, Events: subscribable(),
+	// Adding needs Integrations too, so can_add is false while POST /webhooks would be refused.
+	canAdd := len(eps) < sbv1.MaxWebhookEndpointsPerAccount && integrationsRefusal(p) == ""
+	out := WebhookList{CanAdd: canAdd, Events: subscribable(),
 		Max: sbv1.MaxWebhookEndpointsPerAccount, Endpoints: make([]Webhook, 0, len(eps))}
 	for i := range eps {
 		out.Endpoints = append(out.Endpoints, webhookView(&eps[i]))
@@ -630,8 +634,16 @@ func (r webhooksResource) checkURL(ctx context.Context, fe fieldErrors, url *str
 	u := strings.TrimSpace(*url)
 	if err := webhooks.ValidateURL(ctx, u, r.wc.URLPolicy); err != nil {
 		fe.add("url", "The url "+err.Error()+".")
+		return u
 	}
-	return u
+	return lowerCaseScheme(u)
+}
+
+// lowerCaseScheme writes a valid address's scheme as https: schemes are case-insensitive,
+// but the resource (and so every delivery) expects the usual form.
+func lowerCaseScheme(validURL string) string {
+	scheme, rest, _ := strings.Cut(validURL, ":")
+	return strings.ToLower(scheme) + ":" + rest
 }
 
 func checkEvents(fe fieldErrors, evts *[]string, required bool) []sbv1.WebhookEventType {

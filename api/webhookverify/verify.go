@@ -48,6 +48,7 @@ const MaxBodyBytes = 1 << 20
 
 // Errors returned by Verify.
 var (
+	ErrNoSecret     = errors.New("webhookverify: the verifier has no secret (is the signing secret's variable set?)")
 	ErrNoSignature  = errors.New("webhookverify: missing X-Service-Timestamp or X-Service-Signature")
 	ErrBadTimestamp = errors.New("webhookverify: X-Service-Timestamp is not Unix seconds")
 	ErrStale        = errors.New("webhookverify: timestamp outside the tolerance (replayed or clock skew)")
@@ -66,6 +67,11 @@ type Verifier struct {
 
 // Verify checks the signature of body against the headers.
 func (v Verifier) Verify(h http.Header, body []byte) error {
+	// An HMAC keyed with an empty secret is one anybody can compute, so a receiver whose
+	// secret variable is unset must refuse every request rather than accept forgeries.
+	if strings.TrimSpace(v.Secret) == "" {
+		return ErrNoSecret
+	}
 	tsText, sig := strings.TrimSpace(h.Get(HeaderTimestamp)), strings.TrimSpace(h.Get(HeaderSignature))
 	if tsText == "" || sig == "" {
 		return ErrNoSignature

@@ -99,3 +99,19 @@ func TestVerifyRefusesTamperingAndMissingHeaders(t *testing.T) {
 		t.Errorf("not hex: %v", err)
 	}
 }
+
+// A verifier whose secret is empty (an unset environment variable) refuses everything: an
+// HMAC keyed with "" is one anybody can compute.
+func TestVerifyRefusesAnEmptySecret(t *testing.T) {
+	now := time.Unix(1_760_000_000, 0)
+	body := []byte(`{"event":"call.ended"}`)
+	h := http.Header{}
+	h.Set("X-Service-Timestamp", strconv.FormatInt(now.Unix(), 10))
+	h.Set("X-Service-Signature", webhooks.Sign("", now.Unix(), body))
+	for _, secret := range []string{"", "  "} {
+		v := webhookverify.Verifier{Secret: secret, Now: func() time.Time { return now }}
+		if err := v.Verify(h, body); !errors.Is(err, webhookverify.ErrNoSecret) {
+			t.Errorf("secret %q: %v, want ErrNoSecret", secret, err)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -106,6 +107,12 @@ func ValidateURL(ctx context.Context, raw string, p URLPolicy) error {
 	}
 	if u.Fragment != "" {
 		return errors.New("must not carry a #fragment")
+	}
+	// url.Parse takes any digits as a port; one out of range could never be connected to.
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return errors.New("must have a port between 1 and 65535")
+		}
 	}
 	if p.AllowPrivateTargets {
 		return nil

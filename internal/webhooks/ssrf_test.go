@@ -88,6 +88,9 @@ func TestValidateURL(t *testing.T) {
 		{"https://sneaky.example.com/", "resolves to 10.0.0.7"},
 		{"https://metadata.example.com/", "resolves to 169.254.169.254"},
 		{"https://hooks.example.com/" + strings.Repeat("a", 2100), "at most"},
+		{"HTTPS://hooks.example.com/x", ""}, // schemes are case-insensitive
+		{"https://hooks.example.com:99999/x", "port"},
+		{"https://hooks.example.com:0/x", "port"},
 	}
 	for _, c := range cases {
 		err := ValidateURL(context.Background(), c.url, URLPolicy{Resolver: res})
