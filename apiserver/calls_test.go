@@ -484,3 +484,25 @@ func TestCallsListPeriodInHalfHourZone(t *testing.T) {
 		t.Errorf("date_to=2026-07-14: %s", resp)
 	}
 }
+
+// Ids and search text that PostgreSQL text cannot hold (a NUL byte, invalid UTF-8) name no
+// call: 404 for ids, 422 for the search, never a 500.
+func TestCallsUnstorableTextIsNotA500(t *testing.T) {
+	f := newCallsFixture(t)
+	for _, id := range []string{"%00", "call%00x", "%FF", "call_%C3"} {
+		for _, c := range []struct{ method, path string }{
+			{"GET", "/v1/calls/" + id},
+			{"POST", "/v1/calls/" + id + "/transcribe"},
+		} {
+			if resp := f.h.api.Do(t, f.tenant.OwnerKey, c.method, c.path, nil); resp.Status != 404 {
+				t.Errorf("%s %s: %s, want 404", c.method, c.path, resp)
+			}
+		}
+	}
+	for _, q := range []string{"%00", "acme%00", "%FF", "acme%FF"} {
+		resp := f.h.api.Do(t, f.tenant.OwnerKey, "GET", "/v1/calls?search="+q, nil)
+		if resp.Status != 422 || len(resp.Map(t)["errors"].(map[string]any)["search"].([]any)) == 0 {
+			t.Errorf("search=%s: %s, want 422 for search", q, resp)
+		}
+	}
+}

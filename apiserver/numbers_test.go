@@ -76,3 +76,16 @@ func TestNumbersAndRouting(t *testing.T) {
 		}
 	}
 }
+
+// An id PostgreSQL text cannot hold (a NUL byte, invalid UTF-8) names no number: 404, not 500.
+func TestNumbersUnstorableIDIsNotFound(t *testing.T) {
+	h := newHarness(t)
+	tenant := apitest.NewTenant(t, h.store, plans.Team)
+	for _, id := range []string{"%00", "num%00x", "%FF"} {
+		for _, path := range []string{"/v1/numbers/" + id, "/v1/numbers/" + id + "/routing"} {
+			if resp := h.api.Do(t, tenant.OwnerKey, "GET", path, nil); resp.Status != 404 {
+				t.Errorf("GET %s: %s, want 404", path, resp)
+			}
+		}
+	}
+}
