@@ -305,6 +305,9 @@ func TestCallsListFilters(t *testing.T) {
 		{"?search=old+name", nil},
 		{"?search=foreign", nil},
 		{"?search=" + url.QueryEscape("%"), nil},
+		// Text with letters is a name, not a number: its digits do not match numbers.
+		{"?search=" + url.QueryEscape("Ltd 2"), nil},
+		{"?search=" + url.QueryEscape("acme 9"), nil},
 		{"?search=900004&activity=all", []insertedCall{f.filtered}},
 		// Periods in the account's time zone.
 		{"?period=today", []insertedCall{f.tie, f.answered, f.noAnswer}},
