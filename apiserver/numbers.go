@@ -52,6 +52,6 @@ func (r numbersResource) get(req *restful.Request, resp *restful.Response) {
 }
 
 func (r numbersResource) routing(req *restful.Request, resp *restful.Response) {
-	rt, err := r.store.GetRouting(req.Request.Context(), principal(req).Account.ID, req.PathParameter("number"))
+	rt, err := r.store.GetRouting(req.Request.Context(), principal(req).Account.ID, req.PathParameter("number"), r.cfg.Clock.Now())
 	r.respond(req, resp, "number", rt, err)
 }
