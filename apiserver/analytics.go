@@ -3,6 +3,7 @@ package apiserver
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	restful "github.com/emicklei/go-restful/v3"
 
@@ -37,9 +38,15 @@ func (r analyticsResource) get(req *restful.Request, resp *restful.Response) {
 	p := principal(req)
 	fe := fieldErrors{}
 	days, _ := strconv.Atoi(queryEnum(req, fe, "days", analyticsDefaultDays, analyticsDays...))
-	number := queryText(req, fe, "number")
+	// number is an id, not free text: one naming none of the account's live numbers is a 404
+	// (spec: Errors), however long; one PostgreSQL cannot hold names none without asking it.
+	number := strings.TrimSpace(req.QueryParameter("number"))
 	if fe.any() {
 		writeValidation(resp, fe)
+		return
+	}
+	if !storableText(number) {
+		notFound(resp, "number")
 		return
 	}
 	a, err := r.store.CallAnalytics(req.Request.Context(), store.AnalyticsQuery{

@@ -3,6 +3,7 @@ package apiserver_test
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,8 +117,8 @@ func TestAnalytics(t *testing.T) {
 		t.Errorf("number=spare: %+v", onSpare)
 	}
 
-	// Released, foreign and unknown numbers are not found.
-	for _, pid := range []string{releasedPID, foreignPID, "num_unknown"} {
+	// Released, foreign and unknown numbers are not found, however long or odd the id.
+	for _, pid := range []string{releasedPID, foreignPID, "num_unknown", strings.Repeat("n", 101), "%00", "num%FF"} {
 		if resp := h.api.Do(t, tenant.OwnerKey, "GET", "/v1/analytics?number="+pid, nil); resp.Status != 404 {
 			t.Errorf("number=%s: %s, want 404", pid, resp)
 		}

@@ -2,6 +2,8 @@ package apiserver
 
 import (
 	"net/http"
+	"strings"
+	"unicode"
 
 	restful "github.com/emicklei/go-restful/v3"
 
@@ -55,10 +57,10 @@ func (r callsResource) AddToContainer(c *restful.Container) {
 	ws.Route(protect(ws.GET("/{call}").To(r.get).Operation("getCall").Param(callParam).
 		Doc("One call, in the same shape as a list row.").
 		Returns(http.StatusOK, "OK", store.Call{}).
-		Returns(http.StatusNotFound, "No such call on this account.", ErrorBody{}), read))
+		Returns(http.StatusNotFound, "No such call on this account.", ErrorBody{}), read).Filter(storableIDs))
 
 	// POST /{call}/transcribe is registered here too (one web service per root path); see transcribe.go.
-	ws.Route(protect(r.transcribeRoute(ws, callParam), Access{Permission: auth.Transcribe, NeedsIntegrations: true}))
+	ws.Route(protect(r.transcribeRoute(ws, callParam), Access{Permission: auth.Transcribe, NeedsIntegrations: true}).Filter(storableIDs))
 	c.Add(ws)
 }
 
@@ -71,7 +73,7 @@ func (r callsResource) callFilter(req *restful.Request, fe fieldErrors) (store.C
 	f := store.CallFilter{
 		Activity:     queryEnum(req, fe, "activity", "business", callActivities...),
 		Search:       search,
-		SearchDigits: searchDigits(search),
+		SearchDigits: callSearchDigits(search),
 		From:         window.From,
 		To:           window.To,
 		Status:       queryEnum(req, fe, "status", "", store.CallDispositions...),
@@ -81,6 +83,16 @@ func (r callsResource) callFilter(req *restful.Request, fe fieldErrors) (store.C
 		Offset:       paging.Offset(),
 	}
 	return f, paging
+}
+
+// callSearchDigits is the number part of a call search: its digits when it reads as a phone
+// number (digits, spaces, "+" and punctuation), none when it has letters. "Unit 4" is a name;
+// matching its "4" against every number would return nearly every call.
+func callSearchDigits(q string) string {
+	if strings.IndexFunc(q, unicode.IsLetter) >= 0 {
+		return ""
+	}
+	return searchDigits(q)
 }
 
 func (r callsResource) list(req *restful.Request, resp *restful.Response) {

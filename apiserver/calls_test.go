@@ -305,6 +305,9 @@ func TestCallsListFilters(t *testing.T) {
 		{"?search=old+name", nil},
 		{"?search=foreign", nil},
 		{"?search=" + url.QueryEscape("%"), nil},
+		// Text with letters is a name, not a number: its digits do not match numbers.
+		{"?search=" + url.QueryEscape("Ltd 2"), nil},
+		{"?search=" + url.QueryEscape("acme 9"), nil},
 		{"?search=900004&activity=all", []insertedCall{f.filtered}},
 		// Periods in the account's time zone.
 		{"?period=today", []insertedCall{f.tie, f.answered, f.noAnswer}},
@@ -482,5 +485,27 @@ func TestCallsListPeriodInHalfHourZone(t *testing.T) {
 	resp.JSON(t, &p)
 	if p.Total != 1 || p.Data[0]["public_id"] == late.publicID {
 		t.Errorf("date_to=2026-07-14: %s", resp)
+	}
+}
+
+// Ids and search text that PostgreSQL text cannot hold (a NUL byte, invalid UTF-8) name no
+// call: 404 for ids, 422 for the search, never a 500.
+func TestCallsUnstorableTextIsNotA500(t *testing.T) {
+	f := newCallsFixture(t)
+	for _, id := range []string{"%00", "call%00x", "%FF", "call_%C3"} {
+		for _, c := range []struct{ method, path string }{
+			{"GET", "/v1/calls/" + id},
+			{"POST", "/v1/calls/" + id + "/transcribe"},
+		} {
+			if resp := f.h.api.Do(t, f.tenant.OwnerKey, c.method, c.path, nil); resp.Status != 404 {
+				t.Errorf("%s %s: %s, want 404", c.method, c.path, resp)
+			}
+		}
+	}
+	for _, q := range []string{"%00", "acme%00", "%FF", "acme%FF"} {
+		resp := f.h.api.Do(t, f.tenant.OwnerKey, "GET", "/v1/calls?search="+q, nil)
+		if resp.Status != 422 || len(resp.Map(t)["errors"].(map[string]any)["search"].([]any)) == 0 {
+			t.Errorf("search=%s: %s, want 422 for search", q, resp)
+		}
 	}
 }

@@ -26,11 +26,11 @@ func (r numbersResource) AddToContainer(c *restful.Container) {
 	ws.Route(protect(ws.GET("/{number}").To(r.get).Operation("getNumber").Param(numberParam).
 		Doc("One number.").
 		Returns(http.StatusOK, "OK", store.Number{}).
-		Returns(http.StatusNotFound, "No such number on this account.", ErrorBody{}), read))
+		Returns(http.StatusNotFound, "No such number on this account.", ErrorBody{}), read).Filter(storableIDs))
 	ws.Route(protect(ws.GET("/{number}/routing").To(r.routing).Operation("getNumberRouting").Param(numberParam).
 		Doc("How the number answers: the default route, schedules and any override. Read-only.").
 		Returns(http.StatusOK, "OK", store.Routing{}).
-		Returns(http.StatusNotFound, "No such number on this account.", ErrorBody{}), read))
+		Returns(http.StatusNotFound, "No such number on this account.", ErrorBody{}), read).Filter(storableIDs))
 	c.Add(ws)
 }
 
@@ -52,6 +52,6 @@ func (r numbersResource) get(req *restful.Request, resp *restful.Response) {
 }
 
 func (r numbersResource) routing(req *restful.Request, resp *restful.Response) {
-	rt, err := r.store.GetRouting(req.Request.Context(), principal(req).Account.ID, req.PathParameter("number"))
+	rt, err := r.store.GetRouting(req.Request.Context(), principal(req).Account.ID, req.PathParameter("number"), r.cfg.Clock.Now())
 	r.respond(req, resp, "number", rt, err)
 }

@@ -3,6 +3,7 @@ package apiserver_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
@@ -73,6 +74,57 @@ func TestNumbersAndRouting(t *testing.T) {
 	for _, path := range []string{"/v1/numbers/" + foreign.PublicID, "/v1/numbers/" + foreign.PublicID + "/routing", "/v1/numbers/num_unknown"} {
 		if resp := h.api.Do(t, tenant.OwnerKey, "GET", path, nil); resp.Status != 404 {
 			t.Errorf("GET %s: %s, want 404", path, resp)
+		}
+	}
+}
+
+// An id PostgreSQL text cannot hold (a NUL byte, invalid UTF-8) names no number: 404, not 500.
+func TestNumbersUnstorableIDIsNotFound(t *testing.T) {
+	h := newHarness(t)
+	tenant := apitest.NewTenant(t, h.store, plans.Team)
+	for _, id := range []string{"%00", "num%00x", "%FF"} {
+		for _, path := range []string{"/v1/numbers/" + id, "/v1/numbers/" + id + "/routing"} {
+			if resp := h.api.Do(t, tenant.OwnerKey, "GET", path, nil); resp.Status != 404 {
+				t.Errorf("GET %s: %s, want 404", path, resp)
+			}
+		}
+	}
+}
+
+// The routing shows an override only while it is set: one whose end has passed is null.
+func TestNumberRoutingOverrideOnlyWhileSet(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	tenant := apitest.NewTenant(t, h.store, plans.Team)
+	override := func(e164 string, until *time.Time) string {
+		n, err := h.store.CreateNumber(ctx, store.NewNumber{AccountID: tenant.Account.ID, E164: e164, Routes: []store.NewRoute{
+			{Kind: "default", Route: store.Route{Mode: "forward"}},
+			{Kind: "override", Route: store.Route{Mode: "voicemail"}, Until: until},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n.PublicID
+	}
+	past, future := time.Now().Add(-time.Hour).UTC().Truncate(time.Second), time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	cases := []struct {
+		number    string
+		wantUntil any // nil: no override shown
+		shown     bool
+	}{
+		{override("+442079460011", &past), nil, false},
+		{override("+442079460012", &future), future.Format(time.RFC3339), true},
+		{override("+442079460013", nil), nil, true}, // no end: set until removed
+	}
+	for _, c := range cases {
+		routing := h.api.Do(t, tenant.OwnerKey, "GET", "/v1/numbers/"+c.number+"/routing", nil).Map(t)
+		ov, _ := routing["override"].(map[string]any)
+		if (ov != nil) != c.shown {
+			t.Errorf("%s: override = %v, want shown %v", c.number, routing["override"], c.shown)
+			continue
+		}
+		if ov != nil && (ov["mode"] != "voicemail" || ov["until"] != c.wantUntil) {
+			t.Errorf("%s: override = %v, want voicemail until %v", c.number, ov, c.wantUntil)
 		}
 	}
 }

@@ -51,6 +51,10 @@ func queryInt(req *restful.Request, fe fieldErrors, name string, def, min, max i
 // queryText reads a free-text parameter of bounded length.
 func queryText(req *restful.Request, fe fieldErrors, name string) string {
 	v := strings.TrimSpace(req.QueryParameter(name))
+	if !storableText(v) {
+		fe.add(name, "The "+name+" must be UTF-8 text without NUL characters.")
+		return ""
+	}
 	if utf8.RuneCountInString(v) > maxQueryLength {
 		fe.add(name, "The "+name+" may not be longer than "+strconv.Itoa(maxQueryLength)+" characters.")
 		return ""
@@ -70,6 +74,25 @@ func queryDate(req *restful.Request, fe fieldErrors, name string) (time.Time, bo
 		return time.Time{}, false
 	}
 	return d, true
+}
+
+// storableText reports whether s can be stored as PostgreSQL text, which holds neither
+// invalid UTF-8 nor NUL bytes; anything else makes the query fail (a 500), not match nothing.
+func storableText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
+// storableIDs is a route filter answering 404 for a path id that cannot be stored text: no
+// record has such an id. Path parameters are named after what they identify ("call").
+// Add it after protect, so a missing permission is still a 403 first.
+func storableIDs(req *restful.Request, resp *restful.Response, chain *restful.FilterChain) {
+	for name, v := range req.PathParameters() {
+		if !storableText(v) {
+			notFound(resp, name)
+			return
+		}
+	}
+	chain.ProcessFilter(req, resp)
 }
 
 // Parameter builders, so every route documents its parameters the same way.

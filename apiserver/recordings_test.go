@@ -573,3 +573,17 @@ func TestRecordingAudioRouteIsOutsideKeyAuth(t *testing.T) {
 		t.Errorf("estimate route has no security")
 	}
 }
+
+// An id PostgreSQL text cannot hold (a NUL byte, invalid UTF-8) names no recording: 404, not 500.
+func TestRecordingUnstorableIDIsNotFound(t *testing.T) {
+	h := newRecordingHarness(t, time.Date(2026, 3, 15, 12, 0, 0, 0, time.UTC))
+	tenant := apitest.NewTenant(t, h.store, plans.Business)
+	for _, id := range []string{"%00", "rec%00x", "%FF"} {
+		for _, op := range []string{"/stream-url", "/transcript", "/transcript/estimate"} {
+			path := "/v1/recordings/" + id + op
+			if resp := h.api.Do(t, tenant.OwnerKey, "GET", path, nil); resp.Status != 404 {
+				t.Errorf("GET %s: %s, want 404", path, resp)
+			}
+		}
+	}
+}

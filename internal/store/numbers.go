@@ -159,8 +159,9 @@ type Routing struct {
 	Override  *OverrideRoute   `json:"override" nullable:"true"`
 }
 
-// GetRouting reads a number's routing.
-func (s *Store) GetRouting(ctx context.Context, accountID int64, publicID string) (Routing, error) {
+// GetRouting reads a number's routing as it stands at now. An override is shown only while it
+// is set: one whose end (until) has passed no longer routes calls, so it is left out.
+func (s *Store) GetRouting(ctx context.Context, accountID int64, publicID string, now time.Time) (Routing, error) {
 	var r Routing
 	var numberID int64
 	err := s.Pool.QueryRow(ctx, `SELECT id, public_id, e164, status, voicemail_transcription_enabled,
@@ -204,7 +205,12 @@ func (s *Store) GetRouting(ctx context.Context, accountID int64, publicID string
 			}
 			r.Schedules = append(r.Schedules, ScheduledRoute{Route: rt, Name: name, Windows: windows})
 		case "override":
-			r.Override = &OverrideRoute{Route: rt, Until: until}
+			if until == nil {
+				r.Override = &OverrideRoute{Route: rt}
+			} else if until.After(now) {
+				u := until.UTC()
+				r.Override = &OverrideRoute{Route: rt, Until: &u}
+			}
 		}
 	}
 	return r, rows.Err()
