@@ -39,7 +39,8 @@ func readJSON(req *restful.Request, resp *restful.Response, dst any) bool {
 	case errors.As(err, &typeErr):
 		field := typeErr.Field
 		if field == "" {
-			writeError(resp, http.StatusUnprocessableEntity, "The body must be a JSON object.")
+			// Every 422 has the spec's {message, errors} shape; the body itself is the field.
+			writeValidation(resp, fieldErrors{"body": {"The body must be a JSON object."}})
 			return false
 		}
 		writeValidation(resp, fieldErrors{field: {"The " + lastSegment(field) + " must be " + jsonKind(typeErr.Type.Kind().String()) + "."}})
