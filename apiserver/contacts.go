@@ -411,6 +411,12 @@ func dateTime(fe fieldErrors, field string, v *string) *time.Time {
 		fe.add(field, "The "+field+" must be a date-time with a UTC offset, such as 2024-05-01T09:30:00Z.")
 		return nil
 	}
+	// Contacts show their times in UTC; outside years 1 to 9999 there, a time has no ISO 8601
+	// text and the contact (and every list holding it) could not be written out.
+	if y := t.UTC().Year(); y < 1 || y > 9999 {
+		fe.add(field, "The "+field+" must fall between the years 1 and 9999 in UTC.")
+		return nil
+	}
 	return &t
 }
 

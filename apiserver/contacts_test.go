@@ -459,6 +459,9 @@ func TestContactsWriteValidation(t *testing.T) {
 		{"source too long", with("source", long(101)), "source"},
 		{"source_created_at not a date", with("source_created_at", "yesterday"), "source_created_at"},
 		{"source_updated_at without offset", with("source_updated_at", "2024-01-02T03:04:05"), "source_updated_at"},
+		// Past year 9999 or before year 1 in UTC, a date-time cannot be shown as ISO 8601 text.
+		{"source_created_at after 9999 in UTC", with("source_created_at", "9999-12-31T23:59:59-01:00"), "source_created_at"},
+		{"source_updated_at before year 1 in UTC", with("source_updated_at", "0001-01-01T00:30:00+01:00"), "source_updated_at"},
 		{"NUL in notes", with("notes", "a\x00b"), "notes"},
 		{"body an array", []any{}, "body"},
 		{"body null", "null", "body"},
@@ -491,10 +494,15 @@ func TestContactsWriteValidation(t *testing.T) {
 	for _, body := range []map[string]any{
 		with("display_name", long(200)), with("email", "o'brien+tag@sub.example.co.uk"), with("source_created_at", "2024-01-02T03:04:05.123+05:30"),
 		with("external_url", "http://crm.example:8080/c?id=1"), with("notes", nil), with("phones", []any{map[string]any{"number": ""}}),
+		with("source_created_at", "0001-01-01T00:00:00Z"), with("source_updated_at", "9999-12-31T23:59:59Z"),
 	} {
 		if resp := h.api.Do(t, tenant.OwnerKey, "POST", "/v1/contacts", body); resp.Status != 201 {
 			t.Errorf("POST %v: %s, want 201", body, resp)
 		}
+	}
+	// Whatever was accepted, the directory can still be listed.
+	if p := listContacts(t, h, tenant.OwnerKey, ""); p.Total != 8 || len(p.Data) != 8 {
+		t.Errorf("list after the accepted edge values: total %d, %d rows", p.Total, len(p.Data))
 	}
 }
 
