@@ -225,12 +225,20 @@ func (r contactsResource) replace(req *restful.Request, resp *restful.Response) 
 		writeValidation(resp, fe)
 		return
 	}
-	c, err := r.store.ReplaceContact(req.Request.Context(), principal(req).Account.ID, req.PathParameter("contact"), in, r.cfg.Clock.Now())
+	id, ok := pathID(req, resp, "contact", "contact")
+	if !ok {
+		return
+	}
+	c, err := r.store.ReplaceContact(req.Request.Context(), principal(req).Account.ID, id, in, r.cfg.Clock.Now())
 	r.respond(req, resp, "contact", c, err)
 }
 
 func (r contactsResource) delete(req *restful.Request, resp *restful.Response) {
-	err := r.store.DeleteContact(req.Request.Context(), principal(req).Account.ID, req.PathParameter("contact"))
+	id, ok := pathID(req, resp, "contact", "contact")
+	if !ok {
+		return
+	}
+	err := r.store.DeleteContact(req.Request.Context(), principal(req).Account.ID, id)
 	r.respond(req, resp, "contact", ContactDeleted{Deleted: true}, err)
 }
 

@@ -51,11 +51,32 @@ func queryInt(req *restful.Request, fe fieldErrors, name string, def, min, max i
 // queryText reads a free-text parameter of bounded length.
 func queryText(req *restful.Request, fe fieldErrors, name string) string {
 	v := strings.TrimSpace(req.QueryParameter(name))
+	if !storableText(v) {
+		fe.add(name, "The "+name+" must be UTF-8 text without NUL characters.")
+		return ""
+	}
 	if utf8.RuneCountInString(v) > maxQueryLength {
 		fe.add(name, "The "+name+" may not be longer than "+strconv.Itoa(maxQueryLength)+" characters.")
 		return ""
 	}
 	return v
+}
+
+// storableText: PostgreSQL takes s as a text parameter (valid UTF-8, no NUL). Anything else
+// would come back as a database error, that is a 500, for what is only bad input.
+func storableText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
+// pathID reads the record id named name from the path. An id PostgreSQL cannot take as text
+// names no record, so it gets the record's 404 (written here; ok is false).
+func pathID(req *restful.Request, resp *restful.Response, name, what string) (id string, ok bool) {
+	id = req.PathParameter(name)
+	if !storableText(id) {
+		notFound(resp, what)
+		return "", false
+	}
+	return id, true
 }
 
 // queryDate reads a YYYY-MM-DD parameter; ok is false when absent or invalid.
