@@ -54,7 +54,7 @@ type ContactWrite struct {
 
 // ContactPhoneWrite is a phone number of the write payload.
 type ContactPhoneWrite struct {
-	Number    string `json:"number" required:"true" maxLength:"100" description:"The number as the writing system holds it."`
+	Number    string `json:"number" required:"true" description:"The number as the writing system holds it; text that cannot be read as a phone number (over 100 characters never can) is dropped."`
 	Label     string `json:"label" maxLength:"50"`
 	IsPrimary bool   `json:"is_primary"`
 }
@@ -373,10 +373,10 @@ func parseContact(raw json.RawMessage, prefix, defaultSource string, fe fieldErr
 				continue
 			}
 			var out store.ContactPhoneInput
-			if n := text(fe, pp+"number", ph.Number, maxPhoneNumberLen); n != nil {
-				out.Number = *n
-			} else if ph.Number == nil {
+			if ph.Number == nil {
 				fe.add(pp+"number", "The "+pp+"number field is required.")
+			} else {
+				out.Number = readableNumberText(*ph.Number)
 			}
 			if l := text(fe, pp+"label", ph.Label, maxPhoneLabelLen); l != nil {
 				out.Label = *l
@@ -386,6 +386,17 @@ func parseContact(raw json.RawMessage, prefix, defaultSource string, fe fieldErr
 		}
 	}
 	return in
+}
+
+// readableNumberText is the number text worth handing to the phone parser: text too long to
+// be a number, or that could not be stored, becomes "", which the store drops as unreadable.
+// The spec drops numbers that cannot be read rather than refusing the contact (or its batch).
+func readableNumberText(s string) string {
+	s = strings.TrimSpace(s)
+	if utf8.RuneCountInString(s) > maxPhoneNumberLen || !storableText(s) {
+		return ""
+	}
+	return s
 }
 
 // text checks an optional string field: surrounding spaces are trimmed and an empty

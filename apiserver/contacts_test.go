@@ -504,6 +504,21 @@ func TestContactsWriteValidation(t *testing.T) {
 	if p := listContacts(t, h, tenant.OwnerKey, ""); p.Total != 8 || len(p.Data) != 8 {
 		t.Errorf("list after the accepted edge values: total %d, %d rows", p.Total, len(p.Data))
 	}
+
+	// A phone "number" that cannot be read as one is dropped, however long or odd the text
+	// (spec, POST /contacts), in a single write and in a bulk upsert alike.
+	junk := []any{map[string]any{"number": "Ring reception and ask for Sam; " + long(120)}, map[string]any{"number": "0800\x00123"},
+		map[string]any{"number": "020 7946 0000", "label": "Office"}}
+	c := createContact(t, h, tenant.OwnerKey, with("phones", junk))
+	if len(c.Phones) != 1 || c.Phones[0].E164 != "+442079460000" {
+		t.Errorf("phones = %+v, want only the readable number", c.Phones)
+	}
+	item := with("phones", junk)
+	item["external_id"] = "junk-1"
+	resp := h.api.Do(t, tenant.OwnerKey, "POST", "/v1/contacts/bulk-upsert", map[string]any{"source": "crm", "contacts": []any{item}})
+	if resp.Status != 202 || resp.Map(t)["imported_count"] != float64(1) {
+		t.Errorf("bulk upsert with unreadable numbers: %s, want 202 with 1 imported", resp)
+	}
 }
 
 func bulkContacts(n int, prefix string) []map[string]any {
