@@ -656,6 +656,41 @@ func TestContactsBulkUpsertValidation(t *testing.T) {
 	}
 }
 
+// fullContact is a contact write payload with every field at its documented limit
+// (README: names 200, email 320, notes 2000, URLs 2048, external_id 255, source 100, 20 phones
+// with 50-character labels), numbers as long as a number field is read.
+func fullContact(i int) map[string]any {
+	pad := func(prefix string, n int) string { return prefix + strings.Repeat("x", n-len(prefix)) }
+	ps := make([]map[string]any, 20)
+	for j := range ps {
+		ps[j] = map[string]any{"number": fmt.Sprintf("020 7946 %04d", (i*20+j)%10000) + strings.Repeat(" ", 87),
+			"label": pad("Label ", 50), "is_primary": j == 0}
+	}
+	return map[string]any{"source": pad("src", 100), "external_id": fmt.Sprintf("%0255d", i),
+		"display_name": pad(fmt.Sprint("Name ", i, " "), 200), "first_name": pad("F", 200), "last_name": pad("L", 200),
+		"company": pad("C", 200), "email": pad("", 308) + "@example.com", "notes": pad("N", 2000),
+		"external_url": pad("https://crm.example/", 2048), "source_created_at": "2024-01-02T03:04:05.123456789+05:30",
+		"source_updated_at": "2024-01-02T03:04:05.123456789+05:30", "phones": ps}
+}
+
+// The spec allows 500 contacts a batch and README gives each field's limit: a batch within
+// both is accepted, however large its body (here about 5 MB).
+func TestContactsBulkUpsertOfFullContacts(t *testing.T) {
+	h, _ := newContactsHarness(t)
+	tenant := apitest.NewTenant(t, h.store, plans.Business)
+	contacts := make([]map[string]any, 500)
+	for i := range contacts {
+		contacts[i] = fullContact(i)
+	}
+	resp := h.api.Do(t, tenant.OwnerKey, "POST", "/v1/contacts/bulk-upsert", map[string]any{"source": "crm", "contacts": contacts})
+	if resp.Status != 202 || resp.Map(t)["imported_count"] != float64(500) || resp.Map(t)["failed_count"] != float64(0) {
+		t.Fatalf("500 full contacts: %.300s, want 202 with 500 imported", resp)
+	}
+	if n := countContacts(t, h, tenant.Account.ID); n != 500 {
+		t.Errorf("%d contacts, want 500", n)
+	}
+}
+
 func TestContactsConcurrentBulkUpsertsMakeNoDuplicates(t *testing.T) {
 	h, _ := newContactsHarness(t)
 	tenant := apitest.NewTenant(t, h.store, plans.Business)
