@@ -299,6 +299,8 @@ func TestContactsListSearchFilterOrderAndPaging(t *testing.T) {
 		{"  ada  ", []string{ada.PublicID}},           // trimmed
 		{"builder 4", nil},                            // text with digits is a name search
 		{"twombly", []string{cy.PublicID}},            //
+		{"lovelace engines", nil},                     // text spanning name and company is in neither
+		{"ltd bob@", nil},                             // ...nor spanning company and email
 	}
 	for _, s := range searches {
 		got := publicIDs(listContacts(t, h, key, "?search="+url.QueryEscape(s.query)).Data)
