@@ -3,6 +3,10 @@ package apiserver_test
 import (
 	"testing"
 
+	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
+
+	"github.com/switchboard-dev/switchboard/apiserver"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
@@ -79,5 +83,64 @@ func TestValidationErrorShape(t *testing.T) {
 	resp := h.api.Do(t, tenant.OwnerKey, "PATCH", "/v1/tasks/"+task.PublicID, `{"status":`)
 	if resp.Status != 400 || resp.Map(t)["message"] == "" {
 		t.Errorf("malformed JSON: got %s, want 400", resp)
+	}
+}
+
+// Ids and free text that PostgreSQL cannot take as text (a NUL, invalid UTF-8) name no record
+// and match nothing: an id is a 404, a query parameter a 422, never a 500.
+func TestUnstorableTextInIdsAndQueries(t *testing.T) {
+	h := newHarness(t)
+	tenant := apitest.NewTenant(t, h.store, plans.Business)
+	contact := map[string]any{"display_name": "X", "phones": []any{}}
+	for _, c := range []struct {
+		method, path string
+		body         any
+		status       int
+		field        string
+	}{
+		{"GET", "/v1/contacts?search=%00", nil, 422, "search"},
+		{"GET", "/v1/contacts?search=%FF", nil, 422, "search"},
+		{"GET", "/v1/contacts?source=ab%00", nil, 422, "source"},
+		{"GET", "/v1/contacts?source=%C3", nil, 422, "source"},
+		{"PUT", "/v1/contacts/%00", contact, 404, ""},
+		{"DELETE", "/v1/contacts/ct_%FF", nil, 404, ""},
+		{"PATCH", "/v1/tasks/%00", map[string]any{"status": "done"}, 404, ""},
+		{"PATCH", "/v1/tasks/%FF", map[string]any{"status": "done"}, 404, ""},
+		{"GET", "/v1/sms/conversations/%00/messages", nil, 404, ""},
+		{"GET", "/v1/sms/conversations/%FE/messages", nil, 404, ""},
+	} {
+		resp := h.api.Do(t, tenant.OwnerKey, c.method, c.path, c.body)
+		var body struct {
+			Message string              `json:"message"`
+			Errors  map[string][]string `json:"errors"`
+		}
+		resp.JSON(t, &body)
+		if resp.Status != c.status || body.Message == "" || (c.field != "" && len(body.Errors[c.field]) == 0) {
+			t.Errorf("%s %s: got %s, want %d %s", c.method, c.path, resp, c.status, c.field)
+		}
+	}
+}
+
+// Every route with a path id, given one PostgreSQL cannot hold as text, answers 404 with a
+// message, whatever the route does with the id.
+func TestUnstorableIdsAreNotFoundOnEveryRoute(t *testing.T) {
+	h := newHarness(t)
+	tenant := apitest.NewTenant(t, h.store, plans.Business)
+	checked := 0
+	for _, r := range apiserver.RouteRules(apiserver.New(apiserver.Config{Clock: clock.RealClock{}, Log: logr.Discard()}, h.store)) {
+		if !r.Protected || !pathParam.MatchString(r.Path) {
+			continue
+		}
+		for _, id := range []string{"%00", "ab%FF", "%C3"} {
+			path := pathParam.ReplaceAllString(r.Path, id)
+			resp := h.api.Do(t, tenant.OwnerKey, r.Method, path, map[string]any{})
+			if resp.Status != 404 || resp.Map(t)["message"] == "" {
+				t.Errorf("%s %s: got %s, want 404 with a message", r.Method, path, resp)
+			}
+		}
+		checked++
+	}
+	if checked < 10 {
+		t.Fatalf("only %d routes with path ids found", checked)
 	}
 }

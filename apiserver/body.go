@@ -11,12 +11,17 @@ import (
 	restful "github.com/emicklei/go-restful/v3"
 )
 
-// maxBodyBytes bounds request bodies (a 500-contact bulk upsert fits easily).
+// maxBodyBytes bounds request bodies; the bulk upsert of contacts has its own bound.
 const maxBodyBytes = 4 << 20
 
 // readJSON decodes the request body into dst. On failure it writes the response
-// (415, 400 or 422) and returns false: malformed JSON is never a 500.
+// (415, 400, 413 or 422) and returns false: malformed JSON is never a 500.
 func readJSON(req *restful.Request, resp *restful.Response, dst any) bool {
+	return readJSONWithin(req, resp, dst, maxBodyBytes)
+}
+
+// readJSONWithin is readJSON for a body of at most limit bytes.
+func readJSONWithin(req *restful.Request, resp *restful.Response, dst any, limit int64) bool {
 	ct := req.HeaderParameter("Content-Type")
 	if ct != "" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != restful.MIME_JSON {
@@ -24,7 +29,7 @@ func readJSON(req *restful.Request, resp *restful.Response, dst any) bool {
 			return false
 		}
 	}
-	body := http.MaxBytesReader(resp.ResponseWriter, req.Request.Body, maxBodyBytes)
+	body := http.MaxBytesReader(resp.ResponseWriter, req.Request.Body, limit)
 	dec := json.NewDecoder(body)
 	err := dec.Decode(dst)
 	if err == nil && dec.More() {
@@ -39,7 +44,7 @@ func readJSON(req *restful.Request, resp *restful.Response, dst any) bool {
 	case errors.As(err, &typeErr):
 		field := typeErr.Field
 		if field == "" {
-			// Every 422 has the {message, errors} shape; the body itself is the field.
+			// Every 422 has the spec's {message, errors} shape; the body itself is the field.
 			writeValidation(resp, fieldErrors{"body": {"The body must be a JSON object."}})
 			return false
 		}

@@ -57,10 +57,10 @@ func (r callsResource) AddToContainer(c *restful.Container) {
 	ws.Route(protect(ws.GET("/{call}").To(r.get).Operation("getCall").Param(callParam).
 		Doc("One call, in the same shape as a list row.").
 		Returns(http.StatusOK, "OK", store.Call{}).
-		Returns(http.StatusNotFound, "No such call on this account.", ErrorBody{}), read).Filter(storableIDs))
+		Returns(http.StatusNotFound, "No such call on this account.", ErrorBody{}), read))
 
 	// POST /{call}/transcribe is registered here too (one web service per root path); see transcribe.go.
-	ws.Route(protect(r.transcribeRoute(ws, callParam), Access{Permission: auth.Transcribe, NeedsIntegrations: true}).Filter(storableIDs))
+	ws.Route(protect(r.transcribeRoute(ws, callParam), Access{Permission: auth.Transcribe, NeedsIntegrations: true}))
 	c.Add(ws)
 }
 

@@ -299,6 +299,8 @@ func TestContactsListSearchFilterOrderAndPaging(t *testing.T) {
 		{"  ada  ", []string{ada.PublicID}},           // trimmed
 		{"builder 4", nil},                            // text with digits is a name search
 		{"twombly", []string{cy.PublicID}},            //
+		{"lovelace engines", nil},                     // text spanning name and company is in neither
+		{"ltd bob@", nil},                             // ...nor spanning company and email
 	}
 	for _, s := range searches {
 		got := publicIDs(listContacts(t, h, key, "?search="+url.QueryEscape(s.query)).Data)
@@ -459,6 +461,9 @@ func TestContactsWriteValidation(t *testing.T) {
 		{"source too long", with("source", long(101)), "source"},
 		{"source_created_at not a date", with("source_created_at", "yesterday"), "source_created_at"},
 		{"source_updated_at without offset", with("source_updated_at", "2024-01-02T03:04:05"), "source_updated_at"},
+		// Past year 9999 or before year 1 in UTC, a date-time cannot be shown as ISO 8601 text.
+		{"source_created_at after 9999 in UTC", with("source_created_at", "9999-12-31T23:59:59-01:00"), "source_created_at"},
+		{"source_updated_at before year 1 in UTC", with("source_updated_at", "0001-01-01T00:30:00+01:00"), "source_updated_at"},
 		{"NUL in notes", with("notes", "a\x00b"), "notes"},
 		{"body an array", []any{}, "body"},
 		{"body null", "null", "body"},
@@ -491,10 +496,30 @@ func TestContactsWriteValidation(t *testing.T) {
 	for _, body := range []map[string]any{
 		with("display_name", long(200)), with("email", "o'brien+tag@sub.example.co.uk"), with("source_created_at", "2024-01-02T03:04:05.123+05:30"),
 		with("external_url", "http://crm.example:8080/c?id=1"), with("notes", nil), with("phones", []any{map[string]any{"number": ""}}),
+		with("source_created_at", "0001-01-01T00:00:00Z"), with("source_updated_at", "9999-12-31T23:59:59Z"),
 	} {
 		if resp := h.api.Do(t, tenant.OwnerKey, "POST", "/v1/contacts", body); resp.Status != 201 {
 			t.Errorf("POST %v: %s, want 201", body, resp)
 		}
+	}
+	// Whatever was accepted, the directory can still be listed.
+	if p := listContacts(t, h, tenant.OwnerKey, ""); p.Total != 8 || len(p.Data) != 8 {
+		t.Errorf("list after the accepted edge values: total %d, %d rows", p.Total, len(p.Data))
+	}
+
+	// A phone "number" that cannot be read as one is dropped, however long or odd the text
+	// (spec, POST /contacts), in a single write and in a bulk upsert alike.
+	junk := []any{map[string]any{"number": "Ring reception and ask for Sam; " + long(120)}, map[string]any{"number": "0800\x00123"},
+		map[string]any{"number": "020 7946 0000", "label": "Office"}}
+	c := createContact(t, h, tenant.OwnerKey, with("phones", junk))
+	if len(c.Phones) != 1 || c.Phones[0].E164 != "+442079460000" {
+		t.Errorf("phones = %+v, want only the readable number", c.Phones)
+	}
+	item := with("phones", junk)
+	item["external_id"] = "junk-1"
+	resp := h.api.Do(t, tenant.OwnerKey, "POST", "/v1/contacts/bulk-upsert", map[string]any{"source": "crm", "contacts": []any{item}})
+	if resp.Status != 202 || resp.Map(t)["imported_count"] != float64(1) {
+		t.Errorf("bulk upsert with unreadable numbers: %s, want 202 with 1 imported", resp)
 	}
 }
 
@@ -630,6 +655,41 @@ func TestContactsBulkUpsertValidation(t *testing.T) {
 	// Exactly 500 is allowed.
 	if resp := h.api.Do(t, key, "POST", "/v1/contacts/bulk-upsert", map[string]any{"source": "crm", "contacts": bulkContacts(500, "x")}); resp.Status != 202 {
 		t.Errorf("500 contacts: %s", resp)
+	}
+}
+
+// fullContact is a contact write payload with every field at its documented limit
+// (README: names 200, email 320, notes 2000, URLs 2048, external_id 255, source 100, 20 phones
+// with 50-character labels), numbers as long as a number field is read.
+func fullContact(i int) map[string]any {
+	pad := func(prefix string, n int) string { return prefix + strings.Repeat("x", n-len(prefix)) }
+	ps := make([]map[string]any, 20)
+	for j := range ps {
+		ps[j] = map[string]any{"number": fmt.Sprintf("020 7946 %04d", (i*20+j)%10000) + strings.Repeat(" ", 87),
+			"label": pad("Label ", 50), "is_primary": j == 0}
+	}
+	return map[string]any{"source": pad("src", 100), "external_id": fmt.Sprintf("%0255d", i),
+		"display_name": pad(fmt.Sprint("Name ", i, " "), 200), "first_name": pad("F", 200), "last_name": pad("L", 200),
+		"company": pad("C", 200), "email": pad("", 308) + "@example.com", "notes": pad("N", 2000),
+		"external_url": pad("https://crm.example/", 2048), "source_created_at": "2024-01-02T03:04:05.123456789+05:30",
+		"source_updated_at": "2024-01-02T03:04:05.123456789+05:30", "phones": ps}
+}
+
+// The spec allows 500 contacts a batch and README gives each field's limit: a batch within
+// both is accepted, however large its body (here about 5 MB).
+func TestContactsBulkUpsertOfFullContacts(t *testing.T) {
+	h, _ := newContactsHarness(t)
+	tenant := apitest.NewTenant(t, h.store, plans.Business)
+	contacts := make([]map[string]any, 500)
+	for i := range contacts {
+		contacts[i] = fullContact(i)
+	}
+	resp := h.api.Do(t, tenant.OwnerKey, "POST", "/v1/contacts/bulk-upsert", map[string]any{"source": "crm", "contacts": contacts})
+	if resp.Status != 202 || resp.Map(t)["imported_count"] != float64(500) || resp.Map(t)["failed_count"] != float64(0) {
+		t.Fatalf("500 full contacts: %.300s, want 202 with 500 imported", resp)
+	}
+	if n := countContacts(t, h, tenant.Account.ID); n != 500 {
+		t.Errorf("%d contacts, want 500", n)
 	}
 }
 

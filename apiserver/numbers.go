@@ -26,11 +26,11 @@ func (r numbersResource) AddToContainer(c *restful.Container) {
 	ws.Route(protect(ws.GET("/{number}").To(r.get).Operation("getNumber").Param(numberParam).
 		Doc("One number.").
 		Returns(http.StatusOK, "OK", store.Number{}).
-		Returns(http.StatusNotFound, "No such number on this account.", ErrorBody{}), read).Filter(storableIDs))
+		Returns(http.StatusNotFound, "No such number on this account.", ErrorBody{}), read))
 	ws.Route(protect(ws.GET("/{number}/routing").To(r.routing).Operation("getNumberRouting").Param(numberParam).
 		Doc("How the number answers: the default route, schedules and any override. Read-only.").
 		Returns(http.StatusOK, "OK", store.Routing{}).
-		Returns(http.StatusNotFound, "No such number on this account.", ErrorBody{}), read).Filter(storableIDs))
+		Returns(http.StatusNotFound, "No such number on this account.", ErrorBody{}), read))
 	c.Add(ws)
 }
 

@@ -83,16 +83,28 @@ func storableText(s string) bool {
 }
 
 // storableIDs is a route filter answering 404 for a path id that cannot be stored text: no
-// record has such an id. Path parameters are named after what they identify ("call").
-// Add it after protect, so a missing permission is still a 403 first.
+// record has such an id. protect adds it after authorize to every route, so a missing
+// permission is still a 403 first.
 func storableIDs(req *restful.Request, resp *restful.Response, chain *restful.FilterChain) {
 	for name, v := range req.PathParameters() {
 		if !storableText(v) {
-			notFound(resp, name)
+			notFound(resp, pathRecordNoun(name))
 			return
 		}
 	}
 	chain.ProcessFilter(req, resp)
+}
+
+// pathRecordNoun names, for a 404 message, the record a path parameter identifies. Parameters
+// are named after it ("call"), except these.
+func pathRecordNoun(param string) string {
+	switch param {
+	case "task":
+		return "to-do"
+	case "eventId":
+		return "delivery"
+	}
+	return param
 }
 
 // Parameter builders, so every route documents its parameters the same way.

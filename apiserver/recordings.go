@@ -113,16 +113,16 @@ func (r recordingsResource) AddToContainer(c *restful.Container) {
 	ws.Route(protect(ws.GET("/{recording}/stream-url").To(r.streamURL).Operation("getRecordingStreamUrl").Param(recordingParam).
 		Doc("A signed link to the recording's audio, valid 10 minutes. Request a new link for each play or download.").
 		Returns(http.StatusOK, "OK", RecordingLink{}).
-		Returns(http.StatusNotFound, "No such recording on this account.", ErrorBody{}), read).Filter(storableIDs))
+		Returns(http.StatusNotFound, "No such recording on this account.", ErrorBody{}), read))
 	ws.Route(protect(ws.GET("/{recording}/transcript").To(r.transcript).Operation("getRecordingTranscript").Param(recordingParam).
 		Doc("The recording's transcript with its segments in order, or {} if it has not been transcribed.").
 		Returns(http.StatusOK, "The transcript, or {} if not transcribed.", TranscriptOrEmpty{}).
-		Returns(http.StatusNotFound, "No such recording on this account.", ErrorBody{}), read).Filter(storableIDs))
+		Returns(http.StatusNotFound, "No such recording on this account.", ErrorBody{}), read))
 	ws.Route(protect(ws.GET("/{recording}/transcript/estimate").To(r.estimate).Operation("getRecordingTranscriptEstimate").Param(recordingParam).
 		Doc("The price of transcribing the recording and whether the account can afford it now. "+
 			"Minutes come from the plan's monthly allowance first, then prepaid bundle minutes, then the balance.").
 		Returns(http.StatusOK, "OK", TranscriptEstimate{}).
-		Returns(http.StatusNotFound, "No such recording on this account.", ErrorBody{}), read).Filter(storableIDs))
+		Returns(http.StatusNotFound, "No such recording on this account.", ErrorBody{}), read))
 	c.Add(ws)
 
 	// The signed links point at the audio route, served without an API key.

@@ -78,8 +78,9 @@ func (r smsResource) messages(req *restful.Request, resp *restful.Response) {
 		writeValidation(resp, fe)
 		return
 	}
+	id := req.PathParameter("conversation")
 	ctx := req.Request.Context()
-	conv, err := r.store.GetSMSConversation(ctx, principal(req).Account.ID, req.PathParameter("conversation"))
+	conv, err := r.store.GetSMSConversation(ctx, principal(req).Account.ID, id)
 	if err != nil {
 		r.respond(req, resp, "conversation", nil, err)
 		return

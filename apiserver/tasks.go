@@ -83,8 +83,9 @@ func (r tasksResource) update(req *restful.Request, resp *restful.Response) {
 		writeValidation(resp, fe)
 		return
 	}
+	id := req.PathParameter("task")
 	p := principal(req)
-	task, err := r.store.SetTaskStatus(req.Request.Context(), p.Account.ID, req.PathParameter("task"), body.Status,
+	task, err := r.store.SetTaskStatus(req.Request.Context(), p.Account.ID, id, body.Status,
 		p.User.ID, r.cfg.Clock.Now())
 	r.respond(req, resp, "to-do", task, err)
 }

@@ -130,6 +130,9 @@ func TestTasksPatchOpenDoneOpen(t *testing.T) {
 	ibWant422(t, h, memberKey, "PATCH", path, map[string]any{}, "status")
 	ibWant422(t, h, memberKey, "PATCH", path, map[string]any{"status": nil}, "status")
 	ibWant422(t, h, memberKey, "PATCH", path, map[string]any{"status": 1}, "status")
+	// A body that is JSON but not an object is a 422 of the spec's shape, naming the body.
+	ibWant422(t, h, memberKey, "PATCH", path, "[]", "body")
+	ibWant422(t, h, memberKey, "PATCH", path, `"done"`, "body")
 	ibWantStatus(t, h, memberKey, "PATCH", path, "{not json", 400)
 
 	// Unknown and other accounts' to-dos.

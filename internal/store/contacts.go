@@ -166,9 +166,13 @@ func (s *Store) ListContacts(ctx context.Context, accountID int64, f ContactFilt
 	}
 	var anyOf []string
 	if f.Search != "" {
-		// The same expression as the contacts_search_trgm index, so it can be used.
-		anyOf = append(anyOf, `lower(c.display_name || ' ' || coalesce(c.company, '') || ' ' || coalesce(c.email, ''))
-			LIKE lower(`+arg(likePattern(f.Search))+`)`)
+		// The first test is the contacts_search_trgm index's expression, so the index can be
+		// used; it also matches text running from one field into the next ("Ada Engines" for
+		// Ada of Engines Ltd), so the match must then lie within one of the fields.
+		p := arg(likePattern(f.Search))
+		anyOf = append(anyOf, `(lower(c.display_name || ' ' || coalesce(c.company, '') || ' ' || coalesce(c.email, ''))
+			LIKE lower(`+p+`) AND (lower(c.display_name) LIKE lower(`+p+`) OR lower(c.company) LIKE lower(`+p+`)
+			OR lower(c.email) LIKE lower(`+p+`)))`)
 	}
 	if f.PhoneDigits != "" {
 		anyOf = append(anyOf, `EXISTS (SELECT 1 FROM contact_phones p WHERE p.contact_id = c.id
