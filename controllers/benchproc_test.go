@@ -96,6 +96,54 @@ func procStat(pid int) (string, int64, bool) {
 	return s[open+1 : closing], u + st, true
 }
 
+// peakRSS formats the peak resident memory (VmHWM, since each process started) of this
+// process and the control-plane processes it started.
+func peakRSS() string {
+	peaks := map[string]int64{}
+	var walk func(pid int, self bool)
+	walk = func(pid int, self bool) {
+		name, _, ok := procStat(pid)
+		if !ok {
+			return
+		}
+		if self {
+			name = "manager+harness"
+		} else if strings.HasPrefix(name, "postgres") {
+			name = "postgres (largest process)"
+		}
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) == 3 && f[0] == "VmHWM:" {
+				kb, _ := strconv.ParseInt(f[1], 10, 64)
+				peaks[name] = max(peaks[name], kb)
+			}
+		}
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+		for _, t := range tasks {
+			c, _ := os.ReadFile(t)
+			for _, f := range strings.Fields(string(c)) {
+				if child, err := strconv.Atoi(f); err == nil {
+					walk(child, false)
+				}
+			}
+		}
+	}
+	walk(os.Getpid(), true)
+	if benchPostmaster > 0 {
+		walk(benchPostmaster, false)
+	}
+	names := make([]string, 0, len(peaks))
+	for n := range peaks {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s %d MiB", n, peaks[n]>>10))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // cpuSince formats the CPU time spent by each process since before.
 func cpuSince(before map[string]time.Duration, wall time.Duration) string {
 	after := procCPU()

@@ -370,6 +370,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 			r.report(how, n)
 			fmt.Printf("  peak heap in use (manager, receiver and harness in one process): %d MiB; WebhookDeliveries in etcd: peak %d, after %d\n",
 				s.maxHeap.Load()>>20, s.maxLive.Load(), r.liveDeliveries())
+			fmt.Printf("  peak resident memory since the benchmark started: %s\n", peakRSS())
 		})
 	}
 	allSucceed("all-succeed", 0)

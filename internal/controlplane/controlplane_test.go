@@ -8,8 +8,10 @@ package controlplane
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,6 +68,20 @@ func TestStartInstallsCRDsAndWritesAWorkingKubeconfig(t *testing.T) {
 		t.Errorf("service user = %q, want switchboard-manager", got)
 	}
 
+	// The delivery tuning reaches the processes, and GOGC does not stay in this one's environment.
+	for _, name := range []string{"kube-apiserver", "etcd"} {
+		env := childEnviron(t, name)
+		if !slices.Contains(env, "GOGC="+ControlPlaneGOGC) {
+			t.Errorf("%s runs without GOGC=%s", name, ControlPlaneGOGC)
+		}
+	}
+	if args := childCmdline(t, "kube-apiserver"); !slices.Contains(args, "--watch-cache-sizes="+NoWatchCacheFor) {
+		t.Errorf("kube-apiserver runs with %q, want --watch-cache-sizes=%s", args, NoWatchCacheFor)
+	}
+	if _, set := os.LookupEnv("GOGC"); set {
+		t.Error("GOGC left set in this process's environment")
+	}
+
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := env.WriteKubeconfig(path); err != nil {
 		t.Fatal(err)
@@ -96,6 +112,39 @@ func TestStartInstallsCRDsAndWritesAWorkingKubeconfig(t *testing.T) {
 	if _, err := os.Stat(env.tokenDir); !os.IsNotExist(err) {
 		t.Errorf("token directory %s still there after Stop (%v)", env.tokenDir, err)
 	}
+}
+
+// childProc is the /proc directory of this process's child named name.
+func childProc(t *testing.T, name string) string {
+	t.Helper()
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", os.Getpid()))
+	for _, task := range tasks {
+		b, _ := os.ReadFile(task)
+		for _, pid := range strings.Fields(string(b)) {
+			comm, _ := os.ReadFile("/proc/" + pid + "/comm")
+			if strings.TrimSpace(string(comm)) == name {
+				return "/proc/" + pid
+			}
+		}
+	}
+	t.Fatalf("no child process %s", name)
+	return ""
+}
+
+func childEnviron(t *testing.T, name string) []string {
+	b, err := os.ReadFile(childProc(t, name) + "/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(string(b), "\x00")
+}
+
+func childCmdline(t *testing.T, name string) []string {
+	b, err := os.ReadFile(childProc(t, name) + "/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(string(b), "\x00")
 }
 
 // whoami is the user name kube-apiserver authenticates cfg as.
