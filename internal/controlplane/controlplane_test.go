@@ -75,8 +75,11 @@ func TestStartInstallsCRDsAndWritesAWorkingKubeconfig(t *testing.T) {
 			t.Errorf("%s runs without GOGC=%s", name, ControlPlaneGOGC)
 		}
 	}
-	if args := childCmdline(t, "kube-apiserver"); !slices.Contains(args, "--watch-cache-sizes="+NoWatchCacheFor) {
-		t.Errorf("kube-apiserver runs with %q, want --watch-cache-sizes=%s", args, NoWatchCacheFor)
+	args := childCmdline(t, "kube-apiserver")
+	for _, want := range []string{"--watch-cache-sizes=" + NoWatchCacheFor, "--etcd-compaction-interval=" + EtcdCompactionInterval} {
+		if !slices.Contains(args, want) {
+			t.Errorf("kube-apiserver runs with %q, want %s", args, want)
+		}
 	}
 	if _, set := os.LookupEnv("GOGC"); set {
 		t.Error("GOGC left set in this process's environment")
