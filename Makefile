@@ -62,8 +62,10 @@ test: tools verify-generated verify-config vet envtest ## Run unit and envtest i
 	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: bench
-bench: tools envtest ## Run the benchmarks (see docs/benchmarks.md).
-	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" go test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
+bench: tools envtest ## Run the benchmarks (see docs/benchmarks.md), one package at a time.
+	# -p 1: go test runs packages in parallel by default, and two benchmarks sharing these cores
+	# measure each other.
+	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" go test -p 1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
 
 ##@ Build
 

@@ -144,3 +144,13 @@ func TestUnstorableIdsAreNotFoundOnEveryRoute(t *testing.T) {
 		t.Fatalf("only %d routes with path ids found", checked)
 	}
 }
+
+// A method a path does not have is 405 {message} with Allow naming the ones it has.
+func TestWrongMethodIs405WithAllow(t *testing.T) {
+	h := newHarness(t)
+	tenant := apitest.NewTenant(t, h.store, plans.Business)
+	resp := h.api.DoUnchecked(t, tenant.OwnerKey, "DELETE", "/v1/calls", nil) // no such operation to check against
+	if resp.Status != 405 || resp.Map(t)["message"] == "" || resp.Header.Get("Allow") != "GET" {
+		t.Errorf("DELETE /v1/calls: got %s, Allow %q; want 405 with a message and Allow: GET", resp, resp.Header.Get("Allow"))
+	}
+}

@@ -113,6 +113,12 @@ func (s *Server) Store() *store.Store { return s.store }
 func (s *Server) Clock() clock.PassiveClock { return s.cfg.Clock }
 
 func (s *Server) serviceError(se restful.ServiceError, req *restful.Request, resp *restful.Response) {
+	// go-restful's own headers, such as Allow on a 405.
+	for name, values := range se.Header {
+		for _, v := range values {
+			resp.Header().Add(name, v)
+		}
+	}
 	switch se.Code {
 	case http.StatusNotFound:
 		writeError(resp, http.StatusNotFound, "No such path.")
