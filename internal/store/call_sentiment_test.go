@@ -137,3 +137,63 @@ func TestSentimentTotalsFollowTranscripts(t *testing.T) {
 	exec(`DELETE FROM calls WHERE account_id = $1 AND id % 7 = 0`, acct.ID)
 	check("calls deleted")
 }
+
+// A transcript write that leaves the call's sentiment and urgency as they are (a new pending
+// transcript, the transcription charge's case) issues no UPDATE of calls: even one changing no
+// row would run calls' four statement triggers (1.3 ms under the account lock).
+func TestTranscriptWriteThatChangesNothingLeavesCallsAlone(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.NewStore(t)
+	acct, err := st.CreateAccount(ctx, store.NewAccount{Name: "Quiet Ltd", Plan: plans.Business})
+	if err != nil {
+		t.Fatal(err)
+	}
+	callID, _, err := st.CreateCall(ctx, store.NewCall{AccountID: acct.ID, FromE164: "+447700900002", ToE164: "+442079460002",
+		Disposition: "answered", StartedAt: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.CreateRecording(ctx, store.NewRecording{AccountID: acct.ID, CallID: &callID, Kind: "call", StorageKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := st.Pool.Exec(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Count UPDATE statements on calls, as calls' own statement triggers see them.
+	exec(`CREATE TABLE calls_update_statements (at timestamptz)`)
+	exec(`CREATE FUNCTION log_calls_update() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN INSERT INTO calls_update_statements VALUES (now()); RETURN NULL; END $$`)
+	exec(`CREATE TRIGGER calls_update_log AFTER UPDATE ON calls FOR EACH STATEMENT EXECUTE FUNCTION log_calls_update()`)
+	updates := func() int {
+		t.Helper()
+		var n int
+		if err := st.Pool.QueryRow(ctx, `SELECT count(*) FROM calls_update_statements`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	var transcriptID int64
+	if err := st.Pool.QueryRow(ctx, `INSERT INTO transcripts (account_id, recording_id, call_id, status, summary_status)
+		VALUES ($1, $2, $3, 'pending', 'pending') RETURNING id`, acct.ID, rec.ID, callID).Scan(&transcriptID); err != nil {
+		t.Fatal(err)
+	}
+	if n := updates(); n != 0 {
+		t.Errorf("a pending transcript for a call without sentiment ran %d UPDATEs of calls, want 0", n)
+	}
+	exec(`UPDATE transcripts SET sentiment = 'positive' WHERE id = $1`, transcriptID)
+	var sentiment *string
+	if err := st.Pool.QueryRow(ctx, `SELECT sentiment FROM calls WHERE id = $1`, callID).Scan(&sentiment); err != nil {
+		t.Fatal(err)
+	}
+	if n := updates(); n != 1 || sentiment == nil || *sentiment != "positive" {
+		t.Errorf("after the summary: %d UPDATEs, call sentiment %v; want 1 and positive", n, deref(sentiment))
+	}
+	exec(`UPDATE transcripts SET urgency = NULL WHERE id = $1`, transcriptID) // urgency was already NULL
+	if n := updates(); n != 1 {
+		t.Errorf("a write that changes nothing on the call ran %d UPDATEs in all, want still 1", n)
+	}
+}
