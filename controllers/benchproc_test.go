@@ -23,11 +23,11 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
-// procCPU is the CPU time (user+system) of this process and of the control-plane processes
-// it started (kube-apiserver, etcd, postgres and their children), by command name. Linux only;
-// empty elsewhere.
-func procCPU() map[string]time.Duration {
-	out := map[string]time.Duration{}
+// eachBenchProc calls visit with the pid, /proc/<pid>/stat ticks and a display name of this
+// process ("manager+harness") and of the control-plane processes it started (kube-apiserver,
+// etcd, postgres and their children; every PostgreSQL process is named "postgres"). Linux
+// only; nothing elsewhere.
+func eachBenchProc(visit func(pid int, name string, ticks int64)) {
 	var walk func(pid int, self bool)
 	walk = func(pid int, self bool) {
 		name, ticks, ok := procStat(pid)
@@ -39,7 +39,7 @@ func procCPU() map[string]time.Duration {
 		} else if strings.HasPrefix(name, "postgres") {
 			name = "postgres"
 		}
-		out[name] += time.Duration(ticks) * (time.Second / 100) // USER_HZ is 100 on Linux
+		visit(pid, name, ticks)
 		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
 		for _, t := range tasks {
 			b, _ := os.ReadFile(t)
@@ -54,6 +54,14 @@ func procCPU() map[string]time.Duration {
 	if benchPostmaster > 0 {
 		walk(benchPostmaster, false)
 	}
+}
+
+// procCPU is the CPU time (user+system) of the benchmark's processes, by name.
+func procCPU() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	eachBenchProc(func(_ int, name string, ticks int64) {
+		out[name] += time.Duration(ticks) * (time.Second / 100) // USER_HZ is 100 on Linux
+	})
 	return out
 }
 
@@ -96,21 +104,11 @@ func procStat(pid int) (string, int64, bool) {
 	return s[open+1 : closing], u + st, true
 }
 
-// peakRSS formats the peak resident memory (VmHWM, since each process started) of this
-// process and the control-plane processes it started.
+// peakRSS formats the peak resident memory (VmHWM, since each process started) of the
+// benchmark's processes; for PostgreSQL, of its largest process.
 func peakRSS() string {
 	peaks := map[string]int64{}
-	var walk func(pid int, self bool)
-	walk = func(pid int, self bool) {
-		name, _, ok := procStat(pid)
-		if !ok {
-			return
-		}
-		if self {
-			name = "manager+harness"
-		} else if strings.HasPrefix(name, "postgres") {
-			name = "postgres (largest process)"
-		}
+	eachBenchProc(func(pid int, name string, _ int64) {
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 		for _, line := range strings.Split(string(b), "\n") {
 			if f := strings.Fields(line); len(f) == 3 && f[0] == "VmHWM:" {
@@ -118,20 +116,7 @@ func peakRSS() string {
 				peaks[name] = max(peaks[name], kb)
 			}
 		}
-		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-		for _, t := range tasks {
-			c, _ := os.ReadFile(t)
-			for _, f := range strings.Fields(string(c)) {
-				if child, err := strconv.Atoi(f); err == nil {
-					walk(child, false)
-				}
-			}
-		}
-	}
-	walk(os.Getpid(), true)
-	if benchPostmaster > 0 {
-		walk(benchPostmaster, false)
-	}
+	})
 	names := make([]string, 0, len(peaks))
 	for n := range peaks {
 		names = append(names, n)
@@ -139,7 +124,11 @@ func peakRSS() string {
 	sort.Strings(names)
 	parts := make([]string, 0, len(names))
 	for _, n := range names {
-		parts = append(parts, fmt.Sprintf("%s %d MiB", n, peaks[n]>>10))
+		label := n
+		if n == "postgres" {
+			label = "postgres (largest process)"
+		}
+		parts = append(parts, fmt.Sprintf("%s %d MiB", label, peaks[n]>>10))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -15,16 +15,7 @@ import (
 // through inserts, updates and deletes, without touching the call counts.
 func TestCallFollowsLatestTranscript(t *testing.T) {
 	ctx := context.Background()
-	st := storetest.NewStore(t)
-	acct, err := st.CreateAccount(ctx, store.NewAccount{Name: "Follow Ltd", Plan: plans.Business})
-	if err != nil {
-		t.Fatal(err)
-	}
-	callID, _, err := st.CreateCall(ctx, store.NewCall{AccountID: acct.ID, FromE164: "+447700900001", ToE164: "+442079460001",
-		Disposition: "answered", StartedAt: time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, acct, callID := storeWithOneCall(t)
 	var countsBefore int64
 	if err := st.Pool.QueryRow(ctx, `SELECT sum(calls) FROM call_counts_hourly WHERE account_id = $1`, acct.ID).Scan(&countsBefore); err != nil {
 		t.Fatal(err)
@@ -77,6 +68,23 @@ func TestCallFollowsLatestTranscript(t *testing.T) {
 	if countsAfter != countsBefore {
 		t.Errorf("call counts moved from %d to %d", countsBefore, countsAfter)
 	}
+}
+
+// storeWithOneCall is a fresh store with one account and one answered call (its id).
+func storeWithOneCall(t *testing.T) (*store.Store, store.Account, int64) {
+	t.Helper()
+	ctx := context.Background()
+	st := storetest.NewStore(t)
+	acct, err := st.CreateAccount(ctx, store.NewAccount{Name: "Sentiment Ltd", Plan: plans.Business})
+	if err != nil {
+		t.Fatal(err)
+	}
+	callID, _, err := st.CreateCall(ctx, store.NewCall{AccountID: acct.ID, FromE164: "+447700900001", ToE164: "+442079460001",
+		Disposition: "answered", StartedAt: time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, acct, callID
 }
 
 func equal(a, b *string) bool { return (a == nil && b == nil) || (a != nil && b != nil && *a == *b) }
@@ -143,16 +151,7 @@ func TestSentimentTotalsFollowTranscripts(t *testing.T) {
 // row would run calls' four statement triggers (1.3 ms under the account lock).
 func TestTranscriptWriteThatChangesNothingLeavesCallsAlone(t *testing.T) {
 	ctx := context.Background()
-	st := storetest.NewStore(t)
-	acct, err := st.CreateAccount(ctx, store.NewAccount{Name: "Quiet Ltd", Plan: plans.Business})
-	if err != nil {
-		t.Fatal(err)
-	}
-	callID, _, err := st.CreateCall(ctx, store.NewCall{AccountID: acct.ID, FromE164: "+447700900002", ToE164: "+442079460002",
-		Disposition: "answered", StartedAt: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, acct, callID := storeWithOneCall(t)
 	rec, err := st.CreateRecording(ctx, store.NewRecording{AccountID: acct.ID, CallID: &callID, Kind: "call", StorageKey: "k"})
 	if err != nil {
 		t.Fatal(err)
