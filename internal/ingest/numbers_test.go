@@ -89,6 +89,10 @@ func TestNumberFromThePlatformShowsInThePublicAPI(t *testing.T) {
 		t.Fatalf("provisioned %v", number)
 	}
 
+	// The simulator and the platform read the live numbers here.
+	if _, live := f.do(t, "GET", "/platform/v1/numbers", nil); !strings.Contains(string(live), `"+442079460100"`) {
+		t.Errorf("GET /platform/v1/numbers: %s", live)
+	}
 	list := api.Do(t, tenant.OwnerKey, "GET", "/v1/numbers", nil)
 	rows := list.Map(t)["data"].([]any)
 	if list.Status != 200 || len(rows) != 1 || rows[0].(map[string]any)["public_id"] != id || rows[0].(map[string]any)["label"] != "Reception" {
@@ -136,6 +140,9 @@ func TestNumberFromThePlatformShowsInThePublicAPI(t *testing.T) {
 	list = api.Do(t, tenant.OwnerKey, "GET", "/v1/numbers", nil)
 	if rows := list.Map(t)["data"].([]any); len(rows) != 0 {
 		t.Errorf("a released number is listed: %s", list)
+	}
+	if _, live := f.do(t, "GET", "/platform/v1/numbers", nil); strings.Contains(string(live), `"+442079460100"`) {
+		t.Errorf("a released number is live: %s", live)
 	}
 	if n := api.Do(t, tenant.OwnerKey, "GET", "/v1/numbers/"+id, nil).Map(t); n["status"] != "released" {
 		t.Errorf("released number reads %v", n)
