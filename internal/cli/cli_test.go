@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/store"
@@ -134,6 +135,15 @@ func TestSeedDemo(t *testing.T) {
 	p, err := st.Authenticate(ctx, auth.Digest(key))
 	if err != nil || p.Account.PublicID != accountID {
 		t.Fatalf("demo key: %+v, %v", p, err)
+	}
+	nums, err := st.ListNumbers(ctx, p.Account.ID)
+	if err != nil || len(nums) != 2 || nums[1].E164 != "+442079460000" || !nums[1].SMSReady || !nums[1].IsDefaultCallerID {
+		t.Fatalf("demo numbers: %+v, %v", nums, err)
+	}
+	r, err := st.GetRouting(ctx, p.Account.ID, nums[1].PublicID, time.Now())
+	if err != nil || r.Default == nil || r.Default.Mode != "voicemail" || len(r.Schedules) != 1 || r.Schedules[0].Name != "Office hours" ||
+		r.Schedules[0].ForwardTargets[0].E164 != "+447700900900" || !r.Number.CallTranscriptionEnabled {
+		t.Fatalf("demo routing: %+v, %v", r, err)
 	}
 	var calls, recorded, transcribed int
 	var ledgerSum, balance int64

@@ -87,12 +87,12 @@ func (s Settings) Apply(cur store.NumberSettings) (store.NumberSettings, error) 
 	}
 	text("label", s.Label, &out.Label)
 	text("business_profile", s.BusinessProfile, &out.BusinessProfile)
-	for v, dst := range map[*bool]*bool{s.SMSCapable: &out.SMSCapable, s.SMSReady: &out.SMSReady,
-		s.CLIEligible: &out.CLIEligible, s.CLIVerified: &out.CLIVerified, s.IsDefaultCallerID: &out.IsDefaultCallerID,
-		s.VoicemailTranscriptionEnabled: &out.VoicemailTranscriptionEnabled,
-		s.CallTranscriptionEnabled:      &out.CallTranscriptionEnabled, s.PrivacyModeEnabled: &out.PrivacyModeEnabled} {
-		if v != nil {
-			*dst = *v
+	for _, f := range []struct{ v, dst *bool }{{s.SMSCapable, &out.SMSCapable}, {s.SMSReady, &out.SMSReady},
+		{s.CLIEligible, &out.CLIEligible}, {s.CLIVerified, &out.CLIVerified}, {s.IsDefaultCallerID, &out.IsDefaultCallerID},
+		{s.VoicemailTranscriptionEnabled, &out.VoicemailTranscriptionEnabled},
+		{s.CallTranscriptionEnabled, &out.CallTranscriptionEnabled}, {s.PrivacyModeEnabled, &out.PrivacyModeEnabled}} {
+		if f.v != nil {
+			*f.dst = *f.v
 		}
 	}
 	if s.ForwardCLIMode != nil {

@@ -28,6 +28,7 @@ func problemFields(err error) []string {
 func TestSettingsApply(t *testing.T) {
 	s := func(v string) *string { return &v }
 	b := func(v bool) *bool { return &v }
+	yes := true
 	cases := []struct {
 		name     string
 		cur      store.NumberSettings
@@ -38,6 +39,10 @@ func TestSettingsApply(t *testing.T) {
 		{"defaults stay when nothing is sent", Defaults, Settings{}, Defaults, nil},
 		{"label trimmed, flags set", Defaults, Settings{Label: s("  Sales "), SMSCapable: b(true), SMSReady: b(true)},
 			store.NumberSettings{Label: "Sales", SMSCapable: true, SMSReady: true, ForwardCLIMode: "caller", VoicemailTranscriptionEnabled: true}, nil},
+		{"one value shared by several settings sets each", Defaults, Settings{SMSCapable: &yes, SMSReady: &yes, CLIEligible: &yes, CLIVerified: &yes,
+			IsDefaultCallerID: &yes, CallTranscriptionEnabled: &yes, PrivacyModeEnabled: &yes},
+			store.NumberSettings{SMSCapable: true, SMSReady: true, CLIEligible: true, CLIVerified: true, IsDefaultCallerID: true,
+				ForwardCLIMode: "caller", VoicemailTranscriptionEnabled: true, CallTranscriptionEnabled: true, PrivacyModeEnabled: true}, nil},
 		{"nil leaves a setting alone", store.NumberSettings{Label: "Main", PrivacyModeEnabled: true, ForwardCLIMode: "caller"},
 			Settings{PrivacyModeEnabled: b(false)}, store.NumberSettings{Label: "Main", ForwardCLIMode: "caller"}, nil},
 		{"platform caller ID normalised", Defaults, Settings{ForwardCLIMode: s("platform"), PlatformE164: s("020 7946 0999")},
