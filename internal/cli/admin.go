@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,11 +12,18 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
+// ownerKeyAbilities are the permissions of the key create-account prints: all but
+// auto-transcribe, which charges for every recorded call and so is opt-in
+// (create-key --ability auto-transcribe).
+func ownerKeyAbilities() auth.Abilities {
+	return slices.DeleteFunc(slices.Clone(auth.AllAbilities), func(a auth.Ability) bool { return a == auth.AutoTranscribe })
+}
+
 // newAdminCommand holds operator tasks that the public API does not offer: creating accounts
 // and users, issuing and revoking keys, and topping up balances.
 func newAdminCommand() *cobra.Command {
 	var dbURL string
-	admin := &cobra.Command{Use: "admin", Short: "Operator tasks: accounts, users, API keys and balances"}
+	admin := &cobra.Command{Use: "admin", Short: "Operator tasks: accounts, users, API keys, balances and numbers"}
 	admin.PersistentFlags().StringVar(&dbURL, "database-url", "", "PostgreSQL connection URL (default $DATABASE_URL)")
 	withStore := func(cmd *cobra.Command, fn func(*store.Store) error) error {
 		url := dbURL
@@ -34,7 +42,7 @@ func newAdminCommand() *cobra.Command {
 	var addons []string
 	createAccount := &cobra.Command{
 		Use:   "create-account",
-		Short: "Create an account with its owner and print the owner's all-permission key",
+		Short: "Create an account with its owner and print the owner's key (every permission but auto-transcribe)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withStore(cmd, func(st *store.Store) error {
 				acct, err := st.CreateAccount(cmd.Context(), store.NewAccount{Name: name, Plan: plan, Addons: addons, TimeZone: timeZone})
@@ -46,11 +54,12 @@ func newAdminCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				key, err := st.CreateAPIKey(cmd.Context(), owner.ID, "owner key", auth.Abilities(auth.AllAbilities))
+				key, err := st.CreateAPIKey(cmd.Context(), owner.ID, "owner key", ownerKeyAbilities())
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "account %s\nowner %s\nkey %s (shown once)\n", acct.PublicID, owner.PublicID, key.Token)
+				fmt.Fprintf(cmd.OutOrStdout(), "account %s\nowner %s\nkey %s (shown once)\npermissions %s\n", acct.PublicID, owner.PublicID,
+					key.Token, strings.Join(key.Abilities.Strings(), ", "))
 				return nil
 			})
 		},
@@ -151,7 +160,7 @@ func newAdminCommand() *cobra.Command {
 			if f.Changed("plan") {
 				in.Plan = &setPlan
 			}
-			if f.Changed("addons") {
+			if f.Changed("addon") || f.Changed("addons") {
 				in.Addons = &setAddons
 			}
 			if f.Changed("status") {
@@ -183,7 +192,10 @@ func newAdminCommand() *cobra.Command {
 	}
 	uf := updateAccount.Flags()
 	uf.StringVar(&setPlan, "plan", "", "plan: starter, team or business")
-	uf.StringSliceVar(&setAddons, "addons", nil, "the full list of add-ons, e.g. integrations (empty to remove all)")
+	uf.StringSliceVar(&setAddons, "addon", nil, "the account's add-ons, repeatable: the full list, e.g. integrations (--addon= removes all)")
+	// --addons was this command's spelling; both account commands now take --addon, like --ability.
+	uf.StringSliceVar(&setAddons, "addons", nil, "")
+	_ = uf.MarkDeprecated("addons", "use --addon")
 	uf.StringVar(&setStatus, "status", "", "active or paused")
 	uf.BoolVar(&integrationsOff, "integrations-disabled", false, "switch Integrations off for this account on the platform side")
 	uf.BoolVar(&transcriptionOff, "transcription-disabled", false, "switch transcription off for this account")
@@ -241,5 +253,6 @@ func newAdminCommand() *cobra.Command {
 	}
 
 	admin.AddCommand(createAccount, updateAccount, createUser, removeUser, createKey, revokeKey, topUp)
+	admin.AddCommand(numberCommands(withStore)...)
 	return admin
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/store"
@@ -49,15 +51,50 @@ func TestAdminCommands(t *testing.T) {
 
 	out := run(t, "admin", "create-account", db, "--name", "Tap & Tile", "--plan", "starter", "--owner-name", "Olu", "--owner-email", "olu@example.com")
 	accountID, ownerKey := find(t, `account (acct_\w+)`, out), find(t, `key (sbk_[\w-]+)`, out)
+	ownerID := find(t, `owner (usr_\w+)`, out)
 	p, err := st.Authenticate(ctx, auth.Digest(ownerKey))
-	if err != nil || p.Account.PublicID != accountID || p.User.Role != "owner" || len(p.Abilities) != len(auth.AllAbilities) {
+	if err != nil || p.Account.PublicID != accountID || p.User.Role != "owner" {
 		t.Fatalf("owner key authenticates as %+v, %v", p, err)
 	}
+	// The first key holds every permission but auto-transcribe, which charges for every
+	// recorded call and so is granted only on request.
+	for _, a := range auth.AllAbilities {
+		if p.Abilities.Has(a) != (a != auth.AutoTranscribe) {
+			t.Errorf("owner key: has %s %t (holds %v)", a, p.Abilities.Has(a), p.Abilities)
+		}
+	}
+	if got := find(t, `permissions (.+)`, out); got != "read, contacts:read, contacts:write, inbox:write, transcribe, webhooks:manage" {
+		t.Errorf("create-account printed permissions %q", got)
+	}
+	auto := find(t, `(sbk_[\w-]+)`, run(t, "admin", "create-key", db, "--user", ownerID, "--ability", "auto-transcribe"))
+	if p, err := st.Authenticate(ctx, auth.Digest(auto)); err != nil || !p.Abilities.Has(auth.AutoTranscribe) || !p.Abilities.Has(auth.Transcribe) {
+		t.Fatalf("create-key --ability auto-transcribe: %+v, %v", p, err)
+	}
 
-	run(t, "admin", "update-account", db, accountID, "--plan", "team", "--addons", "integrations", "--daily-spend-limit-pence", "900")
+	run(t, "admin", "update-account", db, accountID, "--plan", "team", "--addon", "integrations", "--daily-spend-limit-pence", "900")
 	acct, err := st.GetAccountByPublicID(ctx, accountID)
 	if err != nil || acct.Plan != "team" || len(acct.Addons) != 1 || acct.Addons[0] != "integrations" || acct.DailySpendLimitPence != 900 || acct.Status != "active" {
 		t.Fatalf("after update-account: %+v, %v", acct, err)
+	}
+	// --addon= removes every add-on; the old spelling --addons still works, with a warning.
+	run(t, "admin", "update-account", db, accountID, "--addon=")
+	if acct, err := st.GetAccountByPublicID(ctx, accountID); err != nil || len(acct.Addons) != 0 || acct.Plan != "team" {
+		t.Fatalf("after --addon=: %+v, %v", acct, err)
+	}
+	out = run(t, "admin", "update-account", db, accountID, "--addons", "integrations")
+	if acct, err := st.GetAccountByPublicID(ctx, accountID); err != nil || len(acct.Addons) != 1 || acct.Addons[0] != "integrations" {
+		t.Fatalf("after --addons: %+v, %v", acct, err)
+	}
+	if !strings.Contains(out, "--addons has been deprecated, use --addon") {
+		t.Errorf("no deprecation warning for --addons: %q", out)
+	}
+	out = run(t, "admin", "create-account", db, "--name", "Grout Ltd", "--addon", "integrations", "--owner-name", "Gus", "--owner-email", "gus@example.com")
+	if acct, err := st.GetAccountByPublicID(ctx, find(t, `account (acct_\w+)`, out)); err != nil || len(acct.Addons) != 1 || acct.Addons[0] != "integrations" {
+		t.Fatalf("create-account --addon: %+v, %v", acct, err)
+	}
+	help := run(t, "admin", "update-account", "--help")
+	if !strings.Contains(help, "--addon strings") || strings.Contains(help, "--addons") {
+		t.Errorf("update-account --help shows:\n%s", help)
 	}
 
 	out = run(t, "admin", "create-user", db, "--account", accountID, "--name", "Mia", "--email", "mia@example.com", "--can-manage-api-keys")
@@ -98,6 +135,15 @@ func TestSeedDemo(t *testing.T) {
 	p, err := st.Authenticate(ctx, auth.Digest(key))
 	if err != nil || p.Account.PublicID != accountID {
 		t.Fatalf("demo key: %+v, %v", p, err)
+	}
+	nums, err := st.ListNumbers(ctx, p.Account.ID)
+	if err != nil || len(nums) != 2 || nums[1].E164 != "+442079460000" || !nums[1].SMSReady || !nums[1].IsDefaultCallerID {
+		t.Fatalf("demo numbers: %+v, %v", nums, err)
+	}
+	r, err := st.GetRouting(ctx, p.Account.ID, nums[1].PublicID, time.Now())
+	if err != nil || r.Default == nil || r.Default.Mode != "voicemail" || len(r.Schedules) != 1 || r.Schedules[0].Name != "Office hours" ||
+		r.Schedules[0].ForwardTargets[0].E164 != "+447700900900" || !r.Number.CallTranscriptionEnabled {
+		t.Fatalf("demo routing: %+v, %v", r, err)
 	}
 	var calls, recorded, transcribed int
 	var ledgerSum, balance int64

@@ -24,6 +24,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/links"
+	"github.com/switchboard-dev/switchboard/internal/numbers"
 	"github.com/switchboard-dev/switchboard/internal/phone"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/store"
@@ -53,9 +54,10 @@ type Config struct {
 
 // Handler serves the ingestion API.
 type Handler struct {
-	cfg   Config
-	store *store.Store
-	mux   *http.ServeMux
+	cfg     Config
+	store   *store.Store
+	numbers *numbers.Service
+	mux     *http.ServeMux
 }
 
 // New builds the handler.
@@ -63,11 +65,12 @@ func New(cfg Config, st *store.Store) *Handler {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	h := &Handler{cfg: cfg, store: st, mux: http.NewServeMux()}
+	h := &Handler{cfg: cfg, store: st, numbers: numbers.New(st, cfg.Clock), mux: http.NewServeMux()}
 	h.mux.HandleFunc("GET /platform/v1/numbers", h.listNumbers)
 	h.mux.HandleFunc("POST /platform/v1/calls", h.reportCall)
 	h.mux.HandleFunc("POST /platform/v1/texts", h.reportText)
 	h.mux.HandleFunc("POST /platform/v1/message-slips", h.reportSlip)
+	h.registerNumberRoutes()
 	return h
 }
 

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/internal/auth"
+	"github.com/switchboard-dev/switchboard/internal/numbers"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/store"
@@ -119,22 +120,28 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 	office := store.Route{Mode: "forward", RecordingEnabled: true, VoicemailFallback: true, AICover: "off",
 		ForwardTargets: []store.ForwardTarget{{Kind: "staff", E164: "+447700900900", StaffLabel: "Office", RingSeconds: 20}}}
 	afterHours := store.Route{Mode: "voicemail", RecordingEnabled: true, AICover: "off"}
-	main, err := st.CreateNumber(ctx, store.NewNumber{AccountID: acct.ID, E164: "+442079460000", Label: "Main line",
-		BusinessProfile: "Acme Plumbing", SMSCapable: true, SMSReady: true, CLIEligible: true, CLIVerified: true,
-		IsDefaultCallerID: true, VoicemailTranscriptionEnabled: true, CallTranscriptionEnabled: true,
-		Routes: []store.NewRoute{
-			{Kind: "default", Route: afterHours},
-			{Kind: "schedule", Name: "Office hours", Windows: weekdays, Route: office},
-		}})
+	// The demo's numbers are added as the platform adds numbers, through the numbers service.
+	service := numbers.New(st, o.Clock)
+	yes := true
+	main, err := service.Provision(ctx, numbers.Provision{Account: acct.PublicID, Number: "+442079460000", Settings: numbers.Settings{
+		Label: ptr("Main line"), BusinessProfile: ptr("Acme Plumbing"), SMSCapable: &yes, SMSReady: &yes, CLIEligible: &yes,
+		CLIVerified: &yes, IsDefaultCallerID: &yes, VoicemailTranscriptionEnabled: &yes, CallTranscriptionEnabled: &yes}})
+	if err == nil {
+		_, err = service.SetRouting(ctx, main.E164, numbers.Routing{Default: &afterHours,
+			Schedules: []store.ScheduledRoute{{Name: "Office hours", Windows: weekdays, Route: office}}})
+	}
 	if err != nil {
 		return DemoAccount{}, fmt.Errorf("create the main number: %w", err)
 	}
-	emergency, err := st.CreateNumber(ctx, store.NewNumber{AccountID: acct.ID, E164: "+441614960000", Label: "Emergency line",
-		Routes: []store.NewRoute{{Kind: "default", Route: office}}})
+	emergency, err := service.Provision(ctx, numbers.Provision{Account: acct.PublicID, Number: "+441614960000",
+		Settings: numbers.Settings{Label: ptr("Emergency line")}})
+	if err == nil {
+		_, err = service.SetRouting(ctx, emergency.E164, numbers.Routing{Default: &office})
+	}
 	if err != nil {
 		return DemoAccount{}, fmt.Errorf("create the emergency number: %w", err)
 	}
-	numbers := []store.NumberSummary{main, emergency}
+	lines := []store.PlatformNumber{main, emergency}
 	say("numbers %s and %s", main.E164, emergency.E164)
 
 	for i, c := range demoCallers {
@@ -183,7 +190,7 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 			return DemoAccount{}, err
 		}
 		caller := demoCallers[rng.IntN(len(demoCallers))]
-		num := numbers[i%len(numbers)]
+		num := lines[i%len(lines)]
 		disposition := dispositions[rng.IntN(len(dispositions))]
 		duration, talk := 0, 0
 		if disposition == "answered" || disposition == "voicemail" {
@@ -315,3 +322,5 @@ func ToneWAV(seconds int) []byte {
 	}
 	return b.Bytes()
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -263,32 +263,40 @@ func (s *Store) CreateNumber(ctx context.Context, in NewNumber) (NumberSummary, 
 			in.IsDefaultCallerID, in.VoicemailTranscriptionEnabled, in.CallTranscriptionEnabled, in.PrivacyModeEnabled).Scan(&id); err != nil {
 			return err
 		}
-		for i, rt := range in.Routes {
-			targets := rt.Route.ForwardTargets
-			if targets == nil {
-				targets = []ForwardTarget{}
-			}
-			ivr := rt.Route.IVR
-			if ivr.Options == nil {
-				ivr.Options = []json.RawMessage{}
-			}
-			windows := rt.Windows
-			if windows == nil {
-				windows = []Window{}
-			}
-			aiCover := rt.Route.AICover
-			if aiCover == "" {
-				aiCover = "off"
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO number_routes (number_id, kind, position, name, windows, mode,
-					recording_enabled, voicemail_fallback, whisper, ai_cover, forward_targets, ivr, override_until)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-				id, rt.Kind, i, rt.Name, windows, rt.Route.Mode, rt.Route.RecordingEnabled, rt.Route.VoicemailFallback,
-				rt.Route.Whisper, aiCover, targets, ivr, rt.Until); err != nil {
-				return err
-			}
+		if err := insertRoutes(ctx, tx, id, in.Routes); err != nil {
+			return err
 		}
 		return tx.QueryRow(ctx, `SELECT `+numberSummaryColumns+` FROM numbers n WHERE n.id = $1`, id).Scan(scanNumberSummary(&out)...)
 	})
 	return out, err
+}
+
+// insertRoutes adds routes to a number, keeping their order as positions.
+func insertRoutes(ctx context.Context, tx pgx.Tx, numberID int64, routes []NewRoute) error {
+	for i, rt := range routes {
+		targets := rt.Route.ForwardTargets
+		if targets == nil {
+			targets = []ForwardTarget{}
+		}
+		ivr := rt.Route.IVR
+		if ivr.Options == nil {
+			ivr.Options = []json.RawMessage{}
+		}
+		windows := rt.Windows
+		if windows == nil {
+			windows = []Window{}
+		}
+		aiCover := rt.Route.AICover
+		if aiCover == "" {
+			aiCover = "off"
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO number_routes (number_id, kind, position, name, windows, mode,
+				recording_enabled, voicemail_fallback, whisper, ai_cover, forward_targets, ivr, override_until)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+			numberID, rt.Kind, i, rt.Name, windows, rt.Route.Mode, rt.Route.RecordingEnabled, rt.Route.VoicemailFallback,
+			rt.Route.Whisper, aiCover, targets, ivr, rt.Until); err != nil {
+			return err
+		}
+	}
+	return nil
 }
