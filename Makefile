@@ -5,10 +5,15 @@
 IMG ?= switchboard:latest
 CACHE_DIR ?= $(or $(SWITCHBOARD_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/switchboard)
 LOCALBIN ?= $(CACHE_DIR)/bin
-CONTROLLER_TOOLS_VERSION ?= v0.23.0
+# Tools are pinned by the separate module hack/tools (go.mod `tool` directives), so their
+# dependencies never move the project's; each is built once per version into LOCALBIN.
+tool_version = $(shell cd hack/tools && go list -m -f '{{.Version}}' $(1))
+CONTROLLER_TOOLS_VERSION ?= $(call tool_version,sigs.k8s.io/controller-tools)
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
-KUSTOMIZE_VERSION ?= v5.8.2
+KUSTOMIZE_VERSION ?= $(call tool_version,sigs.k8s.io/kustomize/kustomize/v5)
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
+GOLANGCI_LINT_VERSION ?= $(call tool_version,github.com/golangci/golangci-lint/v2)
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 KUBECTL ?= kubectl
 GO_TEST_FLAGS ?= -count=1 -timeout 40m
 export SWITCHBOARD_CACHE := $(CACHE_DIR)
@@ -29,11 +34,12 @@ manifests: controller-gen ## Generate CRDs and RBAC from kubebuilder markers.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/..." paths="./controllers/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
 .PHONY: generate
-generate: controller-gen ## Generate DeepCopy methods.
+generate: controller-gen tools ## Generate DeepCopy methods and internal/store/schema.sql.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+	go run ./hack/schemadump internal/store/schema.sql
 
 .PHONY: verify-generated
-verify-generated: controller-gen ## Fail when committed CRDs, RBAC or deepcopy are stale.
+verify-generated: controller-gen tools ## Fail when committed CRDs, RBAC, deepcopy or schema.sql are stale.
 	@hack/verify-generated.sh "$(CONTROLLER_GEN)"
 
 .PHONY: verify-config
@@ -47,6 +53,10 @@ fmt: ## Run go fmt.
 .PHONY: vet
 vet: ## Run go vet.
 	go vet ./...
+
+.PHONY: lint
+lint: golangci-lint ## Run golangci-lint (configuration in .golangci.yml).
+	$(GOLANGCI_LINT) run ./...
 
 .PHONY: tools
 tools: ## Install what the tests and `make run` need (PostgreSQL, envtest binaries).
@@ -110,12 +120,16 @@ undeploy: kustomize ## Remove the manager from the cluster.
 controller-gen: $(CONTROLLER_GEN)
 $(CONTROLLER_GEN):
 	@mkdir -p $(LOCALBIN)
-	GOBIN=$(LOCALBIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
-	@mv $(LOCALBIN)/controller-gen $(CONTROLLER_GEN)
+	cd hack/tools && go build -o $(CONTROLLER_GEN) sigs.k8s.io/controller-tools/cmd/controller-gen
 
 .PHONY: kustomize
 kustomize: $(KUSTOMIZE)
 $(KUSTOMIZE):
 	@mkdir -p $(LOCALBIN)
-	GOBIN=$(LOCALBIN) go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
-	@mv $(LOCALBIN)/kustomize $(KUSTOMIZE)
+	cd hack/tools && go build -o $(KUSTOMIZE) sigs.k8s.io/kustomize/kustomize/v5
+
+.PHONY: golangci-lint
+golangci-lint: $(GOLANGCI_LINT)
+$(GOLANGCI_LINT):
+	@mkdir -p $(LOCALBIN)
+	cd hack/tools && go build -o $(GOLANGCI_LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint

@@ -4,6 +4,7 @@
 package pgcluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -81,6 +82,21 @@ func (c *Cluster) CreateDatabase(ctx context.Context, name, template string) err
 	}
 	_, err = conn.Exec(ctx, stmt)
 	return err
+}
+
+// DumpSchema returns pg_dump's plain schema of database: tables, indexes, functions and
+// triggers with their bodies, without owners, privileges or the server's version banner.
+func (c *Cluster) DumpSchema(ctx context.Context, database string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(c.bin, "pg_dump"), "--schema-only", "--no-owner", "--no-privileges",
+		"--no-comments", "-h", "127.0.0.1", "-p", strconv.Itoa(c.port), "-U", "postgres", database)
+	cmd.Dir = c.dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("pg_dump: %w\n%s", err, stderr.Bytes())
+	}
+	return out, nil
 }
 
 // Stop shuts the server down immediately and deletes its files.
