@@ -1,4 +1,5 @@
-// Package deploy holds the tests of the shipped kustomize configuration (config/): they
-// render it as `kustomize build` does and apply every object to a real kube-apiserver with
-// server-side dry run, so a broken or miswired manifest fails `make test`.
+// Package deploy holds the tests of what an operator deploys: the shipped kustomize
+// configuration (config/), rendered as `kustomize build` does and applied to a real
+// kube-apiserver with server-side dry run, and the metrics endpoint as serve runs it
+// (HTTPS, kube-apiserver authentication and authorization).
 package deploy
