@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"flag"
+	"fmt"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -25,7 +26,7 @@ func kubeConfig() (*rest.Config, error) {
 		return nil, errNoKubeconfig
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("load the kubeconfig: %w", err)
 	}
 	// controller-runtime's client defaults (client-go's 5/10 throttle the controllers).
 	if cfg.QPS == 0 {

@@ -98,6 +98,8 @@ func TestServeFailsFastWithOneLine(t *testing.T) {
 	}{
 		{"no kubeconfig", []string{"HOME=" + home, db, key}, []string{recordings, free},
 			"Error: no kube-apiserver configured: pass --kubeconfig, set KUBECONFIG, put one in ~/.kube/config, or run in a pod with a service account"},
+		{"kubeconfig file missing", []string{"HOME=" + home, db, key}, []string{recordings, free, "--kubeconfig=" + filepath.Join(home, "missing")},
+			"Error: load the kubeconfig: stat " + filepath.Join(home, "missing") + ": no such file or directory"},
 		{"no database URL", []string{"HOME=" + home, kubeconfig, key}, []string{recordings, free},
 			"Error: no database: set --database-url or DATABASE_URL"},
 		{"no link signing key", []string{"HOME=" + home, kubeconfig, db}, []string{recordings, free},
