@@ -28,7 +28,12 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
-func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+func TestMain(m *testing.M) {
+	if os.Getenv(runAsSwitchboard) != "" {
+		os.Exit(switchboardMain())
+	}
+	os.Exit(storetest.Main(m))
+}
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
