@@ -18,6 +18,19 @@ if [[ -x "$BIN_DIR/kube-apiserver" && -x "$BIN_DIR/etcd" ]]; then
 fi
 
 mkdir -p "$BIN_DIR"
+# Two first runs (say make test in two worktrees) would build into the same files: the
+# second waits for the first here and then finds the binaries cached.
+command -v flock >/dev/null || { log "flock (util-linux) is needed to build the envtest binaries"; exit 1; }
+exec 9>"$BIN_DIR/.lock"
+if ! flock -n 9; then
+  log "another run is building the envtest binaries; waiting for it"
+  flock 9
+fi
+if [[ -x "$BIN_DIR/kube-apiserver" && -x "$BIN_DIR/etcd" ]]; then
+  echo "$BIN_DIR"
+  exit 0
+fi
+
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 export GOFLAGS="-mod=mod -buildvcs=false"

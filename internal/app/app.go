@@ -5,7 +5,6 @@ package app
 import (
 	"context"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -19,7 +18,6 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/apiserver"
@@ -62,6 +60,11 @@ type Options struct {
 	Webhooks WebhookOptions
 	// Ready, when set, is called once the API is listening.
 	Ready func()
+	// MetricsSecure serves metrics over HTTPS to authenticated, authorized callers only (serve's
+	// default); off, they are plain HTTP (make run, tests).
+	MetricsSecure bool
+	// MetricsCertDir holds tls.crt and tls.key for secure metrics; empty: a self-signed pair.
+	MetricsCertDir string
 }
 
 // WebhookOptions configure webhook delivery.
@@ -108,9 +111,11 @@ func Run(ctx context.Context, o Options) error {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
-	if o.DatabaseURL == "" {
-		return errors.New("no database: set --database-url or DATABASE_URL")
+	p, err := prepare(&o)
+	if err != nil {
+		return err
 	}
+	defer p.closeListeners()
 	if _, err := store.Migrate(ctx, o.DatabaseURL); err != nil {
 		return err
 	}
@@ -123,7 +128,7 @@ func Run(ctx context.Context, o Options) error {
 	mgr, err := ctrl.NewManager(o.RestConfig, ctrl.Options{
 		Scheme:                  Scheme(),
 		Logger:                  o.Log,
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		Metrics:                 metricsServerOptions(o),
 		HealthProbeBindAddress:  o.ProbeAddr,
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        "switchboard-controller-manager.switchboard.dev",
@@ -144,13 +149,7 @@ func Run(ctx context.Context, o Options) error {
 	if base == "" {
 		base = "http://" + o.APIAddr
 	}
-	if len(o.LinkSigningKey) < 32 {
-		return errors.New("the recording link signing key must be at least 32 bytes: set --link-signing-key-file or SWITCHBOARD_LINK_SIGNING_KEY")
-	}
-	recordings, err := recordingstore.New(o.Recordings)
-	if err != nil {
-		return err
-	}
+	recordings := p.recordings
 	// Paid transcriptions: the controller with the configured engines, the sweeper of charges
 	// whose job a crash left uncreated, and automatic transcription of new recorded calls.
 	if o.DashboardURL == "" {
@@ -192,7 +191,7 @@ func Run(ctx context.Context, o Options) error {
 		TranscriptionJobs: transcriptions.Queue,
 	}, st, apiserver.Webhooks(apiserver.WebhooksConfig{Reader: mgr.GetAPIReader(),
 		URLPolicy: webhooks.URLPolicy{AllowPrivateTargets: o.Webhooks.AllowPrivateTargets}}))
-	if err := mgr.Add(&httpRunnable{name: "the v1 API", addr: o.APIAddr, handler: container, log: o.Log.WithName("api"), ready: o.Ready}); err != nil {
+	if err := mgr.Add(&httpRunnable{name: "the v1 API", addr: o.APIAddr, ln: p.api, handler: container, log: o.Log.WithName("api"), ready: o.Ready}); err != nil {
 		return err
 	}
 	if o.PlatformToken != "" {
@@ -201,7 +200,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 		platform := ingest.New(ingest.Config{Token: o.PlatformToken, LinkSigningKey: o.LinkSigningKey, Recordings: recordings,
 			Links: eventLinks, Clock: o.Clock, Log: o.Log.WithName("ingest"), RecordedCall: transcriptions.RecordedCall}, st)
-		if err := mgr.Add(&httpRunnable{name: "the platform ingestion API", addr: o.PlatformAddr, handler: platform, log: o.Log.WithName("ingest")}); err != nil {
+		if err := mgr.Add(&httpRunnable{name: "the platform ingestion API", addr: o.PlatformAddr, ln: p.platform, handler: platform, log: o.Log.WithName("ingest")}); err != nil {
 			return err
 		}
 	} else {
@@ -263,6 +262,7 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Opt
 type httpRunnable struct {
 	name    string
 	addr    string
+	ln      net.Listener // opened by prepare; nil: listen on addr at start
 	handler http.Handler
 	log     logr.Logger
 	ready   func()
@@ -271,9 +271,12 @@ type httpRunnable struct {
 func (a *httpRunnable) NeedLeaderElection() bool { return false }
 
 func (a *httpRunnable) Start(ctx context.Context) error {
-	ln, err := net.Listen("tcp", a.addr)
-	if err != nil {
-		return fmt.Errorf("listen for %s on %s: %w", a.name, a.addr, err)
+	ln := a.ln
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", a.addr); err != nil {
+			return fmt.Errorf("listen for %s on %s: %w", a.name, a.addr, err)
+		}
 	}
 	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second}
 	a.log.Info("serving "+a.name, "address", ln.Addr().String())

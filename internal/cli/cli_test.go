@@ -14,7 +14,12 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
-func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+func TestMain(m *testing.M) {
+	if os.Getenv(runAsSwitchboard) != "" {
+		os.Exit(switchboardMain())
+	}
+	os.Exit(storetest.Main(m))
+}
 
 // run executes the switchboard command line and returns what it printed.
 func run(t *testing.T, args ...string) string {

@@ -29,7 +29,7 @@ func newServeCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := zap.New(zap.UseFlagOptions(&zapOpts))
 			ctrl.SetLogger(log)
-			cfg, err := ctrl.GetConfig()
+			cfg, err := kubeConfig()
 			if err != nil {
 				return err
 			}
@@ -58,7 +58,9 @@ func newServeCommand() *cobra.Command {
 	f.AddGoFlagSet(flag.CommandLine)
 	f.StringVar(&o.APIAddr, "api-bind-address", ":8080", "address of the public v1 API")
 	f.StringVar(&o.PublicBaseURL, "public-base-url", "", "origin clients use to reach the API, for links (default http://<api-bind-address>)")
-	f.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8082", "address of the metrics endpoint (0 to disable)")
+	f.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8443", "address of the metrics endpoint (0 to disable)")
+	f.BoolVar(&o.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS to callers the kube-apiserver authenticates and authorizes for GET /metrics (false: plain HTTP, anyone who can connect)")
+	f.StringVar(&o.MetricsCertDir, "metrics-cert-path", "", "directory of tls.crt and tls.key for the metrics endpoint (default: a self-signed certificate)")
 	f.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8083", "address of /healthz and /readyz")
 	f.BoolVar(&o.LeaderElection, "leader-elect", false, "elect a leader so only one replica runs the controllers")
 	f.IntVar(&o.RequestsPerMinute, "requests-per-minute", 60, "per-user API request limit (the spec's 60; raise for benchmarks)")
