@@ -102,7 +102,8 @@ func (r mediaResource) recordingAudio(req *restful.Request, resp *restful.Respon
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	// ServeContent answers Range and conditional requests; resp records the status for the log.
-	http.ServeContent(resp, req.Request, "", obj.ModTime, obj)
+	// The write deadline moves with each chunk (media_deadline.go).
+	http.ServeContent(newDeadlineExtendingWriter(resp, resp.ResponseWriter), req.Request, "", obj.ModTime, obj)
 }
 
 type linkCheck int

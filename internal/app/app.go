@@ -62,6 +62,10 @@ type Options struct {
 	Webhooks WebhookOptions
 	// Ready, when set, is called once the API is listening.
 	Ready func()
+	// HTTPTimeouts bound slow and idle clients of the public and platform listeners;
+	// PlatformReadTimeout replaces Read on the platform listener (its reports carry audio).
+	HTTPTimeouts        HTTPTimeouts
+	PlatformReadTimeout time.Duration
 }
 
 // WebhookOptions configure webhook delivery.
@@ -192,7 +196,8 @@ func Run(ctx context.Context, o Options) error {
 		TranscriptionJobs: transcriptions.Queue,
 	}, st, apiserver.Webhooks(apiserver.WebhooksConfig{Reader: mgr.GetAPIReader(),
 		URLPolicy: webhooks.URLPolicy{AllowPrivateTargets: o.Webhooks.AllowPrivateTargets}}))
-	if err := mgr.Add(&httpRunnable{name: "the v1 API", addr: o.APIAddr, handler: container, log: o.Log.WithName("api"), ready: o.Ready}); err != nil {
+	if err := mgr.Add(&httpRunnable{name: "the v1 API", addr: o.APIAddr, handler: container, log: o.Log.WithName("api"), ready: o.Ready,
+		timeouts: o.HTTPTimeouts}); err != nil {
 		return err
 	}
 	if o.PlatformToken != "" {
@@ -201,7 +206,13 @@ func Run(ctx context.Context, o Options) error {
 		}
 		platform := ingest.New(ingest.Config{Token: o.PlatformToken, LinkSigningKey: o.LinkSigningKey, Recordings: recordings,
 			Links: eventLinks, Clock: o.Clock, Log: o.Log.WithName("ingest"), RecordedCall: transcriptions.RecordedCall}, st)
-		if err := mgr.Add(&httpRunnable{name: "the platform ingestion API", addr: o.PlatformAddr, handler: platform, log: o.Log.WithName("ingest")}); err != nil {
+		platformTimeouts := o.HTTPTimeouts
+		platformTimeouts.Read = o.PlatformReadTimeout
+		if platformTimeouts.Read <= 0 {
+			platformTimeouts.Read = DefaultPlatformReadTimeout
+		}
+		if err := mgr.Add(&httpRunnable{name: "the platform ingestion API", addr: o.PlatformAddr, handler: platform, log: o.Log.WithName("ingest"),
+			timeouts: platformTimeouts}); err != nil {
 			return err
 		}
 	} else {
@@ -266,6 +277,8 @@ type httpRunnable struct {
 	handler http.Handler
 	log     logr.Logger
 	ready   func()
+	// timeouts bound slow and idle clients (httptimeouts.go).
+	timeouts HTTPTimeouts
 }
 
 func (a *httpRunnable) NeedLeaderElection() bool { return false }
@@ -275,7 +288,7 @@ func (a *httpRunnable) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen for %s on %s: %w", a.name, a.addr, err)
 	}
-	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := a.timeouts.server(a.handler)
 	a.log.Info("serving "+a.name, "address", ln.Addr().String())
 	if a.ready != nil {
 		a.ready()
