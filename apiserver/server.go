@@ -144,7 +144,7 @@ func (s *Server) recoverPanic(reason any, w http.ResponseWriter) {
 // database could not be reached (unavailable.go).
 func (s *Server) internalError(req *restful.Request, resp *restful.Response, err error) {
 	if isUnavailable(err) {
-		s.databaseUnavailable(req, resp, err)
+		s.serviceUnavailable(req, resp, err)
 		return
 	}
 	s.cfg.Log.Error(err, "request failed", "method", req.Request.Method, "path", req.Request.URL.Path)

@@ -20,15 +20,15 @@ func writeUnavailable(resp *restful.Response) {
 	writeError(resp, http.StatusServiceUnavailable, "The service is briefly unavailable. Please try again in a few seconds.")
 }
 
-// databaseUnavailable answers a request whose database work failed for want of a database.
-// On a read (GET) the first such failure is held back instead, so retryUnavailableRead runs
-// the read once more on a fresh connection.
-func (s *Server) databaseUnavailable(req *restful.Request, resp *restful.Response, err error) {
+// serviceUnavailable answers a request that failed for want of a service it needs (see
+// isUnavailable). On a read (GET) the first such failure is held back instead, so
+// retryUnavailableRead runs the read once more (on a fresh database connection).
+func (s *Server) serviceUnavailable(req *restful.Request, resp *restful.Response, err error) {
 	if retry, ok := req.Attribute(attrReadRetry).(*readRetry); ok && !retry.done && resp.ContentLength() == 0 {
 		retry.err = err
 		return
 	}
-	s.cfg.Log.Info("database unavailable", "method", req.Request.Method, "path", req.Request.URL.Path, "error", err.Error())
+	s.cfg.Log.Info("answered 503: a service the request needs is unavailable", "method", req.Request.Method, "path", req.Request.URL.Path, "error", err.Error())
 	writeUnavailable(resp)
 }
 
@@ -60,7 +60,8 @@ func retryUnavailableRead(req *restful.Request, resp *restful.Response, chain *r
 	chain.Target(req, resp)
 }
 
-// isUnavailable reports whether err means a service the API needs could not be reached.
+// isUnavailable reports whether err means a service the API needs could not be reached
+// (today PostgreSQL; the place to add other such services).
 func isUnavailable(err error) bool {
 	return store.IsUnavailable(err)
 }

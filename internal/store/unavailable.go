@@ -18,7 +18,8 @@ import (
 // connection (a restart, a failover, a network fault, no free connection in time), rather
 // than that the request was wrong. The API answers such errors 503 with Retry-After.
 func IsUnavailable(err error) bool {
-	if err == nil {
+	// A caller that gave up (the client went away) is not the database's fault.
+	if err == nil || errors.Is(err, context.Canceled) {
 		return false
 	}
 	var pgErr *pgconn.PgError
@@ -46,6 +47,11 @@ func unavailableSQLState(code string) bool {
 // connectionLost reports whether err came from a connection that is gone (the server closed
 // it, was restarted, or the network dropped it), so every connection opened before may be too.
 func connectionLost(err error) bool {
+	// A request given up on (its context ended) says nothing about the connections; pgconn
+	// reports one ended before sending as safe to retry, which is not a lost connection.
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		return pgErr.Code == "57P01" || pgErr.Code == "57P02" || (len(pgErr.Code) == 5 && pgErr.Code[:2] == "08")
