@@ -45,10 +45,10 @@ type load struct {
 	client        *http.Client
 	seq           atomic.Int64
 
-	mu        sync.Mutex
-	outcomes  []outcome
-	contacts  []string          // public ids of contacts answered 201
-	calls     map[string]string // platform_ref -> call id of reports answered 2xx
+	mu         sync.Mutex
+	outcomes   []outcome
+	contacts   []string          // public ids of contacts answered 201
+	calls      map[string]string // platform_ref -> call id of reports answered 2xx
 	unanswered []string          // platform_refs of call reports not answered 2xx (sent again later)
 }
 
