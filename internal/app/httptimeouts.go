@@ -19,7 +19,8 @@ type HTTPTimeouts struct {
 	ReadHeader time.Duration
 	// Read bounds reading a whole request, body included (a body sent a byte a second is cut off).
 	Read time.Duration
-	// Write bounds writing a response, from the end of reading the request's headers.
+	// Write bounds writing a response once the request has been read. (net/http starts its
+	// write deadline when the headers are read, so the server's WriteTimeout is Read+Write.)
 	Write time.Duration
 	// Idle is how long a keep-alive connection may wait for its next request.
 	Idle time.Duration
@@ -51,5 +52,5 @@ func (t HTTPTimeouts) withDefaults() HTTPTimeouts {
 func (t HTTPTimeouts) server(handler http.Handler) *http.Server {
 	t = t.withDefaults()
 	return &http.Server{Handler: handler, ReadHeaderTimeout: t.ReadHeader, ReadTimeout: t.Read,
-		WriteTimeout: t.Write, IdleTimeout: t.Idle}
+		WriteTimeout: t.Read + t.Write, IdleTimeout: t.Idle}
 }

@@ -133,3 +133,24 @@ func TestIdleKeepAliveConnectionIsClosed(t *testing.T) {
 		t.Errorf("idle connection closed after %v (read %q), want about %v", took, rest, idle)
 	}
 }
+
+// The server's timeouts: defaults for what is unset, and a write deadline that also covers
+// reading the body (net/http starts it when the headers are read).
+func TestHTTPTimeoutsServer(t *testing.T) {
+	for _, c := range []struct {
+		name                          string
+		in                            HTTPTimeouts
+		readHeader, read, write, idle time.Duration
+	}{
+		{"defaults", HTTPTimeouts{}, 10 * time.Second, 30 * time.Second, 90 * time.Second, 2 * time.Minute},
+		{"set", HTTPTimeouts{ReadHeader: time.Second, Read: 2 * time.Second, Write: 3 * time.Second, Idle: 4 * time.Second},
+			time.Second, 2 * time.Second, 5 * time.Second, 4 * time.Second},
+		{"platform read", HTTPTimeouts{Read: DefaultPlatformReadTimeout}, 10 * time.Second, 2 * time.Minute, 3 * time.Minute, 2 * time.Minute},
+	} {
+		srv := c.in.server(http.NotFoundHandler())
+		if srv.ReadHeaderTimeout != c.readHeader || srv.ReadTimeout != c.read || srv.WriteTimeout != c.write || srv.IdleTimeout != c.idle {
+			t.Errorf("%s: header %v read %v write %v idle %v; want %v %v %v %v", c.name, srv.ReadHeaderTimeout, srv.ReadTimeout,
+				srv.WriteTimeout, srv.IdleTimeout, c.readHeader, c.read, c.write, c.idle)
+		}
+	}
+}

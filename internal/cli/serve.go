@@ -66,7 +66,7 @@ func newServeCommand() *cobra.Command {
 	f.DurationVar(&o.HTTPTimeouts.ReadHeader, "http-read-header-timeout", app.DefaultReadHeaderTimeout, "time a client has to send a request's headers (public and platform listeners)")
 	f.DurationVar(&o.HTTPTimeouts.Read, "http-read-timeout", app.DefaultReadTimeout, "time a client has to send a whole request, body included, to the public API")
 	f.DurationVar(&o.PlatformReadTimeout, "platform-read-timeout", app.DefaultPlatformReadTimeout, "time the platform has to send a whole report, audio included, to the ingestion API")
-	f.DurationVar(&o.HTTPTimeouts.Write, "http-write-timeout", app.DefaultWriteTimeout, "time to write a response (recording audio extends it per chunk)")
+	f.DurationVar(&o.HTTPTimeouts.Write, "http-write-timeout", app.DefaultWriteTimeout, "time to write a response once the request is read (recording audio extends it per chunk)")
 	f.DurationVar(&o.HTTPTimeouts.Idle, "http-idle-timeout", app.DefaultIdleTimeout, "time a keep-alive connection may wait for its next request")
 	f.StringVar(&o.DashboardURL, "dashboard-url", "https://app.switchboard.dev", "origin of the web app, for links in webhook events")
 	f.StringVar(&o.Webhooks.SMTPAddr, "smtp-addr", "", "SMTP relay (host:port) for emails to account owners when a webhook endpoint is switched off")
