@@ -56,7 +56,9 @@ func (r mediaResource) AddToContainer(c *restful.Container) {
 		Returns(http.StatusForbidden, "The link is malformed, altered or expired; request a new one.", ErrorBody{}).
 		Returns(http.StatusNotFound, "The recording has been deleted.", ErrorBody{}).
 		Returns(http.StatusPreconditionFailed, "A precondition header does not hold.", nil).
-		Returns(http.StatusRequestedRangeNotSatisfiable, "The Range lies outside the audio.", RangeErrorBody{}))
+		Returns(http.StatusRequestedRangeNotSatisfiable, "The Range lies outside the audio.", RangeErrorBody{}).
+		Returns(http.StatusServiceUnavailable, "The service is briefly unavailable; see Retry-After.", ErrorBody{}).
+		Filter(retryUnavailableRead))
 	c.Add(ws)
 }
 
