@@ -103,7 +103,7 @@ func (h *Handler) internalError(w http.ResponseWriter, r *http.Request, err erro
 		// Not the report's fault: the platform sends it again after Retry-After.
 		h.cfg.Log.Info("database unavailable", "path", r.URL.Path, "error", err.Error())
 		w.Header().Set("Retry-After", unavailableRetryAfter)
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"message": "The report could not be stored for now; send it again in a few seconds."})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"message": "The service is briefly unavailable; send the request again in a few seconds."})
 		return
 	}
 	h.cfg.Log.Error(err, "platform report failed", "path", r.URL.Path)
