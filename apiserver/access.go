@@ -27,9 +27,10 @@ const (
 // protect declares a route's access rule, adds the filter that enforces it, and documents
 // the error responses every protected route can give.
 func protect(rb *restful.RouteBuilder, a Access) *restful.RouteBuilder {
-	rb.Metadata(metaAccess, a).Filter(authorize).Filter(storableIDs).
+	rb.Metadata(metaAccess, a).Filter(authorize).Filter(storableIDs).Filter(retryUnavailableRead).
 		Returns(http.StatusUnauthorized, "The key is missing, wrong or revoked.", ErrorBody{}).
-		Returns(http.StatusTooManyRequests, "Too many requests; see Retry-After.", ErrorBody{})
+		Returns(http.StatusTooManyRequests, "Too many requests; see Retry-After.", ErrorBody{}).
+		Returns(http.StatusServiceUnavailable, "The service is briefly unavailable; see Retry-After.", ErrorBody{})
 	if a.NeedsIntegrations {
 		rb.Returns(http.StatusForbidden, "The key lacks a permission, the user's role does not allow it, or the account lacks Integrations.", AddonRefusalBody{})
 	} else {

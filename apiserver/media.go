@@ -56,7 +56,9 @@ func (r mediaResource) AddToContainer(c *restful.Container) {
 		Returns(http.StatusForbidden, "The link is malformed, altered or expired; request a new one.", ErrorBody{}).
 		Returns(http.StatusNotFound, "The recording has been deleted.", ErrorBody{}).
 		Returns(http.StatusPreconditionFailed, "A precondition header does not hold.", nil).
-		Returns(http.StatusRequestedRangeNotSatisfiable, "The Range lies outside the audio.", RangeErrorBody{}))
+		Returns(http.StatusRequestedRangeNotSatisfiable, "The Range lies outside the audio.", RangeErrorBody{}).
+		Returns(http.StatusServiceUnavailable, "The service is briefly unavailable; see Retry-After.", ErrorBody{}).
+		Filter(retryUnavailableRead))
 	c.Add(ws)
 }
 
@@ -102,7 +104,8 @@ func (r mediaResource) recordingAudio(req *restful.Request, resp *restful.Respon
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	// ServeContent answers Range and conditional requests; resp records the status for the log.
-	http.ServeContent(resp, req.Request, "", obj.ModTime, obj)
+	// The write deadline moves with each chunk (media_deadline.go).
+	http.ServeContent(newDeadlineExtendingWriter(resp, resp.ResponseWriter), req.Request, "", obj.ModTime, obj)
 }
 
 type linkCheck int

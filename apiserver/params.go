@@ -1,9 +1,11 @@
 package apiserver
 
 import (
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -82,17 +84,59 @@ func storableText(s string) bool {
 	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
-// storableIDs is a route filter answering 404 for a path id that cannot be stored text: no
+// storableIDs is a route filter answering 404 for a path id that cannot be stored text, or
+// that does not have the form its parameter declares (Pattern, MaxLength; see idParam): no
 // record has such an id. protect adds it after authorize to every route, so a missing
 // permission is still a 403 first.
 func storableIDs(req *restful.Request, resp *restful.Response, chain *restful.FilterChain) {
 	for name, v := range req.PathParameters() {
-		if !storableText(v) {
+		if !storableText(v) || !declaredForm(chain.ParameterDocs, name, v) {
 			notFound(resp, pathRecordNoun(name))
 			return
 		}
 	}
 	chain.ProcessFilter(req, resp)
+}
+
+// declaredForm reports whether v fits the length and pattern declared for path parameter name
+// (true when none is declared).
+func declaredForm(params []*restful.Parameter, name, v string) bool {
+	for _, p := range params {
+		d := p.Data()
+		if d.Kind != restful.PathParameterKind || d.Name != name {
+			continue
+		}
+		if d.MaxLength != nil && int64(len(v)) > *d.MaxLength {
+			return false
+		}
+		return d.Pattern == "" || compiledPattern(d.Pattern).MatchString(v)
+	}
+	return true
+}
+
+var idPatterns sync.Map // pattern -> *regexp.Regexp
+
+func compiledPattern(pattern string) *regexp.Regexp {
+	if re, ok := idPatterns.Load(pattern); ok {
+		return re.(*regexp.Regexp)
+	}
+	re, _ := idPatterns.LoadOrStore(pattern, regexp.MustCompile(pattern))
+	return re.(*regexp.Regexp)
+}
+
+// Forms of ids that name Kubernetes objects. A WebhookEndpoint's id is its name, a DNS-1123
+// subdomain (lower case, '.', '-'; what kubectl may also create); the client refuses
+// anything else ('%', '.', "..", upper case, too long) before sending it.
+const (
+	kubeNamePattern   = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	kubeNameMaxLength = 253
+	uuidPattern       = `^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
+	uuidMaxLength     = 36
+)
+
+// idParam declares a path id of a declared form: storableIDs answers 404 to any other.
+func idParam(ws *restful.WebService, name, description, pattern string, maxLength int64) *restful.Parameter {
+	return ws.PathParameter(name, description).DataType("string").Pattern(pattern).MaxLength(maxLength)
 }
 
 // pathRecordNoun names, for a 404 message, the record a path parameter identifies. Parameters

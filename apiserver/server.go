@@ -140,8 +140,13 @@ func (s *Server) recoverPanic(reason any, w http.ResponseWriter) {
 	_, _ = w.Write([]byte(`{"message":"Something went wrong on our side. Please try again."}` + "\n"))
 }
 
-// internalError logs err (never the request's secrets) and answers 500.
+// internalError logs err (never the request's secrets) and answers 500, or 503 when the
+// database could not be reached (unavailable.go).
 func (s *Server) internalError(req *restful.Request, resp *restful.Response, err error) {
+	if isUnavailable(err) {
+		s.serviceUnavailable(req, resp, err)
+		return
+	}
 	s.cfg.Log.Error(err, "request failed", "method", req.Request.Method, "path", req.Request.URL.Path)
 	writeError(resp, http.StatusInternalServerError, "Something went wrong on our side. Please try again.")
 }

@@ -18,8 +18,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
@@ -140,8 +142,8 @@ type webhooksResource struct {
 
 func (r webhooksResource) AddToContainer(c *restful.Container) {
 	ws := new(restful.WebService).Path(APIRoot + "/webhooks").Produces(restful.MIME_JSON)
-	endpointParam := ws.PathParameter("endpoint", "The endpoint's public_id.").DataType("string")
-	eventParam := ws.PathParameter("eventId", "The delivery's event_id (a UUID).").DataType("string")
+	endpointParam := idParam(ws, "endpoint", "The endpoint's public_id.", kubeNamePattern, kubeNameMaxLength)
+	eventParam := idParam(ws, "eventId", "The delivery's event_id (a UUID).", uuidPattern, uuidMaxLength)
 	manage := Access{Permission: auth.WebhooksManage, OwnerOnly: true}
 	gated := Access{Permission: auth.WebhooksManage, OwnerOnly: true, NeedsIntegrations: true}
 	withBody := func(rb *restful.RouteBuilder) *restful.RouteBuilder {
@@ -516,7 +518,9 @@ func (r webhooksResource) endpoint(req *restful.Request, resp *restful.Response)
 		return nil, false
 	}
 	if err != nil {
-		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+		// Backstop for ids storableIDs let through: the client refuses a name that cannot
+		// be a Kubernetes name before sending anything (a plain error, not a Status).
+		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || !kubeName(name) {
 			notFound(resp, "endpoint")
 			return nil, false
 		}
@@ -524,6 +528,11 @@ func (r webhooksResource) endpoint(req *restful.Request, resp *restful.Response)
 		return nil, false
 	}
 	return ep, true
+}
+
+// kubeName reports whether name can name a namespaced object.
+func kubeName(name string) bool {
+	return len(validation.IsDNS1123Subdomain(name)) == 0 && len(path.IsValidPathSegmentName(name)) == 0
 }
 
 // deliveryRecords merges the endpoint's live deliveries and its history (newest first),

@@ -65,6 +65,10 @@ type Options struct {
 	MetricsSecure bool
 	// MetricsCertDir holds tls.crt and tls.key for secure metrics; empty: a self-signed pair.
 	MetricsCertDir string
+	// HTTPTimeouts bound slow and idle clients of the public and platform listeners;
+	// PlatformReadTimeout replaces Read on the platform listener (its reports carry audio).
+	HTTPTimeouts        HTTPTimeouts
+	PlatformReadTimeout time.Duration
 }
 
 // WebhookOptions configure webhook delivery.
@@ -191,7 +195,8 @@ func Run(ctx context.Context, o Options) error {
 		TranscriptionJobs: transcriptions.Queue,
 	}, st, apiserver.Webhooks(apiserver.WebhooksConfig{Reader: mgr.GetAPIReader(),
 		URLPolicy: webhooks.URLPolicy{AllowPrivateTargets: o.Webhooks.AllowPrivateTargets}}))
-	if err := mgr.Add(&httpRunnable{name: "the v1 API", addr: o.APIAddr, ln: p.api, handler: container, log: o.Log.WithName("api"), ready: o.Ready}); err != nil {
+	if err := mgr.Add(&httpRunnable{name: "the v1 API", addr: o.APIAddr, ln: p.api, handler: container, log: o.Log.WithName("api"), ready: o.Ready,
+		timeouts: o.HTTPTimeouts}); err != nil {
 		return err
 	}
 	if o.PlatformToken != "" {
@@ -200,7 +205,13 @@ func Run(ctx context.Context, o Options) error {
 		}
 		platform := ingest.New(ingest.Config{Token: o.PlatformToken, LinkSigningKey: o.LinkSigningKey, Recordings: recordings,
 			Links: eventLinks, Clock: o.Clock, Log: o.Log.WithName("ingest"), RecordedCall: transcriptions.RecordedCall}, st)
-		if err := mgr.Add(&httpRunnable{name: "the platform ingestion API", addr: o.PlatformAddr, ln: p.platform, handler: platform, log: o.Log.WithName("ingest")}); err != nil {
+		platformTimeouts := o.HTTPTimeouts
+		platformTimeouts.Read = o.PlatformReadTimeout
+		if platformTimeouts.Read <= 0 {
+			platformTimeouts.Read = DefaultPlatformReadTimeout
+		}
+		if err := mgr.Add(&httpRunnable{name: "the platform ingestion API", addr: o.PlatformAddr, ln: p.platform, handler: platform, log: o.Log.WithName("ingest"),
+			timeouts: platformTimeouts}); err != nil {
 			return err
 		}
 	} else {
@@ -266,6 +277,8 @@ type httpRunnable struct {
 	handler http.Handler
 	log     logr.Logger
 	ready   func()
+	// timeouts bound slow and idle clients (httptimeouts.go).
+	timeouts HTTPTimeouts
 }
 
 func (a *httpRunnable) NeedLeaderElection() bool { return false }
@@ -278,7 +291,7 @@ func (a *httpRunnable) Start(ctx context.Context) error {
 			return fmt.Errorf("listen for %s on %s: %w", a.name, a.addr, err)
 		}
 	}
-	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := a.timeouts.server(a.handler)
 	a.log.Info("serving "+a.name, "address", ln.Addr().String())
 	if a.ready != nil {
 		a.ready()

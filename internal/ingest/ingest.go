@@ -98,7 +98,17 @@ func writeProblems(w http.ResponseWriter, p problems) {
 	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"message": "The report has invalid fields.", "errors": p})
 }
 
+// unavailableRetryAfter is the Retry-After, in seconds, of a 503 while the database is unreachable.
+const unavailableRetryAfter = "2"
+
 func (h *Handler) internalError(w http.ResponseWriter, r *http.Request, err error) {
+	if store.IsUnavailable(err) {
+		// Not the report's fault: the platform sends it again after Retry-After.
+		h.cfg.Log.Info("database unavailable", "path", r.URL.Path, "error", err.Error())
+		w.Header().Set("Retry-After", unavailableRetryAfter)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"message": "The service is briefly unavailable; send the request again in a few seconds."})
+		return
+	}
 	h.cfg.Log.Error(err, "platform report failed", "path", r.URL.Path)
 	writeJSON(w, http.StatusInternalServerError, map[string]string{"message": "The report could not be stored; send it again."})
 }
@@ -107,6 +117,10 @@ func decode(w http.ResponseWriter, r *http.Request, dst any) bool {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAudioBytes*4/3+64<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
+		if maxErr := (*http.MaxBytesError)(nil); errors.As(err, &maxErr) {
+			writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"message": fmt.Sprintf("The report is larger than %d bytes.", maxErr.Limit)})
+			return false
+		}
 		writeJSON(w, http.StatusBadRequest, map[string]string{"message": "The body is not a valid report: " + err.Error()})
 		return false
 	}
@@ -128,10 +142,12 @@ func (h *Handler) number(ctx context.Context, w http.ResponseWriter, tx pgx.Tx, 
 func (h *Handler) liveNumber(w http.ResponseWriter, r *http.Request, e164 string) (store.LiveNumber, bool) {
 	var n store.LiveNumber
 	var found bool
-	err := h.store.InTx(r.Context(), func(tx pgx.Tx) error {
-		var err error
-		n, found, err = h.number(r.Context(), w, tx, e164)
-		return err
+	err := store.RetryRead(r.Context(), func(ctx context.Context) error {
+		return h.store.InTx(ctx, func(tx pgx.Tx) error {
+			var err error
+			n, found, err = h.number(ctx, w, tx, e164)
+			return err
+		})
 	})
 	if err != nil {
 		h.internalError(w, r, err)
@@ -141,7 +157,11 @@ func (h *Handler) liveNumber(w http.ResponseWriter, r *http.Request, e164 string
 }
 
 func (h *Handler) listNumbers(w http.ResponseWriter, r *http.Request) {
-	numbers, err := h.store.ListLiveNumbers(r.Context())
+	var numbers []string
+	err := store.RetryRead(r.Context(), func(ctx context.Context) (err error) {
+		numbers, err = h.store.ListLiveNumbers(ctx)
+		return err
+	})
 	if err != nil {
 		h.internalError(w, r, err)
 		return

@@ -27,6 +27,7 @@ type Cluster struct {
 	port    int
 	bin     string
 	cred    *syscall.Credential
+	opts    string // server options, kept for StartServer (restart.go)
 }
 
 // Start runs initdb and starts the server. Stop removes everything it made.
@@ -53,10 +54,9 @@ func Start(ctx context.Context) (*Cluster, error) {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "+
+	c.opts = fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "+
 		"-c full_page_writes=off -c max_connections=300 -c shared_buffers=256MB", c.port, dir)
-	if err := c.run(ctx, "pg_ctl", "-D", c.dataDir, "-o", opts, "-l", filepath.Join(dir, "server.log"),
-		"-w", "-t", "60", "start"); err != nil {
+	if err := c.StartServer(ctx); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("%w\n%s", err, log)

@@ -39,10 +39,13 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
 	}
+	resetOnLoss := &poolResetTracer{}
+	cfg.ConnConfig.Tracer = resetOnLoss
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
+	resetOnLoss.pool.Store(pool)
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("connect to database: %w", err)

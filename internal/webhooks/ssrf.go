@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"code.dny.dev/ssrf"
 )
 
 // Resolver looks host names up; *net.Resolver is one. Tests inject their own to make a name
@@ -23,41 +25,27 @@ type Resolver interface {
 // multicast, unspecified, shared (CGNAT) or cloud-metadata address.
 var ErrForbiddenAddress = errors.New("address not on the public internet")
 
-// forbiddenPrefixes are the ranges a webhook may never reach (besides what netip's own
-// predicates cover): shared address space (CGNAT, where cloud metadata services such as
-// 100.100.100.200 also live), "this network", IETF protocol assignments, benchmarking,
-// documentation, reserved and broadcast ranges, and NAT64/6to4/Teredo which can embed any
-// IPv4 address.
-var forbiddenPrefixes = mustPrefixes(
-	"0.0.0.0/8", "100.64.0.0/10", "192.0.0.0/24", "192.0.2.0/24", "198.18.0.0/15", "198.51.100.0/24",
-	"203.0.113.0/24", "240.0.0.0/4", "255.255.255.255/32",
-	"64:ff9b::/96", "64:ff9b:1::/48", "2001::/32", "2001:db8::/32", "2002::/16", "100::/64",
-)
-
-func mustPrefixes(ss ...string) []netip.Prefix {
-	out := make([]netip.Prefix, len(ss))
-	for i, s := range ss {
-		out[i] = netip.MustParsePrefix(s)
-	}
-	return out
-}
+// specialPurpose refuses every range of IANA's IPv4 and IPv6 Special-Purpose Address
+// Registries and, on IPv6, anything outside global unicast 2000::/3. code.dny.dev/ssrf
+// generates its lists from those registries, so new IANA entries arrive with an upgrade
+// rather than by hand. That covers "this network", CGNAT 100.64.0.0/10 (where cloud metadata
+// services such as 100.100.100.200 also live), IETF protocol assignments, benchmarking,
+// documentation, AS112, AMT, reserved 240.0.0.0/4, broadcast, multicast, IPv4-compatible
+// ::/96 ("::127.0.0.1"), NAT64 64:ff9b::/96 and 64:ff9b:1::/48, discard 100::/64, Teredo,
+// ORCHID and the rest of 2001::/23, 6to4 2002::/16, unique-local and link-local. Each of
+// the embedding ranges (NAT64, 6to4, Teredo) is refused whole: the IPv4 address inside may
+// be private. Ports and networks are not its business here (any is allowed).
+var specialPurpose = ssrf.New(ssrf.WithAnyPort(), ssrf.WithAnyNetwork())
 
 // ForbiddenIP reports whether a webhook must not connect to ip: loopback, private (RFC 1918,
 // unique-local fc00::/7 — which holds AWS's fd00:ec2::254 metadata address), link-local
-// (169.254.0.0/16 holds the 169.254.169.254 metadata address), multicast, unspecified,
-// CGNAT 100.64.0.0/10 and the other special-purpose ranges above.
+// (169.254.0.0/16 holds the 169.254.169.254 metadata address), multicast, unspecified, and
+// every other special-purpose range (specialPurpose). IPv4-mapped addresses are checked as
+// the IPv4 address they carry.
 func ForbiddenIP(ip netip.Addr) bool {
 	ip = ip.Unmap()
-	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() {
-		return true
-	}
-	for _, p := range forbiddenPrefixes {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	return false
+	return !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() || specialPurpose.SafeAddr(ip) != nil
 }
 
 // forbiddenHostName refuses names that only ever mean this machine or a private network.
