@@ -27,10 +27,12 @@ import (
 // WebhookDispatcher fans undispatched outbox events out to WebhookDeliveries: one per
 // endpoint of the event's account that subscribes to its type. It runs on the leader only.
 //
-// Delivery names are a hash of event id and endpoint, so when the dispatcher stops after
-// creating some deliveries and before marking the event dispatched, the next pass creates
-// the same names again (AlreadyExists) — at least once, never twice per endpoint, and a
-// repeat carries the same event id. Events for an endpoint that is paused or switched off are
+// A pass claims a batch of events with a lease (one committed statement), creates their
+// deliveries with no transaction open, and marks the batch dispatched. Delivery names are a
+// hash of event id and endpoint, so when the dispatcher stops after creating some deliveries
+// and before marking, the claim's lease ends and the next pass creates the same names again
+// (AlreadyExists; a delivery already finished is in the history and is not sent again) — at
+// least once, never twice per endpoint, and a repeat carries the same event id. Events for an endpoint that is paused or switched off are
 // recorded as cancelled deliveries (resendable) without a resource.
 type WebhookDispatcher struct {
 	// Client creates deliveries; Reader lists endpoints past the cache (an endpoint created
@@ -41,8 +43,11 @@ type WebhookDispatcher struct {
 	Clock  clock.PassiveClock
 	// Interval is how often the outbox is polled when it was empty (default 500 ms).
 	Interval time.Duration
-	// BatchSize is how many events one transaction takes (default 200).
+	// BatchSize is how many events one claim takes (default 200).
 	BatchSize int
+	// Lease is how long a claim holds its events (default 1 minute): past it, events a
+	// stopped dispatcher claimed are claimed again.
+	Lease time.Duration
 	// Parallel is how many deliveries are created at once (default 32).
 	Parallel int
 	// Backlog, when set, paces the dispatcher: it takes events only while the deliveries
@@ -61,6 +66,9 @@ type WebhookDispatcher struct {
 
 // DefaultMaxPendingDeliveries bounds the deliveries waiting for a first attempt.
 const DefaultMaxPendingDeliveries = 2000
+
+// DefaultEventLease is how long a dispatcher's claim on outbox events lasts.
+const DefaultEventLease = time.Minute
 
 // DefaultMaxLiveDeliveriesPerEndpoint bounds one endpoint's live deliveries.
 const DefaultMaxLiveDeliveriesPerEndpoint = 10000
@@ -114,6 +122,9 @@ func (w *WebhookDispatcher) defaults() {
 	if w.BatchSize <= 0 {
 		w.BatchSize = 200
 	}
+	if w.Lease <= 0 {
+		w.Lease = DefaultEventLease
+	}
 	if w.Clock == nil {
 		w.Clock = clock.RealClock{}
 	}
@@ -145,26 +156,41 @@ func (w *WebhookDispatcher) DispatchOnce(ctx context.Context) (int, error) {
 	return w.dispatch(ctx, limit)
 }
 
+// dispatch claims up to limit events, fans them out, and marks those fanned out dispatched;
+// the claim on the others is released so the next pass retries them.
 func (w *WebhookDispatcher) dispatch(ctx context.Context, limit int) (int, error) {
-	return w.Store.DispatchEvents(ctx, limit, w.Clock.Now, w.fanOut)
+	evs, err := w.Store.ClaimEvents(ctx, limit, w.Clock.Now(), w.Lease)
+	if err != nil || len(evs) == 0 {
+		return 0, err
+	}
+	done, failed, ferr := w.fanOut(ctx, evs)
+	if err := w.Store.MarkEventsDispatched(ctx, done, w.Clock.Now()); err != nil {
+		return 0, err
+	}
+	if err := w.Store.ReleaseEvents(ctx, failed); err != nil && ferr == nil {
+		ferr = err
+	}
+	return len(done), ferr
 }
 
-func (w *WebhookDispatcher) fanOut(ctx context.Context, evs []store.PendingEvent) ([]uuid.UUID, error) {
+// fanOut creates the deliveries of evs and says which events have all theirs (done) and
+// which do not (failed), with the first error.
+func (w *WebhookDispatcher) fanOut(ctx context.Context, evs []store.PendingEvent) (done, failed []uuid.UUID, err error) {
 	if w.Parallel <= 0 {
 		w.Parallel = 32
 	}
 	endpoints := map[string][]sbv1.WebhookEndpoint{}
 	var (
-		mu       sync.Mutex
-		wg       sync.WaitGroup
-		failed   = map[uuid.UUID]bool{}
-		firstErr error
-		slots    = make(chan struct{}, w.Parallel)
+		mu        sync.Mutex
+		wg        sync.WaitGroup
+		failedIDs = map[uuid.UUID]bool{}
+		firstErr  error
+		slots     = make(chan struct{}, w.Parallel)
 	)
 	fail := func(id uuid.UUID, err error) {
 		mu.Lock()
 		defer mu.Unlock()
-		failed[id] = true
+		failedIDs[id] = true
 		if firstErr == nil {
 			firstErr = err
 		}
@@ -197,13 +223,14 @@ func (w *WebhookDispatcher) fanOut(ctx context.Context, evs []store.PendingEvent
 		}
 	}
 	wg.Wait()
-	done := make([]uuid.UUID, 0, len(evs))
 	for _, ev := range evs {
-		if !failed[ev.ID] {
+		if failedIDs[ev.ID] {
+			failed = append(failed, ev.ID)
+		} else {
 			done = append(done, ev.ID)
 		}
 	}
-	return done, firstErr
+	return done, failed, firstErr
 }
 
 // deliver creates the delivery of ev to ep, or records it cancelled when ep is paused or

@@ -268,7 +268,7 @@ func (e *whEnv) event(typ string) uuid.UUID {
 	id := uuid.New()
 	tx, err := e.st.Pool.Begin(ctx)
 	Expect(err).NotTo(HaveOccurred())
-	_, err = events.Enqueue(ctx, tx, events.Event{ID: id, AccountID: e.tenant.Account.ID, Type: typ,
+	_, err = store.EnqueueEvent(ctx, tx, events.Event{ID: id, AccountID: e.tenant.Account.ID, Type: typ,
 		Body: []byte(fmt.Sprintf(`{"event":%q,"id":%q}`, typ, id)), CreatedAt: e.clk.Now()})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(tx.Commit(ctx)).To(Succeed())
@@ -680,18 +680,47 @@ var _ = Describe("Webhook delivery", func() {
 		ep, _ := e.endpoint("whep-once")
 		e.stop() // drive the dispatcher by hand
 		id := e.event(events.CallEnded)
-		// A dispatcher that stopped after creating the delivery and before marking the event
-		// dispatched: the next pass creates the same name again, which already exists.
+		// A dispatcher that claimed the event, created its delivery and stopped before marking
+		// the event dispatched: once the claim's lease ends, the next pass creates the same name
+		// again, which already exists.
+		Expect(e.st.ClaimEvents(ctx, 10, e.clk.Now(), DefaultEventLease)).To(HaveLen(1))
 		Expect(k8sClient.Create(ctx, webhooks.NewDelivery(ep, id.String(), events.CallEnded, "", ""))).To(Succeed())
 		w := &WebhookDispatcher{Client: k8sClient, Reader: k8sClient, Store: e.st, Clock: e.clk, Log: GinkgoLogr}
+		Expect(w.DispatchOnce(ctx)).To(Equal(0), "the stopped dispatcher's claim holds the event until its lease ends")
+		e.clk.Step(DefaultEventLease)
 		Expect(w.DispatchOnce(ctx)).To(Equal(1))
 		Expect(w.DispatchOnce(ctx)).To(Equal(0), "nothing left to dispatch")
 		Expect(e.live(id)).To(HaveLen(1))
-		Expect(apierrors.IsAlreadyExists(k8sClient.Create(ctx, webhooks.NewDelivery(ep, id.String(), events.CallEnded, "", ""))))
+		Expect(apierrors.IsAlreadyExists(k8sClient.Create(ctx, webhooks.NewDelivery(ep, id.String(), events.CallEnded, "", "")))).To(BeTrue())
 		e.start()
 		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
 			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
 		Expect(e.rcv.all()).To(HaveLen(1))
+	})
+
+	It("does not send again when the repeat of an unmarked fan-out comes after the delivery finished", func() {
+		ep, _ := e.endpoint("whep-repeat")
+		e.stop()
+		id := e.event(events.CallEnded)
+		Expect(e.st.ClaimEvents(ctx, 10, e.clk.Now(), DefaultEventLease)).To(HaveLen(1))
+		Expect(k8sClient.Create(ctx, webhooks.NewDelivery(ep, id.String(), events.CallEnded, "", ""))).To(Succeed())
+		e.start() // the delivery is made and leaves etcd; the event stays claimed, unmarked
+		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
+			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
+		Eventually(func() []sbv1.WebhookDelivery { return e.live(id) }).WithTimeout(20 * time.Second).Should(BeEmpty())
+		e.stop()
+		var dispatched *time.Time
+		Expect(e.st.Pool.QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&dispatched)).To(Succeed())
+		Expect(dispatched).To(BeNil(), "the claim was never marked")
+		e.clk.Step(DefaultEventLease)
+		e.start()
+		Eventually(func(g Gomega) {
+			g.Expect(e.st.Pool.QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&dispatched)).To(Succeed())
+			g.Expect(dispatched).NotTo(BeNil())
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+		Eventually(func() []sbv1.WebhookDelivery { return e.live(id) }).WithTimeout(20 * time.Second).Should(BeEmpty())
+		Consistently(func() []received { return e.rcv.all() }).WithTimeout(time.Second).Should(HaveLen(1))
+		Expect(e.history(id)).To(HaveLen(1))
 	})
 
 	It("never lets more deliveries await a first attempt than the bound, and takes more events as they finish", func() {
