@@ -69,7 +69,9 @@ func TestPlan(t *testing.T) {
 	}
 }
 
-func key(name string) types.NamespacedName { return types.NamespacedName{Namespace: "acct", Name: name} }
+func key(name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: "acct", Name: name}
+}
 
 func TestSlotsBoundAnEndpointAndWakeParkedInOrder(t *testing.T) {
 	var woken []types.NamespacedName
