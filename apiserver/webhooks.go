@@ -390,7 +390,7 @@ func (r webhooksResource) test(req *restful.Request, resp *restful.Response) {
 			if _, err := store.EnqueueEvent(ctx, tx, ev); err != nil {
 				return err
 			}
-			return store.MarkEventDispatched(ctx, tx, ev.ID, now)
+			return store.MarkEventDispatchedTx(ctx, tx, ev.ID, now)
 		})
 	}
 	if err == nil {

@@ -212,3 +212,11 @@ func (r *WebhookDeliveryReconciler) endpointEvents() handler.EventHandler {
 func endpointKey(d *sbv1.WebhookDelivery) types.NamespacedName {
 	return types.NamespacedName{Namespace: d.Namespace, Name: d.Spec.EndpointName}
 }
+
+// FirstAttempts is the engine that makes first attempts straight from the outbox (for the
+// dispatcher), sharing this controller's per-endpoint slots, in-flight set and health
+// writer, so an endpoint's bounds and status hold whoever makes an attempt. Call after
+// SetupWithManager.
+func (r *WebhookDeliveryReconciler) FirstAttempts() *delivery.FirstAttempts {
+	return &delivery.FirstAttempts{Sender: r.Sender, Store: r.Store, Health: r.health, InFlight: r.inFlight, Slots: r.slots, Clock: r.Clock}
+}

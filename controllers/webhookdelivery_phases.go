@@ -42,7 +42,7 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *sbv
 	// The slot bounds attempts in flight to the endpoint: it is given back as soon as the
 	// answer is in, not after the history write and the deletion that follow.
 	defer release()
-	secret, err := r.signingSecret(ctx, ep)
+	secret, err := signingSecret(ctx, r.Client, r.APIReader, ep)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -175,16 +175,17 @@ func (r *WebhookDeliveryReconciler) endpoint(ctx context.Context, key types.Name
 	return ep, nil
 }
 
-// signingSecret reads the endpoint's current secret ("" when not there yet).
-func (r *WebhookDeliveryReconciler) signingSecret(ctx context.Context, ep *sbv1.WebhookEndpoint) (string, error) {
+// signingSecret reads the endpoint's current secret ("" when not there yet): from the cache,
+// and past it before concluding it is missing.
+func signingSecret(ctx context.Context, cached, api client.Reader, ep *sbv1.WebhookEndpoint) (string, error) {
 	if ep.Spec.SigningSecretRef == nil {
 		return "", nil
 	}
 	sec := &corev1.Secret{}
 	key := types.NamespacedName{Namespace: ep.Namespace, Name: ep.Spec.SigningSecretRef.Name}
-	err := r.Get(ctx, key, sec)
+	err := cached.Get(ctx, key, sec)
 	if apierrors.IsNotFound(err) {
-		err = r.APIReader.Get(ctx, key, sec)
+		err = api.Get(ctx, key, sec)
 	}
 	if apierrors.IsNotFound(err) {
 		return "", nil

@@ -38,6 +38,7 @@ import (
 	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/controlplane"
+	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
@@ -120,9 +121,16 @@ func (r *benchRun) startManager() {
 	if err := (&WebhookEndpointReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, MaxRequeue: r.maxRQ, SkipNameValidation: true}).SetupWithManager(m); err != nil {
 		r.b.Fatal(err)
 	}
-	if err := (&WebhookDeliveryReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, Sender: sender, MaxRequeue: r.maxRQ,
-		SkipNameValidation: true}).SetupWithManager(ctx, m); err != nil {
+	deliveries := &WebhookDeliveryReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, Sender: sender, MaxRequeue: r.maxRQ,
+		SkipNameValidation: true}
+	if err := deliveries.SetupWithManager(ctx, m); err != nil {
 		r.b.Fatal(err)
+	}
+	// As in production, first attempts are made straight from the outbox;
+	// BENCH_FIRST_ATTEMPTS=off measures every delivery as a resource (the design before).
+	var first *delivery.FirstAttempts
+	if os.Getenv("BENCH_FIRST_ATTEMPTS") != "off" {
+		first = deliveries.FirstAttempts()
 	}
 	backlog := NewDeliveryBacklog(r.clk)
 	if err := backlog.SetupWithManager(ctx, m); err != nil {
@@ -130,7 +138,7 @@ func (r *benchRun) startManager() {
 	}
 	maxPending, _ := strconv.Atoi(os.Getenv("BENCH_MAX_PENDING")) // 0: the default
 	if err := m.Add(&WebhookDispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: r.st, Clock: r.clk, Interval: 100 * time.Millisecond,
-		Backlog: backlog, MaxPending: maxPending, Log: logr.Discard()}); err != nil {
+		Backlog: backlog, MaxPending: maxPending, First: first, Log: logr.Discard()}); err != nil {
 		r.b.Fatal(err)
 	}
 	mctx, cancel := context.WithCancel(ctx)

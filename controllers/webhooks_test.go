@@ -176,6 +176,8 @@ type whEnv struct {
 	cached client.Reader
 	// maxLivePerEndpoint is the dispatcher's MaxLivePerEndpoint (0: its default).
 	maxLivePerEndpoint int
+	// firstMaxWaiting is the engine's MaxWaiting (0: its default).
+	firstMaxWaiting int
 }
 
 var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
@@ -210,12 +212,16 @@ func (e *whEnv) start() {
 	Expect((&WebhookEndpointReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk,
 		Mailer: webhooks.SMTPMailer{Addr: e.mail.addr}, MaxRequeue: 100 * time.Millisecond, SkipNameValidation: true,
 		Recorder: m.GetEventRecorder("switchboard-webhooks")}).SetupWithManager(m)).To(Succeed())
-	Expect((&WebhookDeliveryReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk, Sender: sender,
-		MaxRequeue: 100 * time.Millisecond, SkipNameValidation: true, Recorder: m.GetEventRecorder("switchboard-webhooks")}).SetupWithManager(ctx, m)).To(Succeed())
+	deliveries := &WebhookDeliveryReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk, Sender: sender,
+		MaxRequeue: 100 * time.Millisecond, SkipNameValidation: true, Recorder: m.GetEventRecorder("switchboard-webhooks")}
+	Expect(deliveries.SetupWithManager(ctx, m)).To(Succeed())
 	backlog := NewDeliveryBacklog(e.clk)
 	Expect(backlog.SetupWithManager(ctx, m)).To(Succeed())
+	first := deliveries.FirstAttempts()
+	first.MaxWaiting = e.firstMaxWaiting
 	Expect(m.Add(&WebhookDispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
-		Interval: 50 * time.Millisecond, Backlog: backlog, MaxLivePerEndpoint: e.maxLivePerEndpoint, Log: GinkgoLogr})).To(Succeed())
+		Interval: 50 * time.Millisecond, Backlog: backlog, MaxLivePerEndpoint: e.maxLivePerEndpoint, First: first,
+		Log: GinkgoLogr})).To(Succeed())
 	mctx, mcancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -814,6 +820,9 @@ var _ = Describe("Webhook delivery", func() {
 		e.stop()
 		e.timeout = time.Minute
 		e.maxLivePerEndpoint = 3
+		// The engine holds one first attempt of the stuck endpoint; the rest go to the
+		// controller, whose live-delivery bound is the one under test.
+		e.firstMaxWaiting = 1
 		e.start()
 		stuck := startReceiver()
 		stuck.hang.Store(true)
@@ -832,7 +841,7 @@ var _ = Describe("Webhook delivery", func() {
 			return n
 		}
 		// One event at a time: the healthy endpoint never has more than one live delivery.
-		for i := range 6 {
+		for i := range 7 {
 			ids = append(ids, e.event(events.CallEnded))
 			Eventually(func() map[string]int { return statuses(fine.Name) }).WithTimeout(20 * time.Second).Should(Equal(map[string]int{"succeeded": i + 1}))
 		}

@@ -63,6 +63,15 @@ func Plan(d *sbv1.WebhookDelivery, ep *sbv1.WebhookEndpoint, now time.Time) Deci
 	if next := d.Status.NextAttemptAt; next != nil && now.Before(next.Time) {
 		return Decision{Action: Wait, Until: next.Time}
 	}
+	if d.Status.Attempts == 0 {
+		// The engine's first attempt, not yet in the status (written just after creation):
+		// the first retry is due a schedule step after it.
+		if at, err := time.Parse(time.RFC3339Nano, d.Annotations[webhooks.AnnotationFirstAttempt]); err == nil {
+			if next, _ := webhooks.NextAttempt(1, at); now.Before(next) {
+				return Decision{Action: Wait, Until: next}
+			}
+		}
+	}
 	return Decision{Action: Attempt}
 }
 

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
 func TestPlan(t *testing.T) {
@@ -36,6 +37,11 @@ func TestPlan(t *testing.T) {
 	phase := func(p sbv1.WebhookDeliveryPhase) func(*sbv1.WebhookDelivery) {
 		return func(d *sbv1.WebhookDelivery) { d.Status.Phase = p }
 	}
+	firstAttemptAt := func(at string) func(*sbv1.WebhookDelivery) {
+		return func(d *sbv1.WebhookDelivery) {
+			d.Annotations = map[string]string{webhooks.AnnotationFirstAttempt: at}
+		}
+	}
 	deleting := metav1.NewTime(now)
 	cases := []struct {
 		name string
@@ -47,6 +53,13 @@ func TestPlan(t *testing.T) {
 		{"retry due", pending(retryAt(now)), active(), Decision{Action: Attempt}},
 		{"retry overdue", pending(retryAt(now.Add(-time.Hour))), active(), Decision{Action: Attempt}},
 		{"retry not yet due", pending(retryAt(now.Add(5 * time.Minute))), active(), Decision{Action: Wait, Until: now.Add(5 * time.Minute)}},
+		{"first attempt made by the engine, status not written yet", pending(firstAttemptAt(now.Add(-time.Second).Format(time.RFC3339Nano))), active(),
+			Decision{Action: Wait, Until: now.Add(59 * time.Second)}},
+		{"first attempt made by the engine a minute ago", pending(firstAttemptAt(now.Add(-time.Minute).Format(time.RFC3339Nano))), active(),
+			Decision{Action: Attempt}},
+		{"an unreadable first-attempt mark is ignored", pending(firstAttemptAt("soon")), active(), Decision{Action: Attempt}},
+		{"status written: it decides, not the mark", pending(retryAt(now.Add(5*time.Minute)), firstAttemptAt(now.Format(time.RFC3339Nano))), active(),
+			Decision{Action: Wait, Until: now.Add(5 * time.Minute)}},
 		{"endpoint gone", pending(), nil, Decision{Action: Cancel, Reason: sbv1.ReasonEndpointNotFound, Message: "The endpoint was removed"}},
 		{"endpoint being deleted", pending(), active(func(ep *sbv1.WebhookEndpoint) { ep.DeletionTimestamp = &deleting }),
 			Decision{Action: Cancel, Reason: sbv1.ReasonEndpointNotFound, Message: "The endpoint was removed"}},

@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"context"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -20,6 +21,9 @@ type Slots struct {
 	mu     sync.Mutex
 	slots  map[types.NamespacedName]chan struct{}
 	parked map[types.NamespacedName]*parkQueue
+	// freed is closed (and replaced) when one of the endpoint's slots is released, for
+	// the waiters of AcquireWait.
+	freed map[types.NamespacedName]chan struct{}
 }
 
 // parkQueue is an endpoint's parked deliveries in order; a delivery that got a slot some
@@ -33,7 +37,37 @@ type parkQueue struct {
 // a slot is released (it must not block).
 func NewSlots(perEndpoint int, wake func(delivery types.NamespacedName) bool) *Slots {
 	return &Slots{perEndpoint: perEndpoint, wake: wake, slots: map[types.NamespacedName]chan struct{}{},
-		parked: map[types.NamespacedName]*parkQueue{}}
+		parked: map[types.NamespacedName]*parkQueue{}, freed: map[types.NamespacedName]chan struct{}{}}
+}
+
+// AcquireWait takes one of the endpoint's slots, waiting for one to be released (it does
+// not park); err is ctx's when it ends first.
+func (s *Slots) AcquireWait(ctx context.Context, endpoint types.NamespacedName) (release func(), err error) {
+	for {
+		s.mu.Lock()
+		slot := s.slots[endpoint]
+		if slot == nil {
+			slot = make(chan struct{}, s.perEndpoint)
+			s.slots[endpoint] = slot
+		}
+		select {
+		case slot <- struct{}{}:
+			s.mu.Unlock()
+			return sync.OnceFunc(func() { s.release(endpoint, slot) }), nil
+		default:
+		}
+		freed := s.freed[endpoint]
+		if freed == nil {
+			freed = make(chan struct{})
+			s.freed[endpoint] = freed
+		}
+		s.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }
 
 // Acquire takes one of the endpoint's slots without waiting. When none is free, the delivery
@@ -70,6 +104,10 @@ func (s *Slots) release(endpoint types.NamespacedName, slot chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	<-slot
+	if freed := s.freed[endpoint]; freed != nil {
+		close(freed)
+		delete(s.freed, endpoint)
+	}
 	q := s.parked[endpoint]
 	if q == nil {
 		return

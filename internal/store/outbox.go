@@ -95,7 +95,12 @@ type PendingEvent struct {
 	ID              uuid.UUID
 	Type            string
 	AccountPublicID string
-	CreatedAt       time.Time
+	// Body is the exact JSON every attempt sends (the engine makes first attempts from it).
+	Body      []byte
+	CreatedAt time.Time
+	// Repeat: the event was claimed before (that claim expired or was released), so some of
+	// its deliveries may have been made already.
+	Repeat bool
 }
 
 // ClaimEvents claims up to limit undispatched events, oldest first, that no live claim holds,
@@ -109,15 +114,15 @@ func (s *Store) ClaimEvents(ctx context.Context, limit int, now time.Time, lease
 			SELECT id FROM events
 			WHERE dispatched_at IS NULL AND (claimed_until IS NULL OR claimed_until <= $2)
 			ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED)
-		UPDATE events e SET claimed_until = $3 FROM claim, accounts a
+		UPDATE events e SET claimed_until = $3, claims = e.claims + 1 FROM claim, accounts a
 		WHERE e.id = claim.id AND a.id = e.account_id
-		RETURNING e.id, e.type, a.public_id, e.created_at`, limit, now, now.Add(lease))
+		RETURNING e.id, e.type, a.public_id, e.body, e.created_at, e.claims > 1`, limit, now, now.Add(lease))
 	if err != nil {
 		return nil, fmt.Errorf("claim outbox events: %w", err)
 	}
 	evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PendingEvent, error) {
 		var e PendingEvent
-		return e, r.Scan(&e.ID, &e.Type, &e.AccountPublicID, &e.CreatedAt)
+		return e, r.Scan(&e.ID, &e.Type, &e.AccountPublicID, &e.Body, &e.CreatedAt, &e.Repeat)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim outbox events: %w", err)
@@ -143,6 +148,37 @@ func (s *Store) MarkEventsDispatched(ctx context.Context, ids []uuid.UUID, at ti
 	return nil
 }
 
+// MarkEventDispatched marks one claimed event dispatched once its deliveries are all
+// recorded; calls made at the same time by the engine's workers share one statement and one
+// commit (see batcher).
+func (s *Store) MarkEventDispatched(ctx context.Context, id uuid.UUID, at time.Time) error {
+	s.webhookBatchers()
+	_, err := s.markBatch.do(ctx, eventMark{id: id, at: at})
+	return err
+}
+
+type eventMark struct {
+	id uuid.UUID
+	at time.Time
+}
+
+func (s *Store) markEventsDispatched(ctx context.Context, marks []eventMark) ([]struct{}, []error) {
+	ids := make([]uuid.UUID, len(marks))
+	at := marks[0].at
+	for i, m := range marks {
+		ids[i] = m.id
+		if m.at.After(at) {
+			at = m.at
+		}
+	}
+	err := s.MarkEventsDispatched(ctx, ids, at)
+	errs := make([]error, len(marks))
+	for i := range errs {
+		errs[i] = err
+	}
+	return make([]struct{}, len(marks)), errs
+}
+
 // ReleaseEvents ends the claim on events whose fan-out failed, so the next pass takes them
 // without waiting for the lease.
 func (s *Store) ReleaseEvents(ctx context.Context, ids []uuid.UUID) error {
@@ -155,9 +191,9 @@ func (s *Store) ReleaseEvents(ctx context.Context, ids []uuid.UUID) error {
 	return nil
 }
 
-// MarkEventDispatched marks an outbox event dispatched in tx: the caller creates its
+// MarkEventDispatchedTx marks an outbox event dispatched in tx: the caller creates its
 // deliveries itself (a test event goes to one endpoint only).
-func MarkEventDispatched(ctx context.Context, tx pgx.Tx, id uuid.UUID, at time.Time) error {
+func MarkEventDispatchedTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, at time.Time) error {
 	_, err := tx.Exec(ctx, `UPDATE events SET dispatched_at = $2 WHERE id = $1`, id, at)
 	return err
 }

@@ -154,6 +154,7 @@ func TestClaimEventsLease(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	claimed := map[uuid.UUID]bool{}
 	claim := func(now time.Time, limit int) []uuid.UUID {
 		t.Helper()
 		evs, err := st.ClaimEvents(ctx, limit, now, time.Minute)
@@ -163,6 +164,10 @@ func TestClaimEventsLease(t *testing.T) {
 		out := make([]uuid.UUID, len(evs))
 		for i, e := range evs {
 			out[i] = e.ID
+			if e.Repeat != claimed[e.ID] {
+				t.Errorf("event %s Repeat = %v, want %v", e.ID, e.Repeat, claimed[e.ID])
+			}
+			claimed[e.ID] = true
 			if e.AccountPublicID != tenant.Account.PublicID || e.Type != events.CallEnded {
 				t.Errorf("claimed %+v", e)
 			}

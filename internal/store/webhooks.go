@@ -60,6 +60,7 @@ func (s *Store) webhookBatchers() {
 	s.webhookOnce.Do(func() {
 		s.eventBatch = newBatcher(200, 2, s.eventsForDeliveries)
 		s.historyBatch = newBatcher(200, 2, s.recordFinishedDeliveries)
+		s.markBatch = newBatcher(500, 1, s.markEventsDispatched)
 	})
 }
 
