@@ -375,6 +375,32 @@ var _ = Describe("Webhook delivery", func() {
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 	})
 
+	It("makes a first attempt that succeeds without a WebhookDelivery, and turns one that fails into one, its attempt counted", func() {
+		ep, _ := e.endpoint("whep-direct")
+		wc, err := client.NewWithWatch(cp.Config, client.Options{Scheme: cp.Scheme})
+		Expect(err).NotTo(HaveOccurred())
+		watch, err := wc.Watch(ctx, &sbv1.WebhookDeliveryList{}, client.InNamespace(e.ns))
+		Expect(err).NotTo(HaveOccurred())
+		defer watch.Stop()
+
+		id := e.event(events.CallEnded)
+		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
+			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
+		Consistently(watch.ResultChan()).WithTimeout(500*time.Millisecond).ShouldNot(Receive(), "no resource was created")
+
+		e.rcv.status.Store(500)
+		failing := e.event(events.CallEnded)
+		d := e.waitRetrying(failing, 1)
+		Expect(d.Status.NextAttemptAt.Time).To(BeTemporally("==", t0.Add(time.Minute)))
+		Expect(d.Annotations).To(HaveKeyWithValue(webhooks.AnnotationFirstAttempt, t0.Format(time.RFC3339Nano)))
+		Consistently(func() int { return len(e.rcv.all()) }).WithTimeout(500*time.Millisecond).Should(Equal(2),
+			"the controller waits for the retry: the engine's attempt is not made again")
+		e.rcv.status.Store(200)
+		e.clk.Step(time.Minute)
+		Eventually(func() []historyRow { return e.history(failing) }).WithTimeout(20 * time.Second).Should(
+			Equal([]historyRow{{Status: "succeeded", Attempts: 2, Code: 200, Endpoint: ep.Name}}))
+	})
+
 	It("retries after 1 minute, 5 minutes, 30 minutes, 2 hours and 10 hours, then fails", func() {
 		e.rcv.status.Store(500)
 		ep, _ := e.endpoint("whep-down")
