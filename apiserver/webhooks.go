@@ -389,10 +389,10 @@ func (r webhooksResource) test(req *restful.Request, resp *restful.Response) {
 	ev, err := events.ForTest(p.Account.ID, p.Account.Name, now)
 	if err == nil {
 		err = r.store.InTx(ctx, func(tx pgx.Tx) error {
-			if _, err := events.Enqueue(ctx, tx, ev); err != nil {
+			if _, err := store.EnqueueEvent(ctx, tx, ev); err != nil {
 				return err
 			}
-			return store.MarkEventDispatched(ctx, tx, ev.ID, now)
+			return store.MarkEventDispatchedTx(ctx, tx, ev.ID, now)
 		})
 	}
 	if err == nil {

@@ -8,7 +8,6 @@ package controllers
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -29,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
@@ -55,9 +55,8 @@ type WebhookDeliveryReconciler struct {
 	PerEndpoint int
 	// MaxRequeue caps retry timers (see WebhookEndpointReconciler.MaxRequeue).
 	MaxRequeue time.Duration
-	// HealthWriteGap is the least time between two writes of an endpoint's health
-	// (webhookendpoint_health.go; default 1 s), timed by WriteTimer (default real time,
-	// also when Clock is a fake: it spaces API writes, it decides nothing).
+	// HealthWriteGap and WriteTimer space the writes of an endpoint's health (see
+	// delivery.HealthWriter; defaults 1 s and real time).
 	HealthWriteGap time.Duration
 	WriteTimer     clock.Clock
 	// Recorder, when set, records a Warning Event on the endpoint when a delivery fails
@@ -66,31 +65,13 @@ type WebhookDeliveryReconciler struct {
 	// SkipNameValidation allows several managers in one process (tests).
 	SkipNameValidation bool
 
-	mu       sync.Mutex
-	slots    map[types.NamespacedName]chan struct{}
-	inflight map[types.NamespacedName]map[string]context.CancelFunc
-	// parked are deliveries that found their endpoint's slots taken; a released slot wakes
-	// the first of them through wake (they also come back by themselves after parkedRetry).
-	parked map[types.NamespacedName]*parkQueue
-	wake   chan event.GenericEvent
-	// removed are deliveries this controller deleted recently (two generations of up to
-	// removedKept each): a reconcile of a stale cached copy would only repeat the delete.
-	removed, removedBefore map[types.UID]struct{}
-	// health is each endpoint's health-write state (recordEndpointHealth); healthLog logs
-	// the writes' failures (they run outside any reconcile).
-	health    map[types.NamespacedName]*endpointHealthState
-	healthLog logr.Logger
-}
-
-// removedKept bounds each generation of removed; the cache catches up long before a
-// generation is dropped.
-const removedKept = 10000
-
-// parkQueue is an endpoint's parked deliveries in order; a delivery that got a slot some
-// other way (its own event) leaves the set, and its stale place in order is skipped.
-type parkQueue struct {
-	order []types.NamespacedName
-	in    map[types.NamespacedName]bool
+	// The delivery engine's parts (internal/delivery), made by SetupWithManager.
+	slots    *delivery.Slots
+	inFlight *delivery.InFlight
+	removed  *delivery.Removed
+	health   *delivery.HealthWriter
+	// wake carries the parked deliveries a released slot wakes.
+	wake chan event.GenericEvent
 }
 
 // parkedRetry is when a parked delivery looks again if no slot release woke it.
@@ -108,21 +89,21 @@ func (r *WebhookDeliveryReconciler) SetupWithManager(ctx context.Context, mgr ct
 	if r.PerEndpoint <= 0 {
 		r.PerEndpoint = 8
 	}
-	if r.HealthWriteGap <= 0 {
-		r.HealthWriteGap = defaultHealthWriteGap
-	}
-	if r.WriteTimer == nil {
-		r.WriteTimer = clock.RealClock{}
-	}
-	r.healthLog = mgr.GetLogger().WithName("webhook-endpoint-health")
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
-	r.slots = map[types.NamespacedName]chan struct{}{}
-	r.inflight = map[types.NamespacedName]map[string]context.CancelFunc{}
-	r.parked = map[types.NamespacedName]*parkQueue{}
-	r.removed = map[types.UID]struct{}{}
 	r.wake = make(chan event.GenericEvent, 4096)
+	r.slots = delivery.NewSlots(r.PerEndpoint, func(d types.NamespacedName) bool {
+		select {
+		case r.wake <- event.GenericEvent{Object: &sbv1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: d.Name}}}:
+			return true
+		default: // full: it comes back after parkedRetry
+			return false
+		}
+	})
+	r.inFlight = delivery.NewInFlight()
+	r.removed = delivery.NewRemoved(delivery.DefaultRemovedKept)
+	r.health = delivery.NewHealthWriter(mgr.GetClient(), r.HealthWriteGap, r.WriteTimer, mgr.GetLogger().WithName("webhook-endpoint-health"))
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &sbv1.WebhookDelivery{}, deliveryEndpointIndex, func(o client.Object) []string {
 		return []string{o.(*sbv1.WebhookDelivery).Spec.EndpointName}
 	}); err != nil {
@@ -132,23 +113,27 @@ func (r *WebhookDeliveryReconciler) SetupWithManager(ctx context.Context, mgr ct
 	return ctrl.NewControllerManagedBy(mgr).
 		// A deletion needs no reconcile: it only forgets what was kept about the delivery.
 		For(&sbv1.WebhookDelivery{}, builder.WithPredicates(predicate.Funcs{DeleteFunc: func(e event.DeleteEvent) bool {
-			r.forget(e.Object)
+			if d, ok := e.Object.(*sbv1.WebhookDelivery); ok {
+				r.slots.Forget(endpointKey(d), client.ObjectKeyFromObject(d))
+			}
 			return false
 		}})).
 		Watches(&sbv1.WebhookEndpoint{}, r.endpointEvents()).
 		WatchesRawSource(source.Channel(r.wake, &handler.EnqueueRequestForObject{})).
+		Named("webhookdelivery").
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, SkipNameValidation: &skip}).
 		Complete(r)
 }
 
-// Reconcile advances one delivery.
+// Reconcile advances one delivery: it asks delivery.Plan what the delivery needs and does
+// that; the deferred patch writes the status it decided (nothing when it only waits).
 func (r *WebhookDeliveryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
 	log := logr.FromContextOrDiscard(ctx)
 	d := &sbv1.WebhookDelivery{}
 	if err := r.Get(ctx, req.NamespacedName, d); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !d.DeletionTimestamp.IsZero() || r.wasRemoved(d.UID) {
+	if !d.DeletionTimestamp.IsZero() || r.removed.Has(d.UID) {
 		return ctrl.Result{}, nil
 	}
 
@@ -166,11 +151,20 @@ func (r *WebhookDeliveryReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 		}
 	}()
 
-	switch d.Status.Phase {
-	case sbv1.WebhookDeliveryPhaseSucceeded, sbv1.WebhookDeliveryPhaseFailed, sbv1.WebhookDeliveryPhaseCancelled:
+	ep, err := r.endpoint(ctx, endpointKey(d))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	plan := delivery.Plan(d, ep, r.Clock.Now())
+	switch plan.Action {
+	case delivery.Finish:
 		return ctrl.Result{}, r.finish(ctx, d, st)
+	case delivery.Cancel:
+		return ctrl.Result{}, r.cancel(ctx, d, st, plan.Reason, plan.Message)
+	case delivery.Wait:
+		return ctrl.Result{RequeueAfter: capWait(plan.Until.Sub(r.Clock.Now()), r.MaxRequeue)}, nil
 	default:
-		return r.reconcileAttempt(ctx, d, st)
+		return r.reconcileAttempt(ctx, d, ep, st)
 	}
 }
 
@@ -200,138 +194,29 @@ func (r *WebhookDeliveryReconciler) endpointEvents() handler.EventHandler {
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			oldEp, newEp := e.ObjectOld.(*sbv1.WebhookEndpoint), e.ObjectNew.(*sbv1.WebhookEndpoint)
 			if newEp.DeletionTimestamp != nil {
-				r.cancelInFlight(client.ObjectKeyFromObject(newEp))
+				r.inFlight.Cancel(client.ObjectKeyFromObject(newEp))
 			}
 			if webhooks.Deliverable(oldEp) != webhooks.Deliverable(newEp) || oldEp.Spec.URL != newEp.Spec.URL {
 				enqueue(ctx, newEp, q)
 			}
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			r.cancelInFlight(client.ObjectKeyFromObject(e.Object))
-			r.mu.Lock()
-			delete(r.health, client.ObjectKeyFromObject(e.Object))
-			r.mu.Unlock()
+			r.inFlight.Cancel(client.ObjectKeyFromObject(e.Object))
+			r.health.Forget(client.ObjectKeyFromObject(e.Object))
 			enqueue(ctx, e.Object, q)
 		},
 	}
 }
 
-// acquire takes one of the endpoint's slots without waiting. When none is free the
-// delivery is parked: the next release wakes it, so a busy or hanging endpoint's backlog
-// waits without spinning through the workers.
-func (r *WebhookDeliveryReconciler) acquire(ep, delivery types.NamespacedName) (release func(), ok bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	slot := r.slots[ep]
-	if slot == nil {
-		slot = make(chan struct{}, r.PerEndpoint)
-		r.slots[ep] = slot
-	}
-	q := r.parked[ep]
-	select {
-	case slot <- struct{}{}:
-		if q != nil {
-			delete(q.in, delivery)
-		}
-		return func() { r.releaseSlot(ep, slot) }, true
-	default:
-		if q == nil {
-			q = &parkQueue{in: map[types.NamespacedName]bool{}}
-			r.parked[ep] = q
-		}
-		if !q.in[delivery] {
-			q.in[delivery] = true
-			q.order = append(q.order, delivery)
-		}
-		return nil, false
-	}
+// endpointKey is the key of d's endpoint.
+func endpointKey(d *sbv1.WebhookDelivery) types.NamespacedName {
+	return types.NamespacedName{Namespace: d.Namespace, Name: d.Spec.EndpointName}
 }
 
-func (r *WebhookDeliveryReconciler) releaseSlot(ep types.NamespacedName, slot chan struct{}) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	<-slot
-	q := r.parked[ep]
-	if q == nil {
-		return
-	}
-	for len(q.order) > 0 {
-		next := q.order[0]
-		q.order = q.order[1:]
-		if !q.in[next] {
-			continue // it got a slot meanwhile, or was deleted
-		}
-		delete(q.in, next)
-		select {
-		case r.wake <- event.GenericEvent{Object: &sbv1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: next.Namespace, Name: next.Name}}}:
-		default: // full: it comes back after parkedRetry
-		}
-		break
-	}
-	if len(q.in) == 0 {
-		delete(r.parked, ep)
-	}
-}
-
-// removedNow notes a delivery this controller deleted (see removed).
-func (r *WebhookDeliveryReconciler) removedNow(uid types.UID) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.removed) >= removedKept {
-		r.removedBefore, r.removed = r.removed, map[types.UID]struct{}{}
-	}
-	r.removed[uid] = struct{}{}
-}
-
-func (r *WebhookDeliveryReconciler) wasRemoved(uid types.UID) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	_, ok := r.removed[uid]
-	if !ok {
-		_, ok = r.removedBefore[uid]
-	}
-	return ok
-}
-
-// forget drops the parked place of a deleted delivery.
-func (r *WebhookDeliveryReconciler) forget(o client.Object) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if d, ok := o.(*sbv1.WebhookDelivery); ok {
-		ep := types.NamespacedName{Namespace: d.Namespace, Name: d.Spec.EndpointName}
-		if q := r.parked[ep]; q != nil {
-			delete(q.in, client.ObjectKeyFromObject(d))
-			if len(q.in) == 0 {
-				delete(r.parked, ep)
-			}
-		}
-	}
-}
-
-// track registers an attempt in flight so that removing its endpoint cancels it.
-func (r *WebhookDeliveryReconciler) track(ep types.NamespacedName, delivery string, cancel context.CancelFunc) (untrack func()) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	m := r.inflight[ep]
-	if m == nil {
-		m = map[string]context.CancelFunc{}
-		r.inflight[ep] = m
-	}
-	m[delivery] = cancel
-	return func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		delete(r.inflight[ep], delivery)
-		if len(r.inflight[ep]) == 0 {
-			delete(r.inflight, ep)
-		}
-	}
-}
-
-func (r *WebhookDeliveryReconciler) cancelInFlight(ep types.NamespacedName) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, cancel := range r.inflight[ep] {
-		cancel()
-	}
+// FirstAttempts is the engine that makes first attempts straight from the outbox (for the
+// dispatcher), sharing this controller's per-endpoint slots, in-flight set and health
+// writer, so an endpoint's bounds and status hold whoever makes an attempt. Call after
+// SetupWithManager.
+func (r *WebhookDeliveryReconciler) FirstAttempts() *delivery.FirstAttempts {
+	return &delivery.FirstAttempts{Sender: r.Sender, Store: r.Store, Health: r.health, InFlight: r.inFlight, Slots: r.slots, Clock: r.Clock}
 }

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -27,28 +26,14 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
-// reconcileAttempt makes the attempt that is due, or waits for it.
-func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *sbv1.WebhookDelivery, st *deliveryState) (ctrl.Result, error) {
-	epKey := types.NamespacedName{Namespace: d.Namespace, Name: d.Spec.EndpointName}
-	ep, err := r.endpoint(ctx, epKey)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if ep == nil || ep.DeletionTimestamp != nil || (len(ep.UID) > 0 && !ownedBy(d, ep)) {
-		return ctrl.Result{}, r.cancel(ctx, d, st, sbv1.ReasonEndpointNotFound, "The endpoint was removed")
-	}
-	if !webhooks.Deliverable(ep) {
-		return ctrl.Result{}, r.cancel(ctx, d, st, sbv1.ReasonEndpointNotActive, "The endpoint is paused or switched off; resend it once active")
-	}
-	now := r.Clock.Now()
-	if d.Status.NextAttemptAt != nil && now.Before(d.Status.NextAttemptAt.Time) {
-		return ctrl.Result{RequeueAfter: capWait(d.Status.NextAttemptAt.Sub(now), r.MaxRequeue)}, nil
-	}
+// reconcileAttempt makes the attempt that is due, in one of the endpoint's slots.
+func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *sbv1.WebhookDelivery, ep *sbv1.WebhookEndpoint,
+	st *deliveryState) (ctrl.Result, error) {
+	epKey := endpointKey(d)
 	// A new delivery keeps an empty status until an attempt fails (the API shows it as
 	// pending): a delivery that succeeds first time costs the API server two writes only,
 	// its creation and its deletion.
-
-	release, ok := r.acquire(epKey, client.ObjectKeyFromObject(d))
+	release, ok := r.slots.Acquire(epKey, client.ObjectKeyFromObject(d))
 	if !ok {
 		// The endpoint has PerEndpoint attempts in flight: give the worker back; a released
 		// slot wakes this delivery (parkedRetry is the fallback).
@@ -56,9 +41,8 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *sbv
 	}
 	// The slot bounds attempts in flight to the endpoint: it is given back as soon as the
 	// answer is in, not after the history write and the deletion that follow.
-	release = sync.OnceFunc(release)
 	defer release()
-	secret, err := r.signingSecret(ctx, ep)
+	secret, err := signingSecret(ctx, r.Client, r.APIReader, ep)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -82,7 +66,7 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *sbv
 	}
 
 	attemptCtx, cancelAttempt := context.WithCancel(ctx)
-	untrack := r.track(epKey, d.Name, cancelAttempt)
+	untrack := r.inFlight.Track(epKey, d.Name, cancelAttempt)
 	sentAt := r.Clock.Now()
 	res := r.Sender.Send(attemptCtx, webhooks.Request{URL: ep.Spec.URL, Secret: secret, EventType: string(d.Spec.EventType),
 		EventID: d.Spec.EventID, Body: ev.Body, SentAt: sentAt})
@@ -108,7 +92,7 @@ func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *sbv1.W
 	d.Status.LastResponseCode = int32(res.StatusCode)
 	d.Status.LastError = truncate(res.Error, 1024)
 	d.Status.NextAttemptAt = nil
-	r.recordEndpointHealth(ep, res.OK, res.StatusCode, sentAt)
+	r.health.Record(ep, res.OK, res.StatusCode, sentAt)
 	if res.OK {
 		d.Status.Phase = sbv1.WebhookDeliveryPhaseSucceeded
 		setDeliveryConditions(d, sbv1.ReasonSucceeded, fmt.Sprintf("The endpoint answered %d", res.StatusCode))
@@ -169,7 +153,7 @@ func (r *WebhookDeliveryReconciler) remove(ctx context.Context, d *sbv1.WebhookD
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return err
 	}
-	r.removedNow(d.UID)
+	r.removed.Add(d.UID)
 	st.removed = true
 	return nil
 }
@@ -191,16 +175,17 @@ func (r *WebhookDeliveryReconciler) endpoint(ctx context.Context, key types.Name
 	return ep, nil
 }
 
-// signingSecret reads the endpoint's current secret ("" when not there yet).
-func (r *WebhookDeliveryReconciler) signingSecret(ctx context.Context, ep *sbv1.WebhookEndpoint) (string, error) {
+// signingSecret reads the endpoint's current secret ("" when not there yet): from the cache,
+// and past it before concluding it is missing.
+func signingSecret(ctx context.Context, cached, api client.Reader, ep *sbv1.WebhookEndpoint) (string, error) {
 	if ep.Spec.SigningSecretRef == nil {
 		return "", nil
 	}
 	sec := &corev1.Secret{}
 	key := types.NamespacedName{Namespace: ep.Namespace, Name: ep.Spec.SigningSecretRef.Name}
-	err := r.Get(ctx, key, sec)
+	err := cached.Get(ctx, key, sec)
 	if apierrors.IsNotFound(err) {
-		err = r.APIReader.Get(ctx, key, sec)
+		err = api.Get(ctx, key, sec)
 	}
 	if apierrors.IsNotFound(err) {
 		return "", nil
@@ -209,15 +194,4 @@ func (r *WebhookDeliveryReconciler) signingSecret(ctx context.Context, ep *sbv1.
 		return "", err
 	}
 	return string(sec.Data[sbv1.SigningSecretKey]), nil
-}
-
-// ownedBy reports whether d belongs to this incarnation of the endpoint (an endpoint
-// removed and created again under the same name does not inherit old deliveries).
-func ownedBy(d *sbv1.WebhookDelivery, ep *sbv1.WebhookEndpoint) bool {
-	for _, o := range d.OwnerReferences {
-		if o.Kind == "WebhookEndpoint" && o.Name == ep.Name {
-			return o.UID == ep.UID
-		}
-	}
-	return true // no owner reference (made by hand): the endpoint name decides
 }

@@ -38,6 +38,7 @@ import (
 	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/controlplane"
+	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
@@ -101,6 +102,8 @@ type benchRun struct {
 	created map[uuid.UUID]time.Time
 	stop    func()
 	maxRQ   time.Duration
+	// endpoints is how many endpoints the account has (0: five).
+	endpoints int
 }
 
 func (r *benchRun) startManager() {
@@ -120,17 +123,25 @@ func (r *benchRun) startManager() {
 	if err := (&WebhookEndpointReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, MaxRequeue: r.maxRQ, SkipNameValidation: true}).SetupWithManager(m); err != nil {
 		r.b.Fatal(err)
 	}
-	if err := (&WebhookDeliveryReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, Sender: sender, MaxRequeue: r.maxRQ,
-		SkipNameValidation: true}).SetupWithManager(ctx, m); err != nil {
+	deliveries := &WebhookDeliveryReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, Sender: sender, MaxRequeue: r.maxRQ,
+		SkipNameValidation: true}
+	if err := deliveries.SetupWithManager(ctx, m); err != nil {
 		r.b.Fatal(err)
+	}
+	// As in production, first attempts are made straight from the outbox;
+	// BENCH_FIRST_ATTEMPTS=off measures every delivery as a resource (the design before).
+	var first *delivery.FirstAttempts
+	interval := 100 * time.Millisecond
+	if os.Getenv("BENCH_FIRST_ATTEMPTS") != "off" {
+		first, interval = deliveries.FirstAttempts(), 0 // the engine's poll, as in production
 	}
 	backlog := NewDeliveryBacklog(r.clk)
 	if err := backlog.SetupWithManager(ctx, m); err != nil {
 		r.b.Fatal(err)
 	}
 	maxPending, _ := strconv.Atoi(os.Getenv("BENCH_MAX_PENDING")) // 0: the default
-	if err := m.Add(&WebhookDispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: r.st, Clock: r.clk, Interval: 100 * time.Millisecond,
-		Backlog: backlog, MaxPending: maxPending, Log: logr.Discard()}); err != nil {
+	if err := m.Add(&WebhookDispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: r.st, Clock: r.clk, Interval: interval,
+		Backlog: backlog, MaxPending: maxPending, First: first, Log: logr.Discard()}); err != nil {
 		r.b.Fatal(err)
 	}
 	mctx, cancel := context.WithCancel(ctx)
@@ -148,7 +159,11 @@ func (r *benchRun) setup(clk clock.WithTicker) {
 		r.b.Fatal(err)
 	}
 	r.eps = nil
-	for i := range 5 {
+	endpoints := r.endpoints
+	if endpoints == 0 {
+		endpoints = 5
+	}
+	for i := range endpoints {
 		name := fmt.Sprintf("whep-bench-%d", i)
 		ep := &sbv1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.ns},
 			Spec: sbv1.WebhookEndpointSpec{AccountID: r.tenant.Account.PublicID, DisplayName: name,

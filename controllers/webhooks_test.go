@@ -176,6 +176,8 @@ type whEnv struct {
 	cached client.Reader
 	// maxLivePerEndpoint is the dispatcher's MaxLivePerEndpoint (0: its default).
 	maxLivePerEndpoint int
+	// firstMaxWaiting is the engine's MaxWaiting (0: its default).
+	firstMaxWaiting int
 }
 
 var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
@@ -210,12 +212,16 @@ func (e *whEnv) start() {
 	Expect((&WebhookEndpointReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk,
 		Mailer: webhooks.SMTPMailer{Addr: e.mail.addr}, MaxRequeue: 100 * time.Millisecond, SkipNameValidation: true,
 		Recorder: m.GetEventRecorder("switchboard-webhooks")}).SetupWithManager(m)).To(Succeed())
-	Expect((&WebhookDeliveryReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk, Sender: sender,
-		MaxRequeue: 100 * time.Millisecond, SkipNameValidation: true, Recorder: m.GetEventRecorder("switchboard-webhooks")}).SetupWithManager(ctx, m)).To(Succeed())
+	deliveries := &WebhookDeliveryReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk, Sender: sender,
+		MaxRequeue: 100 * time.Millisecond, SkipNameValidation: true, Recorder: m.GetEventRecorder("switchboard-webhooks")}
+	Expect(deliveries.SetupWithManager(ctx, m)).To(Succeed())
 	backlog := NewDeliveryBacklog(e.clk)
 	Expect(backlog.SetupWithManager(ctx, m)).To(Succeed())
+	first := deliveries.FirstAttempts()
+	first.MaxWaiting = e.firstMaxWaiting
 	Expect(m.Add(&WebhookDispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
-		Interval: 50 * time.Millisecond, Backlog: backlog, MaxLivePerEndpoint: e.maxLivePerEndpoint, Log: GinkgoLogr})).To(Succeed())
+		Interval: 50 * time.Millisecond, Backlog: backlog, MaxLivePerEndpoint: e.maxLivePerEndpoint, First: first,
+		Log: GinkgoLogr})).To(Succeed())
 	mctx, mcancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -268,7 +274,7 @@ func (e *whEnv) event(typ string) uuid.UUID {
 	id := uuid.New()
 	tx, err := e.st.Pool.Begin(ctx)
 	Expect(err).NotTo(HaveOccurred())
-	_, err = events.Enqueue(ctx, tx, events.Event{ID: id, AccountID: e.tenant.Account.ID, Type: typ,
+	_, err = store.EnqueueEvent(ctx, tx, events.Event{ID: id, AccountID: e.tenant.Account.ID, Type: typ,
 		Body: []byte(fmt.Sprintf(`{"event":%q,"id":%q}`, typ, id)), CreatedAt: e.clk.Now()})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(tx.Commit(ctx)).To(Succeed())
@@ -367,6 +373,32 @@ var _ = Describe("Webhook delivery", func() {
 			g.Expect(ep.Status.LastResponseCode).To(Equal(int32(204)))
 			g.Expect(ep.Status.FailingSince).To(BeNil())
 		}).WithTimeout(20 * time.Second).Should(Succeed())
+	})
+
+	It("makes a first attempt that succeeds without a WebhookDelivery, and turns one that fails into one, its attempt counted", func() {
+		ep, _ := e.endpoint("whep-direct")
+		wc, err := client.NewWithWatch(cp.Config, client.Options{Scheme: cp.Scheme})
+		Expect(err).NotTo(HaveOccurred())
+		watch, err := wc.Watch(ctx, &sbv1.WebhookDeliveryList{}, client.InNamespace(e.ns))
+		Expect(err).NotTo(HaveOccurred())
+		defer watch.Stop()
+
+		id := e.event(events.CallEnded)
+		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
+			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
+		Consistently(watch.ResultChan()).WithTimeout(500*time.Millisecond).ShouldNot(Receive(), "no resource was created")
+
+		e.rcv.status.Store(500)
+		failing := e.event(events.CallEnded)
+		d := e.waitRetrying(failing, 1)
+		Expect(d.Status.NextAttemptAt.Time).To(BeTemporally("==", t0.Add(time.Minute)))
+		Expect(d.Annotations).To(HaveKeyWithValue(webhooks.AnnotationFirstAttempt, t0.Format(time.RFC3339Nano)))
+		Consistently(func() int { return len(e.rcv.all()) }).WithTimeout(500*time.Millisecond).Should(Equal(2),
+			"the controller waits for the retry: the engine's attempt is not made again")
+		e.rcv.status.Store(200)
+		e.clk.Step(time.Minute)
+		Eventually(func() []historyRow { return e.history(failing) }).WithTimeout(20 * time.Second).Should(
+			Equal([]historyRow{{Status: "succeeded", Attempts: 2, Code: 200, Endpoint: ep.Name}}))
 	})
 
 	It("retries after 1 minute, 5 minutes, 30 minutes, 2 hours and 10 hours, then fails", func() {
@@ -680,18 +712,47 @@ var _ = Describe("Webhook delivery", func() {
 		ep, _ := e.endpoint("whep-once")
 		e.stop() // drive the dispatcher by hand
 		id := e.event(events.CallEnded)
-		// A dispatcher that stopped after creating the delivery and before marking the event
-		// dispatched: the next pass creates the same name again, which already exists.
+		// A dispatcher that claimed the event, created its delivery and stopped before marking
+		// the event dispatched: once the claim's lease ends, the next pass creates the same name
+		// again, which already exists.
+		Expect(e.st.ClaimEvents(ctx, 10, e.clk.Now(), DefaultEventLease)).To(HaveLen(1))
 		Expect(k8sClient.Create(ctx, webhooks.NewDelivery(ep, id.String(), events.CallEnded, "", ""))).To(Succeed())
 		w := &WebhookDispatcher{Client: k8sClient, Reader: k8sClient, Store: e.st, Clock: e.clk, Log: GinkgoLogr}
+		Expect(w.DispatchOnce(ctx)).To(Equal(0), "the stopped dispatcher's claim holds the event until its lease ends")
+		e.clk.Step(DefaultEventLease)
 		Expect(w.DispatchOnce(ctx)).To(Equal(1))
 		Expect(w.DispatchOnce(ctx)).To(Equal(0), "nothing left to dispatch")
 		Expect(e.live(id)).To(HaveLen(1))
-		Expect(apierrors.IsAlreadyExists(k8sClient.Create(ctx, webhooks.NewDelivery(ep, id.String(), events.CallEnded, "", ""))))
+		Expect(apierrors.IsAlreadyExists(k8sClient.Create(ctx, webhooks.NewDelivery(ep, id.String(), events.CallEnded, "", "")))).To(BeTrue())
 		e.start()
 		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
 			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
 		Expect(e.rcv.all()).To(HaveLen(1))
+	})
+
+	It("does not send again when the repeat of an unmarked fan-out comes after the delivery finished", func() {
+		ep, _ := e.endpoint("whep-repeat")
+		e.stop()
+		id := e.event(events.CallEnded)
+		Expect(e.st.ClaimEvents(ctx, 10, e.clk.Now(), DefaultEventLease)).To(HaveLen(1))
+		Expect(k8sClient.Create(ctx, webhooks.NewDelivery(ep, id.String(), events.CallEnded, "", ""))).To(Succeed())
+		e.start() // the delivery is made and leaves etcd; the event stays claimed, unmarked
+		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
+			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
+		Eventually(func() []sbv1.WebhookDelivery { return e.live(id) }).WithTimeout(20 * time.Second).Should(BeEmpty())
+		e.stop()
+		var dispatched *time.Time
+		Expect(e.st.Pool.QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&dispatched)).To(Succeed())
+		Expect(dispatched).To(BeNil(), "the claim was never marked")
+		e.clk.Step(DefaultEventLease)
+		e.start()
+		Eventually(func(g Gomega) {
+			g.Expect(e.st.Pool.QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&dispatched)).To(Succeed())
+			g.Expect(dispatched).NotTo(BeNil())
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+		Eventually(func() []sbv1.WebhookDelivery { return e.live(id) }).WithTimeout(20 * time.Second).Should(BeEmpty())
+		Consistently(func() []received { return e.rcv.all() }).WithTimeout(time.Second).Should(HaveLen(1))
+		Expect(e.history(id)).To(HaveLen(1))
 	})
 
 	It("never lets more deliveries await a first attempt than the bound, and takes more events as they finish", func() {
@@ -785,6 +846,9 @@ var _ = Describe("Webhook delivery", func() {
 		e.stop()
 		e.timeout = time.Minute
 		e.maxLivePerEndpoint = 3
+		// The engine holds one first attempt of the stuck endpoint; the rest go to the
+		// controller, whose live-delivery bound is the one under test.
+		e.firstMaxWaiting = 1
 		e.start()
 		stuck := startReceiver()
 		stuck.hang.Store(true)
@@ -803,7 +867,7 @@ var _ = Describe("Webhook delivery", func() {
 			return n
 		}
 		// One event at a time: the healthy endpoint never has more than one live delivery.
-		for i := range 6 {
+		for i := range 7 {
 			ids = append(ids, e.event(events.CallEnded))
 			Eventually(func() map[string]int { return statuses(fine.Name) }).WithTimeout(20 * time.Second).Should(Equal(map[string]int{"succeeded": i + 1}))
 		}

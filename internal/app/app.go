@@ -256,8 +256,9 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Opt
 		Recorder: recorder}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	if err := (&controllers.WebhookDeliveryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
-		Sender: sender, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, PerEndpoint: w.PerEndpoint, Recorder: recorder}).SetupWithManager(ctx, mgr); err != nil {
+	deliveries := &controllers.WebhookDeliveryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
+		Sender: sender, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, PerEndpoint: w.PerEndpoint, Recorder: recorder}
+	if err := deliveries.SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
 	backlog := controllers.NewDeliveryBacklog(o.Clock)
@@ -266,7 +267,7 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Opt
 	}
 	return mgr.Add(&controllers.WebhookDispatcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
 		Backlog: backlog, MaxPending: w.MaxPendingDeliveries, MaxLive: w.MaxLiveDeliveries,
-		MaxLivePerEndpoint: w.MaxLiveDeliveriesPerEndpoint, Log: o.Log.WithName("webhook-dispatcher")})
+		MaxLivePerEndpoint: w.MaxLiveDeliveriesPerEndpoint, First: deliveries.FirstAttempts(), Log: o.Log.WithName("webhook-dispatcher")})
 }
 
 // httpRunnable serves an HTTP API on every replica (not only the leader).

@@ -1,6 +1,8 @@
 // Package events builds the webhook events of the spec ("Payload (all events share one
-// shape)") and queues them in the outbox table, in the same transaction as the change that
-// caused them, so nothing recorded is ever left unannounced. The webhook dispatcher fans
+// shape)"), which the store queues in the outbox table in the same transaction as the change that
+// caused them, so nothing recorded is ever left unannounced. The package holds no SQL: it
+// builds payloads from plain facts (CallFacts) and says which events a change produces
+// (Produced); internal/store reads the facts and owns the outbox. The webhook dispatcher fans
 // undispatched events out to WebhookDelivery resources; every attempt sends Body unchanged.
 package events
 

@@ -319,25 +319,17 @@ func (h *Handler) reportCall(w http.ResponseWriter, r *http.Request) {
 		if stored.Duplicate {
 			return nil
 		}
-		// call.ended for every call except blocked and emergency calls.
-		var toQueue []string
-		if in.Disposition != "blocked" && !in.Emergency {
-			toQueue = append(toQueue, events.CallEnded)
+		change := events.CallChange{What: events.CallReported, Disposition: in.Disposition, Emergency: in.Emergency}
+		if in.Recording != nil {
+			change.RecordingKind = in.Recording.Kind
 		}
-		if in.Recording != nil && in.Recording.Kind == "voicemail" {
-			toQueue = append(toQueue, events.VoicemailReceived)
-		}
-		for _, typ := range toQueue {
+		for _, typ := range events.Produced(change) {
 			page := ""
 			if typ == events.VoicemailReceived {
 				page = links.VoicemailPage(strings.TrimRight(h.cfg.Links.APIBaseURL, "/"), h.cfg.LinkSigningKey,
 					stored.RecordingPublicID, stored.RecordingCreated, stored.RecordingCreated.Add(n.SharedLinkLifetime))
 			}
-			ev, err := events.ForCall(ctx, tx, h.cfg.Links, typ, stored.CallID, page, now)
-			if err != nil {
-				return err
-			}
-			queued, err := events.Enqueue(ctx, tx, ev)
+			queued, err := store.QueueCallEvent(ctx, tx, h.cfg.Links, typ, stored.CallID, page, now)
 			if err != nil {
 				return err
 			}

@@ -31,6 +31,7 @@ type Store struct {
 	webhookOnce  sync.Once
 	eventBatch   *batcher[eventLookup, eventFound]
 	historyBatch *batcher[FinishedDelivery, struct{}]
+	markBatch    *batcher[eventMark, struct{}]
 }
 
 // Open connects to PostgreSQL.

@@ -571,12 +571,8 @@ func (s *Store) CompleteTranscriptSummary(ctx context.Context, chargePublicID st
 		if err := tx.QueryRow(ctx, `SELECT kind FROM recordings WHERE id = $1`, ch.RecordingID).Scan(&kind); err != nil {
 			return err
 		}
-		if kind == "call" {
-			ev, err := events.ForCall(ctx, tx, links, events.TranscriptReady, ch.CallID, "", now)
-			if err != nil {
-				return err
-			}
-			if _, err := events.Enqueue(ctx, tx, ev); err != nil {
+		for _, typ := range events.Produced(events.CallChange{What: events.SummaryFinished, RecordingKind: kind}) {
+			if _, err := QueueCallEvent(ctx, tx, links, typ, ch.CallID, "", now); err != nil {
 				return err
 			}
 		}

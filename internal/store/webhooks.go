@@ -60,6 +60,7 @@ func (s *Store) webhookBatchers() {
 	s.webhookOnce.Do(func() {
 		s.eventBatch = newBatcher(200, 2, s.eventsForDeliveries)
 		s.historyBatch = newBatcher(200, 2, s.recordFinishedDeliveries)
+		s.markBatch = newBatcher(500, 1, s.markEventsDispatched)
 	})
 }
 
@@ -261,48 +262,6 @@ func (s *Store) ReleaseSwitchOffNotice(ctx context.Context, endpointUID string, 
 	return err
 }
 
-// PendingEvent is an undispatched outbox event.
-type PendingEvent struct {
-	ID              uuid.UUID
-	Type            string
-	AccountPublicID string
-	CreatedAt       time.Time
-}
-
-// DispatchEvents locks up to limit undispatched events (oldest first; rows another
-// dispatcher holds are skipped), hands them to fanOut, and marks the ids it returns
-// dispatched at now, all in one transaction. Events fanOut does not return stay queued.
-func (s *Store) DispatchEvents(ctx context.Context, limit int, now func() time.Time,
-	fanOut func(ctx context.Context, evs []PendingEvent) ([]uuid.UUID, error)) (int, error) {
-	tx, err := s.Pool.Begin(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	rows, err := tx.Query(ctx, `SELECT e.id, e.type, a.public_id, e.created_at FROM events e JOIN accounts a ON a.id = e.account_id
-		WHERE e.dispatched_at IS NULL ORDER BY e.created_at, e.id LIMIT $1 FOR UPDATE OF e SKIP LOCKED`, limit)
-	if err != nil {
-		return 0, err
-	}
-	evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PendingEvent, error) {
-		var e PendingEvent
-		return e, r.Scan(&e.ID, &e.Type, &e.AccountPublicID, &e.CreatedAt)
-	})
-	if err != nil || len(evs) == 0 {
-		return 0, err
-	}
-	done, ferr := fanOut(ctx, evs)
-	if len(done) > 0 {
-		if _, err := tx.Exec(ctx, `UPDATE events SET dispatched_at = $2 WHERE id = ANY($1)`, done, now()); err != nil {
-			return 0, err
-		}
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return 0, err
-	}
-	return len(done), ferr
-}
-
 // WebhookAccountLock serialises endpoint creation of one account (the five-endpoint limit)
 // for the life of the returned transaction; call release when done.
 func (s *Store) WebhookAccountLock(ctx context.Context, accountID int64) (release func(), err error) {
@@ -315,11 +274,4 @@ func (s *Store) WebhookAccountLock(ctx context.Context, accountID int64) (releas
 		return nil, err
 	}
 	return func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }, nil
-}
-
-// MarkEventDispatched marks an outbox event dispatched in tx: the caller creates its
-// deliveries itself (a test event goes to one endpoint only).
-func MarkEventDispatched(ctx context.Context, tx pgx.Tx, id uuid.UUID, at time.Time) error {
-	_, err := tx.Exec(ctx, `UPDATE events SET dispatched_at = $2 WHERE id = $1`, id, at)
-	return err
 }

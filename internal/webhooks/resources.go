@@ -72,6 +72,11 @@ func Subscribed(ep *sbv1.WebhookEndpoint, t string) bool {
 // endpoint on; the controller then clears its failure record and removes the annotation.
 const AnnotationSwitchedOff = "switchboard.dev/switched-off-at"
 
+// AnnotationFirstAttempt marks a delivery whose first attempt the engine made before it
+// created the resource (RFC 3339 time of the attempt): until the status records it, the
+// controller waits for the first retry rather than attempt again.
+const AnnotationFirstAttempt = "switchboard.dev/first-attempt-at"
+
 // Deliverable reports whether deliveries are sent to ep now: not paused (switching off
 // pauses too), not being deleted.
 func Deliverable(ep *sbv1.WebhookEndpoint) bool {

@@ -1,10 +1,4 @@
-/*
-Copyright 2026 The Switchboard Authors.
-
-Licensed under the Apache License, Version 2.0.
-*/
-
-package controllers
+package delivery
 
 import (
 	"context"
@@ -12,24 +6,27 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
 // An endpoint's health on its status — failingSince (set by the first failure, cleared by a
-// success), lastDeliveryAt and lastResponseCode — is written by the delivery workers. One
+// success), lastDeliveryAt and lastResponseCode — is written by HealthWriter, from the
+// outcomes of the delivery workers' attempts. One
 // write per attempt would cost an API-server write for most attempts when an endpoint's
 // answers are mixed (failingSince flips with every failure after a success), so outcomes
-// are coalesced: an endpoint's status is written at most once per HealthWriteGap, with the
+// are coalesced: an endpoint's status is written at most once per Gap, with the
 // net result of the attempts since the last write, and only when that changes failingSince
 // or the response code, or the last write is a minute old.
 
-// defaultHealthWriteGap is HealthWriteGap's default. The 24-hour switch-off and the
+// DefaultHealthWriteGap is HealthWriter.Gap's default. The 24-hour switch-off and the
 // dispatcher's 10-second "failing" grace read failingSince; a second's delay moves neither.
-const defaultHealthWriteGap = time.Second
+const DefaultHealthWriteGap = time.Second
 
 // healthRefresh is how old lastDeliveryAt may get before an unchanged outcome is written.
 const healthRefresh = time.Minute
@@ -95,71 +92,101 @@ type endpointHealthState struct {
 	superseded map[string]bool
 }
 
-func (r *WebhookDeliveryReconciler) endpointHealth(key types.NamespacedName) *endpointHealthState {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.health == nil {
-		r.health = map[types.NamespacedName]*endpointHealthState{}
+// HealthWriter writes endpoints' health (see above). Its writes run outside any reconcile.
+type HealthWriter struct {
+	// Client reads endpoints (through the cache) and patches their status.
+	Client client.Client
+	// Gap is the least time between two writes of one endpoint's health (default 1 s),
+	// timed by Timer (default real time, also when the controllers' clock is a fake: it
+	// spaces API writes, it decides nothing).
+	Gap   time.Duration
+	Timer clock.Clock
+	Log   logr.Logger
+
+	mu     sync.Mutex
+	states map[types.NamespacedName]*endpointHealthState
+}
+
+// NewHealthWriter makes a writer; a zero gap and a nil timer take their defaults.
+func NewHealthWriter(c client.Client, gap time.Duration, timer clock.Clock, log logr.Logger) *HealthWriter {
+	if gap <= 0 {
+		gap = DefaultHealthWriteGap
 	}
-	h := r.health[key]
+	if timer == nil {
+		timer = clock.RealClock{}
+	}
+	return &HealthWriter{Client: c, Gap: gap, Timer: timer, Log: log, states: map[types.NamespacedName]*endpointHealthState{}}
+}
+
+func (w *HealthWriter) state(key types.NamespacedName) *endpointHealthState {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	h := w.states[key]
 	if h == nil {
 		h = &endpointHealthState{}
-		r.health[key] = h
+		w.states[key] = h
 	}
 	return h
 }
 
-// recordEndpointHealth queues an attempt's outcome for the endpoint's status; a writer
-// for the endpoint is started unless one is already waiting or writing.
-func (r *WebhookDeliveryReconciler) recordEndpointHealth(ep *sbv1.WebhookEndpoint, ok bool, code int, at time.Time) {
+// Forget drops what is kept about a deleted endpoint.
+func (w *HealthWriter) Forget(key types.NamespacedName) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.states, key)
+}
+
+// Record queues an attempt's outcome for the endpoint's status; a writer for the endpoint
+// is started unless one is already waiting or writing.
+func (w *HealthWriter) Record(ep *sbv1.WebhookEndpoint, ok bool, code int, at time.Time) {
 	key := client.ObjectKeyFromObject(ep)
-	h := r.endpointHealth(key)
+	h := w.state(key)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.outcomes = append(h.outcomes, attemptOutcome{ok: ok, code: code, at: at})
 	if !h.flushing {
 		h.flushing = true
-		go r.writeEndpointHealth(key, h, healthWriteWait(h.lastWrite, r.WriteTimer.Now(), r.HealthWriteGap))
+		go w.write(key, h, healthWriteWait(h.lastWrite, w.Timer.Now(), w.Gap))
 	}
 }
 
-// writeEndpointHealth waits, then writes the outcomes queued by then in one status patch;
+// write waits, then writes the outcomes queued by then in one status patch;
 // it goes on (a gap later) while more arrived during the write.
-func (r *WebhookDeliveryReconciler) writeEndpointHealth(key types.NamespacedName, h *endpointHealthState, wait time.Duration) {
-	log := r.healthLog.WithValues("endpoint", key)
+func (w *HealthWriter) write(key types.NamespacedName, h *endpointHealthState, wait time.Duration) {
+	log := w.Log.WithValues("endpoint", key)
 	for {
 		if wait > 0 {
-			<-r.WriteTimer.After(wait)
+			<-w.Timer.After(wait)
 		}
 		h.mu.Lock()
 		outcomes := h.outcomes
 		h.outcomes = nil
 		h.mu.Unlock()
 
-		if err := r.patchEndpointHealth(key, h, outcomes); err != nil {
+		if err := w.patch(key, h, outcomes); err != nil {
 			log.Error(err, "write endpoint health")
 		}
 
 		h.mu.Lock()
-		h.lastWrite = r.WriteTimer.Now()
+		h.lastWrite = w.Timer.Now()
 		if len(h.outcomes) == 0 {
 			h.flushing = false
 			h.mu.Unlock()
 			return
 		}
-		wait = r.HealthWriteGap
+		wait = w.Gap
 		h.mu.Unlock()
 	}
 }
 
-// patchEndpointHealth applies outcomes to the endpoint's status and writes it when that is
+// patch applies outcomes to the endpoint's status and writes it when that is
 // worth it. It starts from this controller's own last write while the cache still shows a
 // version from before it.
-func (r *WebhookDeliveryReconciler) patchEndpointHealth(key types.NamespacedName, h *endpointHealthState, outcomes []attemptOutcome) error {
+func (w *HealthWriter) patch(key types.NamespacedName, h *endpointHealthState, outcomes []attemptOutcome) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ep := &sbv1.WebhookEndpoint{}
-	if err := r.Get(ctx, key, ep); err != nil {
+	if err := w.Client.Get(ctx, key, ep); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	switch {
@@ -173,7 +200,7 @@ func (r *WebhookDeliveryReconciler) patchEndpointHealth(key types.NamespacedName
 	if !applyAttemptOutcomes(&ep.Status, outcomes) {
 		return nil
 	}
-	if err := r.Status().Patch(ctx, ep, client.MergeFrom(base)); err != nil {
+	if err := w.Client.Status().Patch(ctx, ep, client.MergeFrom(base)); err != nil {
 		h.last = nil
 		clear(h.superseded)
 		return client.IgnoreNotFound(err)

@@ -1,10 +1,4 @@
-/*
-Copyright 2026 The Switchboard Authors.
-
-Licensed under the Apache License, Version 2.0.
-*/
-
-package controllers
+package delivery
 
 import (
 	"testing"

@@ -1,0 +1,200 @@
+package delivery
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/webhooks"
+)
+
+// FirstAttempts makes deliveries' first attempts straight from the outbox, without a
+// WebhookDelivery resource: a delivery whose first attempt succeeds costs the API server
+// nothing and PostgreSQL one batched history row. Only a delivery that needs the controller
+// (its first attempt failed, or its endpoint is failing or has too many waiting) becomes a
+// resource.
+//
+// Per-endpoint isolation: first attempts take the same per-endpoint Slots as the
+// controller's attempts, so an endpoint never has more attempts in flight than its share,
+// whoever makes them; at most MaxWaiting first attempts of one endpoint wait or run (past
+// that its deliveries go to the controller, which parks them), and an endpoint that is
+// failing gets no first attempts from here until an attempt to it succeeds.
+type FirstAttempts struct {
+	Sender   *webhooks.Sender
+	Store    *store.Store
+	Health   *HealthWriter
+	InFlight *InFlight
+	Slots    *Slots
+	Clock    clock.PassiveClock
+	// MaxWaiting bounds one endpoint's first attempts waiting for a slot or in flight
+	// (default 256); Total all of them (default 1024), which paces the outbox claims.
+	MaxWaiting, Total int
+
+	mu       sync.Mutex
+	admitted map[types.NamespacedName]int
+	total    int
+	// failedAt is when a first attempt to an endpoint last failed, until one succeeds or
+	// the endpoint's status shows a later success.
+	failedAt map[types.NamespacedName]time.Time
+}
+
+// FirstOutcome is what became of a first attempt.
+type FirstOutcome int
+
+const (
+	// Delivered: the endpoint answered 2xx; the history row is written.
+	Delivered FirstOutcome = iota + 1
+	// NeedsRetry: the attempt failed; the caller hands the delivery to the controller with
+	// the attempt counted.
+	NeedsRetry
+	// NotAttempted: the endpoint began failing while this attempt waited for a slot; the
+	// caller hands the delivery to the controller as it is.
+	NotAttempted
+	// EndpointRemoved: the endpoint was removed during the attempt; the delivery is recorded
+	// cancelled.
+	EndpointRemoved
+	// Abandoned: the engine is stopping; nothing is recorded and the event is taken again.
+	Abandoned
+)
+
+// FirstAttempt is one delivery's first attempt.
+type FirstAttempt struct {
+	Endpoint        *sbv1.WebhookEndpoint
+	Secret          string
+	AccountPublicID string
+	DeliveryName    string
+	EventID         uuid.UUID
+	EventType       string
+	Body            []byte
+	// CreatedAt is when the delivery was made (the history's created_at).
+	CreatedAt time.Time
+}
+
+func (f *FirstAttempts) defaults() {
+	if f.MaxWaiting <= 0 {
+		f.MaxWaiting = 256
+	}
+	if f.Total <= 0 {
+		f.Total = 1024
+	}
+	if f.Clock == nil {
+		f.Clock = clock.RealClock{}
+	}
+	if f.admitted == nil {
+		f.admitted = map[types.NamespacedName]int{}
+		f.failedAt = map[types.NamespacedName]time.Time{}
+	}
+}
+
+// Free is how many more first attempts may be admitted now.
+func (f *FirstAttempts) Free() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.defaults()
+	return f.Total - f.total
+}
+
+// Admit lets a first attempt to ep wait for a slot; ok is false when ep is failing or has
+// MaxWaiting admitted (or all have Total), and the delivery then goes to the controller.
+// done, which must be called once the attempt is over, is safe to call twice.
+func (f *FirstAttempts) Admit(ep *sbv1.WebhookEndpoint) (done func(), ok bool) {
+	key := client.ObjectKeyFromObject(ep)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.defaults()
+	if f.failingLocked(key, ep) || f.admitted[key] >= f.MaxWaiting || f.total >= f.Total {
+		return nil, false
+	}
+	f.admitted[key]++
+	f.total++
+	return sync.OnceFunc(func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.total--
+		if f.admitted[key]--; f.admitted[key] == 0 {
+			delete(f.admitted, key)
+		}
+	}), true
+}
+
+// failingLocked: ep's status says it is failing, or a first attempt to it failed since its
+// status last showed a success.
+func (f *FirstAttempts) failingLocked(key types.NamespacedName, ep *sbv1.WebhookEndpoint) bool {
+	if ep.Status.FailingSince != nil {
+		return true
+	}
+	at, ok := f.failedAt[key]
+	if !ok {
+		return false
+	}
+	if last := ep.Status.LastDeliveryAt; last != nil && last.After(at) {
+		delete(f.failedAt, key)
+		return false
+	}
+	return true
+}
+
+func (f *FirstAttempts) noteOutcome(key types.NamespacedName, ok bool, at time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if ok {
+		delete(f.failedAt, key)
+	} else if _, failing := f.failedAt[key]; !failing {
+		f.failedAt[key] = at
+	}
+}
+
+// Attempt waits for one of the endpoint's slots, then sends an (admitted) first attempt,
+// signed at send time, and records what it can: the history row of a success or of a
+// cancellation by the endpoint's removal. It returns the attempt's result and time (for the
+// caller's retry status); err is a failed history write.
+func (f *FirstAttempts) Attempt(ctx context.Context, a FirstAttempt) (webhooks.Result, time.Time, FirstOutcome, error) {
+	epKey := client.ObjectKeyFromObject(a.Endpoint)
+	release, err := f.Slots.AcquireWait(ctx, epKey)
+	if err != nil {
+		return webhooks.Result{}, time.Time{}, Abandoned, nil
+	}
+	defer release()
+	f.mu.Lock()
+	f.defaults()
+	failing := f.failingLocked(epKey, a.Endpoint)
+	f.mu.Unlock()
+	if failing {
+		return webhooks.Result{}, time.Time{}, NotAttempted, nil
+	}
+	attemptCtx, cancel := context.WithCancel(ctx)
+	untrack := f.InFlight.Track(epKey, a.DeliveryName, cancel)
+	sentAt := f.Clock.Now()
+	res := f.Sender.Send(attemptCtx, webhooks.Request{URL: a.Endpoint.Spec.URL, Secret: a.Secret, EventType: a.EventType,
+		EventID: a.EventID.String(), Body: a.Body, SentAt: sentAt})
+	removed := attemptCtx.Err() != nil && ctx.Err() == nil
+	untrack()
+	cancel()
+	release() // the answer is in: the slot is not held for the history write
+	if ctx.Err() != nil {
+		return res, sentAt, Abandoned, nil
+	}
+	row := store.FinishedDelivery{AccountPublicID: a.AccountPublicID, EndpointPublicID: a.Endpoint.Name, DeliveryName: a.DeliveryName,
+		EventID: a.EventID, EventType: a.EventType, CreatedAt: a.CreatedAt}
+	if removed {
+		// Like the controller's: the attempt is not counted.
+		row.Status, row.FinishedAt = webhooks.APIStatus(sbv1.WebhookDeliveryPhaseCancelled), f.Clock.Now()
+		return res, sentAt, EndpointRemoved, f.Store.RecordFinishedDelivery(ctx, row)
+	}
+	// The attempt's result is known here (as in the controller's recordAttempt).
+	f.noteOutcome(epKey, res.OK, sentAt)
+	f.Health.Record(a.Endpoint, res.OK, res.StatusCode, sentAt)
+	if !res.OK {
+		return res, sentAt, NeedsRetry, nil
+	}
+	// The delivery's final outcome is known here for a first attempt that succeeds.
+	row.Status, row.Attempts, row.ResponseCode, row.FinishedAt = webhooks.APIStatus(sbv1.WebhookDeliveryPhaseSucceeded), 1, res.StatusCode, f.Clock.Now()
+	return res, sentAt, Delivered, f.Store.RecordFinishedDelivery(ctx, row)
+}

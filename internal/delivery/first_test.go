@@ -1,0 +1,95 @@
+package delivery
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+)
+
+func endpointNamed(name string) *sbv1.WebhookEndpoint {
+	return &sbv1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "acct"}}
+}
+
+func TestAdmitBoundsWaitingPerEndpointAndInAll(t *testing.T) {
+	f := &FirstAttempts{MaxWaiting: 2, Total: 3}
+	a, b := endpointNamed("whep-a"), endpointNamed("whep-b")
+	doneA1, ok1 := f.Admit(a)
+	_, ok2 := f.Admit(a)
+	if !ok1 || !ok2 {
+		t.Fatal("the first two attempts to an endpoint were not admitted")
+	}
+	if _, ok := f.Admit(a); ok {
+		t.Fatal("a third attempt to one endpoint was admitted past MaxWaiting")
+	}
+	if _, ok := f.Admit(b); !ok {
+		t.Fatal("another endpoint was refused while room was left")
+	}
+	if _, ok := f.Admit(b); ok {
+		t.Fatal("admitted past Total")
+	}
+	if got := f.Free(); got != 0 {
+		t.Errorf("Free = %d, want 0", got)
+	}
+	doneA1()
+	doneA1() // twice gives back one place only
+	if got := f.Free(); got != 1 {
+		t.Errorf("Free = %d after one finished, want 1", got)
+	}
+	if _, ok := f.Admit(a); !ok {
+		t.Error("the freed place was not given again")
+	}
+}
+
+func TestAdmitSendsAFailingEndpointToTheController(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	f := &FirstAttempts{}
+	ep := endpointNamed("whep-a")
+	ep.Status.FailingSince = &metav1.Time{Time: t0}
+	if _, ok := f.Admit(ep); ok {
+		t.Error("an endpoint whose status says failing was admitted")
+	}
+	ep.Status.FailingSince = nil
+	done, ok := f.Admit(ep)
+	if !ok {
+		t.Fatal("a healthy endpoint was refused")
+	}
+	done()
+	// A first attempt failed; the status does not show it yet.
+	f.noteOutcome(keyOf(ep), false, t0.Add(time.Second))
+	f.noteOutcome(keyOf(ep), false, t0.Add(2*time.Second)) // keeps the first failure's time
+	if _, ok := f.Admit(ep); ok {
+		t.Error("admitted right after a failed first attempt")
+	}
+	// The status shows an older answer: still failing.
+	ep.Status.LastDeliveryAt = &metav1.Time{Time: t0}
+	if _, ok := f.Admit(ep); ok {
+		t.Error("admitted on a status older than the failure")
+	}
+	// The controller's retry succeeded and the status shows it.
+	ep.Status.LastDeliveryAt = &metav1.Time{Time: t0.Add(time.Minute)}
+	if done, ok := f.Admit(ep); !ok {
+		t.Error("refused after the status showed a later success")
+	} else {
+		done()
+	}
+	ep.Status.LastDeliveryAt = nil
+	if done, ok := f.Admit(ep); !ok {
+		t.Error("the failure was not forgotten once cleared")
+	} else {
+		done()
+	}
+	// A first attempt that succeeds clears it too.
+	f.noteOutcome(keyOf(ep), false, t0.Add(time.Hour))
+	f.noteOutcome(keyOf(ep), true, t0.Add(time.Hour+time.Second))
+	if _, ok := f.Admit(ep); !ok {
+		t.Error("refused after a first attempt succeeded")
+	}
+}
+
+func keyOf(ep *sbv1.WebhookEndpoint) types.NamespacedName {
+	return types.NamespacedName{Namespace: ep.Namespace, Name: ep.Name}
+}

@@ -1,0 +1,199 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard-dev/switchboard/internal/events"
+)
+
+// The outbox: events queued in the transaction of the change that caused them, then claimed
+// by the webhook dispatcher, fanned out with no transaction open, and marked dispatched.
+
+// CallEventFacts reads what the events of the call with internal id callID say about it, in
+// q (the transaction that recorded the change). ErrNotFound when the call does not exist.
+func CallEventFacts(ctx context.Context, q pgx.Tx, callID int64) (events.CallFacts, error) {
+	f := events.CallFacts{CallID: callID}
+	var (
+		numberE164, numberLabel *string
+		recordingID             *string
+		summary                 *string
+		s                       events.SummaryFacts
+	)
+	err := q.QueryRow(ctx, `SELECT c.account_id, a.name, c.public_id, c.direction, c.from_e164, c.to_e164, c.started_at,
+			c.ended_at, c.duration_seconds, c.talk_seconds, c.disposition, n.e164, n.label,
+			c.answered_by_staff, c.answered_department, c.answer_target_type, c.answer_target_label,
+			r.public_id, t.summary, t.intent, t.sentiment, t.urgency, t.action_items, t.callback_number
+		FROM calls c
+		JOIN accounts a ON a.id = c.account_id
+		LEFT JOIN numbers n ON n.id = c.number_id
+		LEFT JOIN LATERAL (SELECT id, public_id FROM recordings
+			WHERE call_id = c.id AND kind IN ('call', 'voicemail') AND deleted_at IS NULL ORDER BY id LIMIT 1) r ON true
+		LEFT JOIN transcripts t ON t.recording_id = r.id AND t.summary_status = 'completed'
+		WHERE c.id = $1`, callID).Scan(
+		&f.AccountID, &f.AccountName, &f.Call.ID, &f.Call.Direction, &f.Call.From, &f.Call.To, &f.Call.StartedAt,
+		&f.Call.EndedAt, &f.Call.DurationSeconds, &f.Call.TalkSeconds, &f.Call.Disposition, &numberE164, &numberLabel,
+		&f.Answer.StaffMember, &f.Answer.Department, &f.Answer.TargetType, &f.Answer.TargetLabel,
+		&recordingID, &summary, &s.Intent, &s.Sentiment, &s.Urgency, &s.ActionItems, &s.CallbackNumber)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return f, ErrNotFound
+	}
+	if err != nil {
+		return f, fmt.Errorf("read call %d for its events: %w", callID, err)
+	}
+	if numberE164 != nil {
+		f.Number = &events.PayloadNumber{E164: *numberE164}
+		if numberLabel != nil {
+			f.Number.Label = *numberLabel
+		}
+	}
+	if recordingID != nil {
+		f.RecordingPublicID = *recordingID
+	}
+	if summary != nil {
+		s.Summary = *summary
+		f.Summary = &s
+	}
+	return f, nil
+}
+
+// QueueCallEvent builds the event of eventType about the call from its stored facts and
+// queues it in tx. queued is false when the call already has that event (see EnqueueEvent).
+func QueueCallEvent(ctx context.Context, tx pgx.Tx, links events.Links, eventType string, callID int64, sharedPage string,
+	now time.Time) (queued bool, err error) {
+	facts, err := CallEventFacts(ctx, tx, callID)
+	if err != nil {
+		return false, err
+	}
+	ev, err := events.ForCall(links, eventType, facts, sharedPage, now)
+	if err != nil {
+		return false, err
+	}
+	return EnqueueEvent(ctx, tx, ev)
+}
+
+// EnqueueEvent stores ev in the outbox. An event a call already has of the same type
+// (call.ended, voicemail.received, transcript.ready: once per call) is not stored again:
+// queued is false.
+func EnqueueEvent(ctx context.Context, tx pgx.Tx, ev events.Event) (queued bool, err error) {
+	tag, err := tx.Exec(ctx, `INSERT INTO events (id, account_id, type, body, call_id, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, ev.ID, ev.AccountID, ev.Type, ev.Body, ev.CallID, ev.CreatedAt)
+	if err != nil {
+		return false, fmt.Errorf("queue %s event: %w", ev.Type, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// PendingEvent is an undispatched outbox event.
+type PendingEvent struct {
+	ID              uuid.UUID
+	Type            string
+	AccountPublicID string
+	// Body is the exact JSON every attempt sends (the engine makes first attempts from it).
+	Body      []byte
+	CreatedAt time.Time
+	// Repeat: the event was claimed before (that claim expired or was released), so some of
+	// its deliveries may have been made already.
+	Repeat bool
+}
+
+// ClaimEvents claims up to limit undispatched events, oldest first, that no live claim holds,
+// until now+lease, and commits the claim before it returns: the caller fans them out with no
+// transaction open, then calls MarkEventsDispatched (or ReleaseEvents). Rows another claimer
+// is taking at the same moment are skipped (FOR UPDATE SKIP LOCKED). A claim that is neither
+// marked nor released (the claimer stopped) ends with its lease, and the events are claimed
+// again.
+func (s *Store) ClaimEvents(ctx context.Context, limit int, now time.Time, lease time.Duration) ([]PendingEvent, error) {
+	rows, err := s.Pool.Query(ctx, `WITH claim AS (
+			SELECT id FROM events
+			WHERE dispatched_at IS NULL AND (claimed_until IS NULL OR claimed_until <= $2)
+			ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED)
+		UPDATE events e SET claimed_until = $3, claims = e.claims + 1 FROM claim, accounts a
+		WHERE e.id = claim.id AND a.id = e.account_id
+		RETURNING e.id, e.type, a.public_id, e.body, e.created_at, e.claims > 1`, limit, now, now.Add(lease))
+	if err != nil {
+		return nil, fmt.Errorf("claim outbox events: %w", err)
+	}
+	evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PendingEvent, error) {
+		var e PendingEvent
+		return e, r.Scan(&e.ID, &e.Type, &e.AccountPublicID, &e.Body, &e.CreatedAt, &e.Repeat)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim outbox events: %w", err)
+	}
+	// RETURNING keeps no order; fan out oldest first.
+	slices.SortFunc(evs, func(a, b PendingEvent) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return slices.Compare(a.ID[:], b.ID[:])
+	})
+	return evs, nil
+}
+
+// MarkEventsDispatched marks claimed events dispatched at `at`; they are never claimed again.
+func (s *Store) MarkEventsDispatched(ctx context.Context, ids []uuid.UUID, at time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := s.Pool.Exec(ctx, `UPDATE events SET dispatched_at = $2, claimed_until = NULL WHERE id = ANY($1)`, ids, at); err != nil {
+		return fmt.Errorf("mark %d events dispatched: %w", len(ids), err)
+	}
+	return nil
+}
+
+// MarkEventDispatched marks one claimed event dispatched once its deliveries are all
+// recorded; calls made at the same time by the engine's workers share one statement and one
+// commit (see batcher).
+func (s *Store) MarkEventDispatched(ctx context.Context, id uuid.UUID, at time.Time) error {
+	s.webhookBatchers()
+	_, err := s.markBatch.do(ctx, eventMark{id: id, at: at})
+	return err
+}
+
+type eventMark struct {
+	id uuid.UUID
+	at time.Time
+}
+
+func (s *Store) markEventsDispatched(ctx context.Context, marks []eventMark) ([]struct{}, []error) {
+	ids := make([]uuid.UUID, len(marks))
+	at := marks[0].at
+	for i, m := range marks {
+		ids[i] = m.id
+		if m.at.After(at) {
+			at = m.at
+		}
+	}
+	err := s.MarkEventsDispatched(ctx, ids, at)
+	errs := make([]error, len(marks))
+	for i := range errs {
+		errs[i] = err
+	}
+	return make([]struct{}, len(marks)), errs
+}
+
+// ReleaseEvents ends the claim on events whose fan-out failed, so the next pass takes them
+// without waiting for the lease.
+func (s *Store) ReleaseEvents(ctx context.Context, ids []uuid.UUID) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := s.Pool.Exec(ctx, `UPDATE events SET claimed_until = NULL WHERE id = ANY($1) AND dispatched_at IS NULL`, ids); err != nil {
+		return fmt.Errorf("release %d events: %w", len(ids), err)
+	}
+	return nil
+}
+
+// MarkEventDispatchedTx marks an outbox event dispatched in tx: the caller creates its
+// deliveries itself (a test event goes to one endpoint only).
+func MarkEventDispatchedTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, at time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE events SET dispatched_at = $2 WHERE id = $1`, id, at)
+	return err
+}

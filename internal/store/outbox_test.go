@@ -1,0 +1,274 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard-dev/switchboard/internal/apitest"
+	"github.com/switchboard-dev/switchboard/internal/events"
+	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
+)
+
+var eventsStarted = time.Date(2026, 11, 2, 9, 30, 0, 0, time.UTC)
+
+// The facts read from the five tables reach the payload, and a call's event is queued once.
+func TestQueueCallEventPayloadAndOncePerCall(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.NewStore(t)
+	acct, err := st.CreateAccount(ctx, store.NewAccount{Name: "Brick & Co", Plan: plans.Business})
+	if err != nil {
+		t.Fatal(err)
+	}
+	num, err := st.CreateNumber(ctx, store.NewNumber{AccountID: acct.ID, E164: "+442079460123", Label: "Office"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	staff := "Dee"
+	callID, callPublicID, err := st.CreateCall(ctx, store.NewCall{AccountID: acct.ID, NumberID: &num.ID, FromE164: "+447700900001",
+		ToE164: num.E164, Disposition: "answered", StartedAt: eventsStarted, DurationSeconds: 125, TalkSeconds: 110, AnsweredBy: &staff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.CreateRecording(ctx, store.NewRecording{AccountID: acct.ID, CallID: &callID, Kind: "call", StorageKey: "a/b.wav"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := events.Links{APIBaseURL: "https://api.example.test/", DashboardURL: "https://app.example.test"}
+
+	err = st.InTx(ctx, func(tx pgx.Tx) error {
+		queued, err := store.QueueCallEvent(ctx, tx, links, events.CallEnded, callID, "", eventsStarted.Add(3*time.Minute))
+		if !queued && err == nil {
+			t.Error("call.ended not queued")
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := eventBody(t, st, callID, events.CallEnded)
+	var p map[string]any
+	if err := json.Unmarshal(ended, &p); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"event": "call.ended", "id": p["id"], "created_at": "2026-11-02T09:33:00Z",
+		"account": map[string]any{"name": "Brick & Co"},
+		"call": map[string]any{"id": callPublicID, "direction": "inbound", "from": "+447700900001", "to": "+442079460123",
+			"started_at": "2026-11-02T09:30:00Z", "ended_at": "2026-11-02T09:32:05Z", "duration_seconds": 125.0,
+			"talk_seconds": 110.0, "disposition": "answered"},
+		"number": map[string]any{"e164": "+442079460123", "label": "Office"},
+		"answer": map[string]any{"staff_member": "Dee", "department": nil, "target_type": nil, "target_label": nil, "answered": true},
+		"card":   nil,
+		"links": map[string]any{"dashboard": "https://app.example.test/calls/" + callPublicID,
+			"transcript_api": "https://api.example.test/v1/recordings/" + rec.PublicID + "/transcript",
+			"recording_api":  "https://api.example.test/v1/recordings/" + rec.PublicID + "/stream-url"},
+	}
+	if got, _ := json.Marshal(p); string(got) != mustJSON(t, want) {
+		t.Errorf("call.ended payload\n got %s\nwant %s", got, mustJSON(t, want))
+	}
+
+	summary, intent, mood, urgency := "Wants a quote.", "quote_request", "positive", "low"
+	if _, err := st.CreateCompletedTranscript(ctx, store.NewTranscript{AccountID: acct.ID, RecordingID: rec.ID, CallID: &callID,
+		Summary: &summary, Intent: &intent, Sentiment: &mood, Urgency: &urgency, ActionItems: []string{"Send quote"}, CompletedAt: eventsStarted}); err != nil {
+		t.Fatal(err)
+	}
+	queued := []bool{}
+	for range 2 {
+		err = st.InTx(ctx, func(tx pgx.Tx) error {
+			q, err := store.QueueCallEvent(ctx, tx, links, events.TranscriptReady, callID, "", eventsStarted)
+			queued = append(queued, q)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if queued[0] != true || queued[1] != false {
+		t.Errorf("transcript.ready queued %v, want once: [true false]", queued)
+	}
+	var card struct {
+		Card events.PayloadCard `json:"card"`
+	}
+	if err := json.Unmarshal(eventBody(t, st, callID, events.TranscriptReady), &card); err != nil {
+		t.Fatal(err)
+	}
+	if card.Card.Subject != "Quote request" || card.Card.Gist != summary || card.Card.Mood != "positive" || card.Card.ToDos[0] != "Send quote" {
+		t.Errorf("card = %+v", card.Card)
+	}
+}
+
+func TestQueueCallEventOfNoCall(t *testing.T) {
+	st := storetest.NewStore(t)
+	ctx := context.Background()
+	err := st.InTx(ctx, func(tx pgx.Tx) error {
+		_, err := store.QueueCallEvent(ctx, tx, events.Links{}, events.CallEnded, -1, "", eventsStarted)
+		return err
+	})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("err = %v, want ErrNotFound", err)
+	}
+}
+
+func eventBody(t *testing.T, st *store.Store, callID int64, typ string) []byte {
+	t.Helper()
+	var (
+		id   uuid.UUID
+		body []byte
+		p    struct{ ID string }
+	)
+	if err := st.Pool.QueryRow(context.Background(), `SELECT id, body FROM events WHERE call_id = $1 AND type = $2`, callID, typ).Scan(&id, &body); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(body, &p); err != nil || p.ID != id.String() {
+		t.Errorf("%s body id %q (%v), want the event's id %s", typ, p.ID, err, id)
+	}
+	return body
+}
+
+// A claim commits at once and holds its events for the lease: a second claimer gets none of
+// them until the lease ends, then the same events again; marked events are never claimed
+// again, released ones at once.
+func TestClaimEventsLease(t *testing.T) {
+	st := storetest.NewStore(t)
+	ctx := context.Background()
+	tenant := apitest.NewTenant(t, st, plans.Business)
+	at := time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
+	ids := make([]uuid.UUID, 5)
+	for i := range ids {
+		ids[i] = uuid.New()
+		if err := st.InTx(ctx, func(tx pgx.Tx) error {
+			_, err := store.EnqueueEvent(ctx, tx, events.Event{ID: ids[i], AccountID: tenant.Account.ID, Type: events.CallEnded,
+				Body: []byte(`{}`), CreatedAt: at.Add(time.Duration(i) * time.Second)})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claimed := map[uuid.UUID]bool{}
+	claim := func(now time.Time, limit int) []uuid.UUID {
+		t.Helper()
+		evs, err := st.ClaimEvents(ctx, limit, now, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]uuid.UUID, len(evs))
+		for i, e := range evs {
+			out[i] = e.ID
+			if e.Repeat != claimed[e.ID] {
+				t.Errorf("event %s Repeat = %v, want %v", e.ID, e.Repeat, claimed[e.ID])
+			}
+			claimed[e.ID] = true
+			if e.AccountPublicID != tenant.Account.PublicID || e.Type != events.CallEnded {
+				t.Errorf("claimed %+v", e)
+			}
+		}
+		return out
+	}
+	now := at.Add(time.Hour)
+	first := claim(now, 3)
+	if !slices.Equal(first, ids[:3]) {
+		t.Fatalf("first claim = %v, want the three oldest %v", first, ids[:3])
+	}
+	if got := claim(now.Add(time.Second), 10); !slices.Equal(got, ids[3:]) {
+		t.Fatalf("second claim = %v, want the two others %v", got, ids[3:])
+	}
+	if got := claim(now.Add(59*time.Second), 10); len(got) != 0 {
+		t.Fatalf("claimed %v within the lease", got)
+	}
+	// The first claimer stopped without marking: its events are taken again past the lease.
+	if got := claim(now.Add(time.Minute), 10); !slices.Equal(got, ids[:3]) {
+		t.Fatalf("claim past the lease = %v, want %v", got, ids[:3])
+	}
+	later := now.Add(time.Minute)
+	if err := st.MarkEventsDispatched(ctx, ids[:2], later); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ReleaseEvents(ctx, ids[2:3]); err != nil {
+		t.Fatal(err)
+	}
+	if got := claim(later, 10); !slices.Equal(got, ids[2:3]) {
+		t.Fatalf("claim after release = %v, want the released %v", got, ids[2:3])
+	}
+	if got := claim(later.Add(time.Hour), 10); !slices.Equal(got, ids[2:]) {
+		t.Fatalf("claim an hour on = %v, want the undispatched %v", got, ids[2:])
+	}
+	var dispatched int
+	if err := st.Pool.QueryRow(ctx, `SELECT count(*) FROM events WHERE id = ANY($1) AND dispatched_at = $2 AND claimed_until IS NULL`,
+		ids[:2], later).Scan(&dispatched); err != nil || dispatched != 2 {
+		t.Fatalf("dispatched = %d (%v), want 2", dispatched, err)
+	}
+}
+
+// Claims made at the same time never share an event.
+func TestClaimEventsConcurrentClaimersSplitTheOutbox(t *testing.T) {
+	st := storetest.NewStore(t)
+	ctx := context.Background()
+	tenant := apitest.NewTenant(t, st, plans.Business)
+	at := time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
+	const n = 400
+	if err := st.InTx(ctx, func(tx pgx.Tx) error {
+		for i := range n {
+			if _, err := store.EnqueueEvent(ctx, tx, events.Event{ID: uuid.New(), AccountID: tenant.Account.ID, Type: events.CallEnded,
+				Body: []byte(`{}`), CreatedAt: at.Add(time.Duration(i) * time.Millisecond)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu   sync.Mutex
+		seen = map[uuid.UUID]int{}
+		wg   sync.WaitGroup
+	)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				evs, err := st.ClaimEvents(ctx, 25, at.Add(time.Hour), time.Minute)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(evs) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, e := range evs {
+					seen[e.ID]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(seen) != n {
+		t.Errorf("claimed %d distinct events, want %d", len(seen), n)
+	}
+	for id, c := range seen {
+		if c != 1 {
+			t.Errorf("event %s claimed %d times", id, c)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
