@@ -60,6 +60,8 @@ type Options struct {
 	Transcription transcription.EngineConfig
 	// Webhooks configures webhook delivery.
 	Webhooks WebhookOptions
+	// Realtime configures the live channel (realtime.go); off without a secret.
+	Realtime RealtimeOptions
 	// Ready, when set, is called once the API is listening.
 	Ready func()
 }
@@ -182,6 +184,15 @@ func Run(ctx context.Context, o Options) error {
 	if err := setupWebhooks(ctx, mgr, st, o); err != nil {
 		return err
 	}
+	resources := []func(*apiserver.Server) apiserver.Resource{apiserver.Webhooks(apiserver.WebhooksConfig{Reader: mgr.GetAPIReader(),
+		URLPolicy: webhooks.URLPolicy{AllowPrivateTargets: o.Webhooks.AllowPrivateTargets}})}
+	live, err := setupRealtime(mgr, st, o)
+	if err != nil {
+		return err
+	}
+	if live != nil {
+		resources = append(resources, live)
+	}
 	container := apiserver.New(apiserver.Config{
 		BaseURL:           base,
 		RequestsPerMinute: o.RequestsPerMinute,
@@ -190,8 +201,7 @@ func Run(ctx context.Context, o Options) error {
 		Media:             apiserver.MediaConfig{SigningKey: o.LinkSigningKey, Recordings: recordings},
 		Kube:              mgr.GetClient(),
 		TranscriptionJobs: transcriptions.Queue,
-	}, st, apiserver.Webhooks(apiserver.WebhooksConfig{Reader: mgr.GetAPIReader(),
-		URLPolicy: webhooks.URLPolicy{AllowPrivateTargets: o.Webhooks.AllowPrivateTargets}}))
+	}, st, resources...)
 	if err := mgr.Add(&httpRunnable{name: "the v1 API", addr: o.APIAddr, handler: container, log: o.Log.WithName("api"), ready: o.Ready}); err != nil {
 		return err
 	}
