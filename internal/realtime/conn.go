@@ -191,6 +191,14 @@ func (c *conn) subscribe(ctx context.Context, data json.RawMessage, now time.Tim
 		c.refuse(d.Channel, "Invalid signature: get auth for this socket_id and channel from POST /v1/realtime/auth.")
 		return
 	}
+	select {
+	case <-c.hub.listening:
+	case <-c.hub.cfg.Clock.After(5 * time.Second):
+		c.close(CloseReconnect, "The service is starting; reconnect.", nil)
+		return
+	case <-ctx.Done():
+		return
+	}
 	// The signature proves /v1/realtime/auth allowed it; the grant says which key, and that
 	// the key is still live.
 	grant, err := c.hub.cfg.Store.TakeRealtimeGrant(ctx, c.socketID, d.Channel)

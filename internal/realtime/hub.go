@@ -69,6 +69,11 @@ type Config struct {
 type Hub struct {
 	cfg Config
 
+	// listening is closed once the listener first LISTENs: subscriptions wait for it, so
+	// none starts before its events can be heard.
+	listening     chan struct{}
+	listeningOnce sync.Once
+
 	mu        sync.RWMutex
 	conns     map[*conn]struct{}
 	byAccount map[int64]map[*conn]struct{}
@@ -86,7 +91,7 @@ func NewHub(cfg Config) *Hub {
 	if cfg.PongTimeout == 0 {
 		cfg.PongTimeout = 30 * time.Second
 	}
-	return &Hub{cfg: cfg, conns: map[*conn]struct{}{}, byAccount: map[int64]map[*conn]struct{}{}}
+	return &Hub{cfg: cfg, listening: make(chan struct{}), conns: map[*conn]struct{}{}, byAccount: map[int64]map[*conn]struct{}{}}
 }
 
 // NeedLeaderElection: every replica serves its own connections.

@@ -52,6 +52,7 @@ func (h *Hub) listenOnce(ctx context.Context) error {
 	if err := h.recheck(ctx); err != nil {
 		return err
 	}
+	h.listeningOnce.Do(func() { close(h.listening) })
 	for {
 		n, err := pg.WaitForNotification(ctx)
 		if err != nil {

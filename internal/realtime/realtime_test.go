@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/testr"
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/apiserver"
@@ -51,6 +53,7 @@ type replica struct {
 }
 
 type options struct {
+	addr   string // listen here (to restart a replica on its address); default any free port
 	clock  clock.WithTicker
 	limits realtime.Limits
 }
@@ -61,9 +64,17 @@ func newReplica(t *testing.T, dbURL string, st *store.Store, o options) *replica
 		o.clock = clock.RealClock{}
 	}
 	signer := realtime.Signer{Key: appKey, Secret: secret}
-	hub := realtime.NewHub(realtime.Config{Signer: signer, Store: st, DatabaseURL: dbURL, Clock: o.clock, Log: logr.Discard(),
+	hub := realtime.NewHub(realtime.Config{Signer: signer, Store: st, DatabaseURL: dbURL, Clock: o.clock, Log: testr.NewWithOptions(t, testr.Options{Verbosity: 0}),
 		Limits: o.limits, ActivityTimeout: 120 * time.Second, PongTimeout: 30 * time.Second})
 	srv := httptest.NewUnstartedServer(nil)
+	if o.addr != "" {
+		_ = srv.Listener.Close()
+		ln, err := net.Listen("tcp", o.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Listener = ln
+	}
 	base := "http://" + srv.Listener.Addr().String()
 	srv.Config.Handler = apiserver.New(apiserver.Config{BaseURL: base, Clock: o.clock, Log: logr.Discard()}, st,
 		apiserver.Realtime(apiserver.RealtimeConfig{Signer: signer, Sockets: hub}))
