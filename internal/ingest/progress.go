@@ -100,4 +100,3 @@ func (h *Handler) reportProgress(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, receipt)
 	}
 }
-
