@@ -34,7 +34,13 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
-func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+func TestMain(m *testing.M) {
+	if os.Getenv(benchServeEnv) != "" {
+		benchServe() // the benchmark's server process
+		return
+	}
+	os.Exit(storetest.Main(m))
+}
 
 const (
 	appKey        = "app-key-for-tests"
