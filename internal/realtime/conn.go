@@ -104,23 +104,29 @@ func (c *conn) writeLoop(ctx context.Context) {
 		return c.ws.Write(wctx, websocket.MessageText, msg) == nil
 	}
 	for {
+		// A connection being closed sends nothing more (a revoked subscription's queue).
 		select {
-		case msg := <-c.send:
-			if !write(msg) {
-				c.close(CloseReconnect, "", nil)
+		case <-c.closing:
+		default:
+			select {
+			case msg := <-c.send:
+				if !write(msg) {
+					c.close(CloseReconnect, "", nil)
+					_ = c.ws.CloseNow()
+					return
+				}
+				continue
+			case <-c.closing:
+			case <-ctx.Done():
 				_ = c.ws.CloseNow()
 				return
 			}
-		case <-c.closing:
-			if c.closeNotice != nil {
-				write(c.closeNotice)
-			}
-			_ = c.ws.Close(websocket.StatusCode(c.closeCode), c.closeReason)
-			return
-		case <-ctx.Done():
-			_ = c.ws.CloseNow()
-			return
 		}
+		if c.closeNotice != nil {
+			write(c.closeNotice)
+		}
+		_ = c.ws.Close(websocket.StatusCode(c.closeCode), c.closeReason)
+		return
 	}
 }
 

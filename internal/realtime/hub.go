@@ -217,13 +217,15 @@ func (h *Hub) Publish(accountID int64, event string, data json.RawMessage) {
 	}
 }
 
-// endSubscriptions closes the connections whose subscription match says to end.
+// endSubscriptions ends the subscriptions match selects at once (no event is queued to them
+// after this) and closes their connections with 4009.
 func (h *Hub) endSubscriptions(match func(*subscription) bool, reason string) {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	for _, set := range h.byAccount {
 		for c := range set {
 			if match(c.sub) {
+				h.unsubscribeLocked(c)
 				c.close(CloseUnauthorized, reason, errorMessage(ErrorCodeUnauthorized, reason))
 			}
 		}
