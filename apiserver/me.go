@@ -2,8 +2,6 @@ package apiserver
 
 import (
 	"net/http"
-	"net/url"
-	"strconv"
 
 	restful "github.com/emicklei/go-restful/v3"
 
@@ -72,18 +70,7 @@ func canTranscribe(p *store.Principal) bool {
 		!p.Account.TranscriptionDisabled && p.Account.Status == "active"
 }
 
-// realtime describes the account's private live channel. The live channel is not served by
-// this service yet, so enabled is false; the channel name is stable for when it is.
+// realtime describes the account's private live channel (see realtime.go).
 func (r meResource) realtime(p *store.Principal) MeRealtime {
-	rt := MeRealtime{Channel: "private-account." + p.Account.PublicID, Key: "", Scheme: "https", Port: 443}
-	if u, err := url.Parse(r.cfg.BaseURL); err == nil {
-		rt.Host = u.Hostname()
-		rt.Scheme = map[string]string{"http": "ws", "https": "wss"}[u.Scheme]
-		if port, err := strconv.Atoi(u.Port()); err == nil {
-			rt.Port = port
-		} else if u.Scheme == "http" {
-			rt.Port = 80
-		}
-	}
-	return rt
+	return realtimeInfo(r.Server.realtime, r.cfg.BaseURL, p.Account.PublicID)
 }

@@ -53,6 +53,8 @@ type Server struct {
 	store *store.Store
 	// anonymousPrefixes are paths served without an API key (signed links carry their own proof).
 	anonymousPrefixes []string
+	// realtime is the live channel's configuration when it is served (realtime.go).
+	realtime *RealtimeConfig
 }
 
 // allowAnonymous lets requests under prefix through without a key; the route must check

@@ -104,6 +104,7 @@ func run() error {
 		return err
 	}
 	platformToken := rand.Text()
+	realtimeSecret := []byte(rand.Text())
 
 	step("starting the controller manager and the API")
 	return app.Run(ctx, app.Options{
@@ -120,8 +121,10 @@ func run() error {
 		LinkSigningKey:    signingKey,
 		PlatformAddr:      platformAddr,
 		PlatformToken:     platformToken,
+		Realtime:          app.RealtimeOptions{AppKey: "switchboard", Secret: realtimeSecret},
 		Ready: func() {
 			banner(demo.OwnerKey, kubeconfig, dbURL, platformToken)
+			realtimeBanner(demo.OwnerKey)
 		},
 	})
 }

@@ -58,6 +58,8 @@ type Options struct {
 	Transcription transcription.EngineConfig
 	// Webhooks configures webhook delivery.
 	Webhooks WebhookOptions
+	// Realtime configures the live channel (realtime.go); off without a secret.
+	Realtime RealtimeOptions
 	// Ready, when set, is called once the API is listening.
 	Ready func()
 	// MetricsSecure serves metrics over HTTPS to authenticated, authorized callers only (serve's
@@ -185,6 +187,15 @@ func Run(ctx context.Context, o Options) error {
 	if err := setupWebhooks(ctx, mgr, st, o); err != nil {
 		return err
 	}
+	resources := []func(*apiserver.Server) apiserver.Resource{apiserver.Webhooks(apiserver.WebhooksConfig{Reader: mgr.GetAPIReader(),
+		URLPolicy: webhooks.URLPolicy{AllowPrivateTargets: o.Webhooks.AllowPrivateTargets}})}
+	live, err := setupRealtime(mgr, st, o)
+	if err != nil {
+		return err
+	}
+	if live != nil {
+		resources = append(resources, live)
+	}
 	container := apiserver.New(apiserver.Config{
 		BaseURL:           base,
 		RequestsPerMinute: o.RequestsPerMinute,
@@ -193,8 +204,7 @@ func Run(ctx context.Context, o Options) error {
 		Media:             apiserver.MediaConfig{SigningKey: o.LinkSigningKey, Recordings: recordings},
 		Kube:              mgr.GetClient(),
 		TranscriptionJobs: transcriptions.Queue,
-	}, st, apiserver.Webhooks(apiserver.WebhooksConfig{Reader: mgr.GetAPIReader(),
-		URLPolicy: webhooks.URLPolicy{AllowPrivateTargets: o.Webhooks.AllowPrivateTargets}}))
+	}, st, resources...)
 	if err := mgr.Add(&httpRunnable{name: "the v1 API", addr: o.APIAddr, ln: p.api, handler: container, log: o.Log.WithName("api"), ready: o.Ready,
 		timeouts: o.HTTPTimeouts}); err != nil {
 		return err

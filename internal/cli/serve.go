@@ -21,7 +21,7 @@ import (
 
 func newServeCommand() *cobra.Command {
 	var o app.Options
-	var linkKeyFile string
+	var linkKeyFile, realtimeSecretFile string
 	zapOpts := zap.Options{}
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -38,6 +38,9 @@ func newServeCommand() *cobra.Command {
 				return err
 			}
 			o.LinkSigningKey = key
+			if o.Realtime.Secret, err = realtimeSecret(realtimeSecretFile); err != nil {
+				return err
+			}
 			o.PlatformToken = os.Getenv("SWITCHBOARD_PLATFORM_TOKEN")
 			o.Transcription.SpeechAPIKey = os.Getenv("SWITCHBOARD_SPEECH_API_KEY")
 			o.Transcription.SummaryAPIKey = os.Getenv("SWITCHBOARD_SUMMARY_API_KEY")
@@ -95,6 +98,7 @@ func newServeCommand() *cobra.Command {
 	f.StringVar(&o.Transcription.Summary, "summary-engine", transcription.SummaryBuiltin, "AI summaries: builtin (word lists and phone-number parsing, no network) or openai (chat completions with a JSON schema; key from $SWITCHBOARD_SUMMARY_API_KEY)")
 	f.StringVar(&o.Transcription.SummaryURL, "summary-url", "", "API root of the openai summary engine, e.g. https://api.openai.com/v1")
 	f.StringVar(&o.Transcription.SummaryModel, "summary-model", "gpt-4o-mini", "model of the openai summary engine")
+	addRealtimeFlags(f, &o.Realtime, &realtimeSecretFile)
 	return cmd
 }
 

@@ -70,6 +70,7 @@ func New(cfg Config, st *store.Store) *Handler {
 	h.mux.HandleFunc("POST /platform/v1/calls", h.reportCall)
 	h.mux.HandleFunc("POST /platform/v1/texts", h.reportText)
 	h.mux.HandleFunc("POST /platform/v1/message-slips", h.reportSlip)
+	h.mux.HandleFunc("POST /platform/v1/call-progress", h.reportProgress)
 	h.registerNumberRoutes()
 	return h
 }

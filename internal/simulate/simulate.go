@@ -85,7 +85,11 @@ func Run(ctx context.Context, o Options) (Totals, error) {
 			path, body = "/platform/v1/message-slips", map[string]any{"to": to, "from": from, "caller_name": "Sim Caller", "department": "Sales", "received_at": now}
 			totals.Slips++
 		}
-		if err := post(ctx, o, path, body); err != nil {
+		err := reportProgress(ctx, o, path, body)
+		if err == nil {
+			err = post(ctx, o, path, body)
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				return totals, nil
 			}
@@ -108,6 +112,25 @@ func Run(ctx context.Context, o Options) (Totals, error) {
 		}
 	}
 	return totals, nil
+}
+
+// reportProgress reports a call ringing (and answered, when it was) before its final report,
+// as the platform does while the call is live (the live channel's call.ringing, call.answered).
+func reportProgress(ctx context.Context, o Options, path string, body any) error {
+	report, ok := body.(map[string]any)
+	if path != "/platform/v1/calls" || !ok || report["disposition"] == "blocked" {
+		return nil
+	}
+	progress := map[string]any{"platform_ref": report["platform_ref"], "to": report["to"], "from": report["from"],
+		"started_at": report["started_at"], "state": "ringing"}
+	if err := post(ctx, o, "/platform/v1/call-progress", progress); err != nil {
+		return err
+	}
+	if report["disposition"] != "answered" {
+		return nil
+	}
+	progress["state"], progress["answer"] = "answered", report["answer"]
+	return post(ctx, o, "/platform/v1/call-progress", progress)
 }
 
 func callReport(rng *rand.Rand, i int, to, from string, now time.Time, audio string, voicemail bool) map[string]any {

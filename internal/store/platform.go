@@ -73,13 +73,24 @@ func RecordCall(ctx context.Context, tx pgx.Tx, in CallReport) (ReportedCall, er
 		ref = &in.PlatformRef
 	}
 	endedAt := in.StartedAt.Add(time.Duration(in.DurationSeconds) * time.Second)
+	callPublicID := ""
+	if ref != nil {
+		// A call the platform reported ringing keeps the id its live events named.
+		var err error
+		if callPublicID, err = progressCallPublicID(ctx, tx, in.AccountID, *ref); err != nil {
+			return out, err
+		}
+	}
+	if callPublicID == "" {
+		callPublicID = NewPublicID(PrefixCall)
+	}
 	err := tx.QueryRow(ctx, `INSERT INTO calls (account_id, public_id, number_id, from_e164, to_e164, caller_name,
 			disposition, filtered, emergency, started_at, ended_at, duration_seconds, talk_seconds, forward_seconds,
 			total_rated_amount_pence, answered_by_staff, answered_department, answer_target_type, answer_target_label, platform_ref)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
 		ON CONFLICT (account_id, platform_ref) WHERE platform_ref IS NOT NULL DO NOTHING
 		RETURNING id, public_id`,
-		in.AccountID, NewPublicID(PrefixCall), in.NumberID, in.FromE164, in.ToE164, in.CallerName, in.Disposition,
+		in.AccountID, callPublicID, in.NumberID, in.FromE164, in.ToE164, in.CallerName, in.Disposition,
 		in.Filtered, in.Emergency, in.StartedAt, endedAt, in.DurationSeconds, in.TalkSeconds, in.ForwardSeconds,
 		in.RatedPence, in.AnsweredBy, in.Department, in.TargetType, in.TargetLabel, ref).Scan(&out.CallID, &out.CallPublicID)
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -1,0 +1,91 @@
+package realtime
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard-dev/switchboard/internal/store"
+)
+
+// notification is a NOTIFY payload of migration 00017.
+type notification struct {
+	Account    int64           `json:"a"`
+	Event      string          `json:"e"`
+	Data       json.RawMessage `json:"d"`
+	Ref        string          `json:"ref"`
+	RevokeKey  int64           `json:"revoke_key"`
+	RevokeUser int64           `json:"revoke_user"`
+}
+
+// listen LISTENs on its own connection until ctx ends, reconnecting after a lost connection.
+// Events committed while it is disconnected are not replayed (clients catch up through the
+// API); revocations are, by rechecking every subscription's key after each reconnect.
+func (h *Hub) listen(ctx context.Context) {
+	backoff := time.Second
+	for ctx.Err() == nil {
+		err := h.listenOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		h.cfg.Log.Error(err, "the realtime listener lost PostgreSQL; reconnecting", "after", backoff.String())
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.cfg.Clock.After(backoff):
+		}
+		backoff = min(backoff*2, 30*time.Second)
+	}
+}
+
+func (h *Hub) listenOnce(ctx context.Context) error {
+	pg, err := pgx.Connect(ctx, h.cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = pg.Close(context.Background()) }()
+	if _, err := pg.Exec(ctx, "LISTEN "+store.RealtimeChannel); err != nil {
+		return err
+	}
+	if err := h.recheck(ctx); err != nil {
+		return err
+	}
+	h.listeningOnce.Do(func() { close(h.listening) })
+	for {
+		n, err := pg.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		h.dispatch(ctx, []byte(n.Payload))
+	}
+}
+
+// dispatch acts on one NOTIFY payload.
+func (h *Hub) dispatch(ctx context.Context, payload []byte) {
+	var n notification
+	if err := json.Unmarshal(payload, &n); err != nil {
+		h.cfg.Log.Error(err, "undecodable realtime notification")
+		return
+	}
+	switch {
+	case n.RevokeKey != 0:
+		h.RevokeKey(n.RevokeKey)
+	case n.RevokeUser != 0:
+		h.RevokeUser(n.RevokeUser)
+	case n.Event == "" || n.Account == 0:
+	case n.Ref != "":
+		if h.Subscribers(n.Account) == 0 {
+			return
+		}
+		body, err := h.cfg.Store.OutboxEventBody(ctx, n.Ref)
+		if err != nil {
+			h.cfg.Log.Error(err, "read a large realtime event", "event", n.Ref)
+			return
+		}
+		h.Publish(n.Account, n.Event, body)
+	default:
+		h.Publish(n.Account, n.Event, n.Data)
+	}
+}
