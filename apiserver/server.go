@@ -142,6 +142,9 @@ func (s *Server) recoverPanic(reason any, w http.ResponseWriter) {
 
 // internalError logs err (never the request's secrets) and answers 500.
 func (s *Server) internalError(req *restful.Request, resp *restful.Response, err error) {
+	if s.kubeUnavailable(req, resp, err) {
+		return
+	}
 	s.cfg.Log.Error(err, "request failed", "method", req.Request.Method, "path", req.Request.URL.Path)
 	writeError(resp, http.StatusInternalServerError, "Something went wrong on our side. Please try again.")
 }
