@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -196,10 +197,11 @@ current-context: envtest
 
 // apiServerPID finds the kube-apiserver process of this control plane by its --secure-port.
 func (e *env) apiServerPID() (int, error) {
-	_, port, err := net.SplitHostPort(strings.TrimPrefix(e.cp.Config.Host, "https://"))
+	u, err := url.Parse(e.cp.Config.Host)
 	if err != nil {
 		return 0, err
 	}
+	port := u.Port()
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0, err

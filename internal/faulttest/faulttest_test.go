@@ -104,9 +104,31 @@ func TestTwoReplicasDeliverOnce(t *testing.T) {
 		t.Errorf("two replicas: %d repeated deliveries, calls with two events %v, bad signatures %d", tl.repeats, tl.callsWithTwoEvents, tl.badSignatures)
 	}
 	if a.logContains("Successfully acquired lease") == b.logContains("Successfully acquired lease") {
-		t.Error("want exactly one replica to have led")
+		t.Fatal("want exactly one replica to have led")
 	}
-	t.Logf("FIGURES two-replicas: calls=%d delivered=%d repeats=%d", len(calls), len(in.deliveries()), tl.repeats)
+
+	// A clean shutdown (SIGTERM, as on a rolling update) releases the Lease: the other
+	// replica takes over within a retry period or two, not after the lease expires.
+	leader, other := a, b
+	if b.logContains("Successfully acquired lease") {
+		leader, other = b, a
+	}
+	ctx := context.Background()
+	holder := e.leaseHolder(ctx, lease)
+	stoppedAt := time.Now()
+	leader.stop()
+	waitFor(t, "the other replica to take the released Lease", 3*leaseDuration, func() bool {
+		h := e.leaseHolder(ctx, lease)
+		return h != "" && h != holder
+	})
+	handover := time.Since(stoppedAt)
+	if handover >= leaseDuration {
+		t.Errorf("handover after a clean shutdown took %s, as long as the lease (%s): was the Lease released?", handover, leaseDuration)
+	}
+	after := []string{e.report(t, other, uniqueRef("two-after", 0))}
+	in.waitAll(t, after, time.Minute)
+	t.Logf("FIGURES two-replicas: calls=%d delivered=%d repeats=%d; handover after SIGTERM of the leader=%s (lease %s, retry %s)",
+		len(calls), len(in.deliveries()), tl.repeats, handover.Round(10*time.Millisecond), leaseDuration, retryPeriod)
 }
 
 // (d) kube-apiserver frozen (SIGSTOP) for longer than the renew deadline: routes that do not
