@@ -215,8 +215,12 @@ func Run(ctx context.Context, o Options) error {
 		}
 		return lm, nil
 	}
-	if err := mgr.Add(&leaderTerms{election: o.LeaderElection, opts: o.Election, newManager: leaderOnly,
-		base: managerOptions, clock: o.Clock, log: o.Log.WithName("leader")}); err != nil {
+	terms := &leaderTerms{election: o.LeaderElection, opts: o.Election, newManager: leaderOnly,
+		base: managerOptions, clock: o.Clock, log: o.Log.WithName("leader")}
+	if terms.first, err = leaderOnly(terms.termOptions()); err != nil {
+		return err
+	}
+	if err := mgr.Add(terms); err != nil {
 		return err
 	}
 	container := apiserver.New(apiserver.Config{

@@ -86,11 +86,15 @@ type leaderTerms struct {
 	base       ctrl.Options
 	clock      clock.WithTicker
 	log        logr.Logger
+	// first is the first term's manager, made before the process serves so that a
+	// configuration error stops `serve` at once.
+	first ctrl.Manager
 }
 
 func (l *leaderTerms) NeedLeaderElection() bool { return false }
 
-func (l *leaderTerms) Start(ctx context.Context) error {
+// termOptions are a term manager's options: the base ones with the Lease settings.
+func (l *leaderTerms) termOptions() ctrl.Options {
 	o := l.base
 	// The process's always-on manager serves metrics and probes; controllers of every term
 	// report to the same registry under the same names.
@@ -107,12 +111,20 @@ func (l *leaderTerms) Start(ctx context.Context) error {
 		// A clean shutdown hands the Lease over at once instead of leaving it to expire.
 		o.LeaderElectionReleaseOnCancel = true
 	}
+	return o
+}
+
+func (l *leaderTerms) Start(ctx context.Context) error {
 	for term := 1; ; term++ {
-		mgr, err := l.newManager(o)
-		if err != nil {
-			return err
+		mgr := l.first
+		l.first = nil
+		if mgr == nil {
+			var err error
+			if mgr, err = l.newManager(l.termOptions()); err != nil {
+				return err
+			}
 		}
-		err = mgr.Start(ctx)
+		err := mgr.Start(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
