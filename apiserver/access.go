@@ -30,7 +30,7 @@ func protect(rb *restful.RouteBuilder, a Access) *restful.RouteBuilder {
 	rb.Metadata(metaAccess, a).Filter(authorize).Filter(storableIDs).Filter(retryUnavailableRead).
 		Returns(http.StatusUnauthorized, "The key is missing, wrong or revoked.", ErrorBody{}).
 		Returns(http.StatusTooManyRequests, "Too many requests; see Retry-After.", ErrorBody{}).
-		Returns(http.StatusServiceUnavailable, "The service is briefly unavailable; see Retry-After.", ErrorBody{})
+		Returns(http.StatusServiceUnavailable, "A service behind the API (the database or kube-apiserver) is briefly unavailable; see Retry-After.", ErrorBody{})
 	if a.NeedsIntegrations {
 		rb.Returns(http.StatusForbidden, "The key lacks a permission, the user's role does not allow it, or the account lacks Integrations.", AddonRefusalBody{})
 	} else {

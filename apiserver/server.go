@@ -143,7 +143,7 @@ func (s *Server) recoverPanic(reason any, w http.ResponseWriter) {
 }
 
 // internalError logs err (never the request's secrets) and answers 500, or 503 when the
-// database could not be reached (unavailable.go).
+// database or kube-apiserver could not be reached (unavailable.go).
 func (s *Server) internalError(req *restful.Request, resp *restful.Response, err error) {
 	if isUnavailable(err) {
 		s.serviceUnavailable(req, resp, err)

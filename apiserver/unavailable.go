@@ -6,6 +6,7 @@ import (
 
 	restful "github.com/emicklei/go-restful/v3"
 
+	"github.com/switchboard-dev/switchboard/internal/kubeapi"
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
@@ -24,7 +25,9 @@ func writeUnavailable(resp *restful.Response) {
 // isUnavailable). On a read (GET) the first such failure is held back instead, so
 // retryUnavailableRead runs the read once more (on a fresh database connection).
 func (s *Server) serviceUnavailable(req *restful.Request, resp *restful.Response, err error) {
-	if retry, ok := req.Attribute(attrReadRetry).(*readRetry); ok && !retry.done && resp.ContentLength() == 0 {
+	// Only a lost database connection is worth a second run: a kube-apiserver call already
+	// waited out its deadline, and the answer should come within it.
+	if retry, ok := req.Attribute(attrReadRetry).(*readRetry); ok && !retry.done && resp.ContentLength() == 0 && store.IsUnavailable(err) {
 		retry.err = err
 		return
 	}
@@ -60,8 +63,9 @@ func retryUnavailableRead(req *restful.Request, resp *restful.Response, chain *r
 	chain.Target(req, resp)
 }
 
-// isUnavailable reports whether err means a service the API needs could not be reached
-// (today PostgreSQL; the place to add other such services).
+// isUnavailable reports whether err means a service the API needs could not be reached:
+// PostgreSQL (store.IsUnavailable) or kube-apiserver, past the deadline every facade call
+// to it has (kubeapi.Unavailable).
 func isUnavailable(err error) bool {
-	return store.IsUnavailable(err)
+	return store.IsUnavailable(err) || kubeapi.Unavailable(err)
 }

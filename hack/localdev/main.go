@@ -113,6 +113,7 @@ func run() error {
 		PublicBaseURL:     "http://" + apiAddr,
 		MetricsAddr:       "0",
 		ProbeAddr:         "127.0.0.1:8083",
+		LeaderElection:    false, // one instance: no election (the process warns so)
 		RequestsPerMinute: 60,
 		RestConfig:        cp.Config,
 		Clock:             clock.RealClock{},

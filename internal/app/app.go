@@ -1,5 +1,6 @@
-// Package app runs the whole service in one process: the controller manager (controllers
-// behind leader election) and the public API (on every replica).
+// Package app runs the whole service in one process: the public and platform APIs (on every
+// replica, always) and the leader-only parts (controllers, dispatcher, sweepers) in terms of
+// leader election (see leaderTerms).
 package app
 
 import (
@@ -17,13 +18,13 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/apiserver"
 	"github.com/switchboard-dev/switchboard/controllers"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
+	"github.com/switchboard-dev/switchboard/internal/kubeapi"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
@@ -71,6 +72,11 @@ type Options struct {
 	// PlatformReadTimeout replaces Read on the platform listener (its reports carry audio).
 	HTTPTimeouts        HTTPTimeouts
 	PlatformReadTimeout time.Duration
+	// Election configures the Lease when LeaderElection is on.
+	Election ElectionOptions
+	// KubeAPITimeout bounds every call the API makes to kube-apiserver (default
+	// kubeapi.DefaultTimeout); past it the request answers 503.
+	KubeAPITimeout time.Duration
 }
 
 // WebhookOptions configure webhook delivery.
@@ -122,6 +128,14 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer p.closeListeners()
+	if o.LeaderElection {
+		var err error
+		if o.Election, err = o.Election.resolve(); err != nil {
+			return err
+		}
+	} else {
+		o.Log.Info("WARNING: leader election is off: run one replica only; two replicas would both run the controllers and the webhook dispatcher and deliver events twice (--leader-elect=true)")
+	}
 	if _, err := store.Migrate(ctx, o.DatabaseURL); err != nil {
 		return err
 	}
@@ -131,24 +145,32 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer st.Close()
 
-	mgr, err := ctrl.NewManager(o.RestConfig, ctrl.Options{
-		Scheme:                  Scheme(),
-		Logger:                  o.Log,
-		Metrics:                 metricsServerOptions(o),
-		HealthProbeBindAddress:  o.ProbeAddr,
-		LeaderElection:          o.LeaderElection,
-		LeaderElectionID:        "switchboard-controller-manager.switchboard.dev",
-		LeaderElectionNamespace: "",
-		Cache:                   controllers.CacheOptions(),
-	})
+	// mgr runs what every replica runs, always: the APIs, probes and metrics. The leader-only
+	// parts run in managers of their own (leaderTerms), so losing the Lease never stops the API.
+	managerOptions := ctrl.Options{
+		Scheme:  Scheme(),
+		Logger:  o.Log,
+		Metrics: metricsServerOptions(o),
+		Cache:   controllers.CacheOptions(),
+	}
+	mgr, err := ctrl.NewManager(o.RestConfig, managerOptions)
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
 	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+	// The API's client: uncached (no informers on every replica) and every call bounded.
+	kube, err := kubeapi.NewClient(o.RestConfig, Scheme(), o.KubeAPITimeout)
+	if err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("database", func(r *http.Request) error { return st.Pool.Ping(r.Context()) }); err != nil {
+	kubePing, err := kubeapi.NewPing(o.RestConfig, probeTimeout)
+	if err != nil {
 		return err
+	}
+	if o.ProbeAddr != "" && o.ProbeAddr != "0" {
+		if err := mgr.Add(&httpRunnable{name: "the health probes", addr: o.ProbeAddr, log: o.Log.WithName("probes"),
+			handler: probeHandler(st.Pool.Ping, kubePing)}); err != nil {
+			return err
+		}
 	}
 
 	base := o.PublicBaseURL
@@ -169,25 +191,44 @@ func Run(ctx context.Context, o Options) error {
 	if ps, ok := stt.(transcription.PocketSphinx); ok && !ps.Available() {
 		o.Log.Info("the local speech engine (pocketsphinx_continuous and sox) is not installed: transcriptions will fail and be refunded; run hack/install-speech-tools.sh or configure --speech-engine=openai")
 	}
-	if err := (&controllers.TranscriptionJobReconciler{Client: mgr.GetClient(), Store: st, Recordings: recordings,
-		SpeechToText: stt, Summarizer: summarizer, Links: eventLinks, Clock: o.Clock,
-		Recorder: mgr.GetEventRecorder("switchboard-transcription")}).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("set up the transcription job controller: %w", err)
-	}
-	transcriptions := &transcription.Service{Store: st, Kube: mgr.GetClient(), Clock: o.Clock, Links: eventLinks, Log: o.Log.WithName("transcription")}
+	transcriptions := &transcription.Service{Store: st, Kube: kube, Clock: o.Clock, Links: eventLinks, Log: o.Log.WithName("transcription")}
 	// Jobs are created in the background after the charge commits (the API answers without
 	// waiting on the kube-apiserver); the sweeper catches any a crash or a full queue left.
 	transcriptions.Queue = transcription.NewJobQueue(transcriptions, 10000, 4)
 	if err := mgr.Add(transcriptions.Queue); err != nil {
 		return err
 	}
-	if err := mgr.Add(&transcription.JobSweeper{Service: transcriptions, Clock: o.Clock}); err != nil {
+	// The leader-only parts, registered afresh on each term's manager.
+	leaderOnly := func(mo ctrl.Options) (ctrl.Manager, error) {
+		lm, err := ctrl.NewManager(o.RestConfig, mo)
+		if err != nil {
+			return nil, fmt.Errorf("create the leader-only manager: %w", err)
+		}
+		if err := (&controllers.TranscriptionJobReconciler{Client: lm.GetClient(), Store: st, Recordings: recordings,
+			SpeechToText: stt, Summarizer: summarizer, Links: eventLinks, Clock: o.Clock,
+			Recorder: lm.GetEventRecorder("switchboard-transcription")}).SetupWithManager(lm); err != nil {
+			return nil, fmt.Errorf("set up the transcription job controller: %w", err)
+		}
+		if err := lm.Add(&transcription.JobSweeper{Service: transcriptions, Clock: o.Clock}); err != nil {
+			return nil, err
+		}
+		if err := setupWebhooks(ctx, lm, st, o); err != nil {
+			return nil, err
+		}
+		if err := lm.Add(&rateLimitPruner{store: st, clock: o.Clock, log: o.Log.WithName("ratelimit")}); err != nil {
+			return nil, err
+		}
+		return lm, nil
+	}
+	terms := &leaderTerms{election: o.LeaderElection, opts: o.Election, newManager: leaderOnly,
+		base: managerOptions, clock: o.Clock, log: o.Log.WithName("leader")}
+	if terms.first, err = leaderOnly(terms.termOptions()); err != nil {
 		return err
 	}
-	if err := setupWebhooks(ctx, mgr, st, o); err != nil {
+	if err := mgr.Add(terms); err != nil {
 		return err
 	}
-	resources := []func(*apiserver.Server) apiserver.Resource{apiserver.Webhooks(apiserver.WebhooksConfig{Reader: mgr.GetAPIReader(),
+	resources := []func(*apiserver.Server) apiserver.Resource{apiserver.Webhooks(apiserver.WebhooksConfig{Reader: kube,
 		URLPolicy: webhooks.URLPolicy{AllowPrivateTargets: o.Webhooks.AllowPrivateTargets}})}
 	live, err := setupRealtime(mgr, st, o)
 	if err != nil {
@@ -202,7 +243,7 @@ func Run(ctx context.Context, o Options) error {
 		Clock:             o.Clock,
 		Log:               o.Log.WithName("api"),
 		Media:             apiserver.MediaConfig{SigningKey: o.LinkSigningKey, Recordings: recordings},
-		Kube:              mgr.GetClient(),
+		Kube:              kube,
 		TranscriptionJobs: transcriptions.Queue,
 	}, st, resources...)
 	if err := mgr.Add(&httpRunnable{name: "the v1 API", addr: o.APIAddr, ln: p.api, handler: container, log: o.Log.WithName("api"), ready: o.Ready,
@@ -226,9 +267,6 @@ func Run(ctx context.Context, o Options) error {
 		}
 	} else {
 		o.Log.Info("platform ingestion is off: no platform token is configured")
-	}
-	if err := mgr.Add(&rateLimitPruner{store: st, clock: o.Clock, log: o.Log.WithName("ratelimit")}); err != nil {
-		return err
 	}
 	return mgr.Start(ctx)
 }
@@ -262,12 +300,14 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Opt
 		o.Log.Info("no SMTP relay configured (--smtp-addr): owners are not emailed when an endpoint is switched off")
 	}
 	recorder := mgr.GetEventRecorder("switchboard-webhooks")
+	// SkipNameValidation: each leader term registers the controllers on a new manager.
 	if err := (&controllers.WebhookEndpointReconciler{Client: mgr.GetClient(), Store: st, Clock: o.Clock, Mailer: mailer,
-		Recorder: recorder}).SetupWithManager(mgr); err != nil {
+		Recorder: recorder, SkipNameValidation: true}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	deliveries := &controllers.WebhookDeliveryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
-		Sender: sender, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, PerEndpoint: w.PerEndpoint, Recorder: recorder}
+		Sender: sender, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, PerEndpoint: w.PerEndpoint, Recorder: recorder,
+		SkipNameValidation: true}
 	if err := deliveries.SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}

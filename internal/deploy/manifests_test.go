@@ -35,10 +35,6 @@ var operatorSecrets = map[string][]string{
 	"switchboard-s3":           {"access-key", "secret-key"}, // with config/components/s3-recordings
 }
 
-// flagsOfOtherWork are Deployment args whose serve flag lands with the leader-election work
-// of issue 12 (on its own branch); delete an entry once serve has the flag.
-var flagsOfOtherWork = map[string]bool{"leader-election-namespace": true}
-
 const namespace = "switchboard-system"
 
 // render builds a kustomization as `kustomize build` v5.8 does (krusty is that command's
@@ -445,9 +441,7 @@ func checkServeFlags(t *testing.T, m corev1.Container) {
 	for name, value := range serveArgs(t, m) {
 		f := serve.Flags().Lookup(name)
 		if f == nil {
-			if !flagsOfOtherWork[name] {
-				t.Errorf("serve has no flag --%s", name)
-			}
+			t.Errorf("serve has no flag --%s", name)
 			continue
 		}
 		if strings.Contains(value, "$(") {

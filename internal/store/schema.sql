@@ -561,6 +561,140 @@ BEGIN
 END $$;
 
 --
+-- Name: realtime_call_progress(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.realtime_call_progress() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM realtime_notify(NEW.account_id, 'call.' || NEW.state, NEW.body);
+    RETURN NULL;
+END $$;
+
+--
+-- Name: realtime_key_revoked(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.realtime_key_revoked() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pg_notify('switchboard_realtime', json_build_object('revoke_key', OLD.id)::text);
+    RETURN NULL;
+END $$;
+
+--
+-- Name: realtime_message_slip(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.realtime_message_slip() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM realtime_notify(NEW.account_id, 'message_slip.received', json_build_object(
+        'event', 'message_slip.received', 'id', gen_random_uuid(), 'created_at', date_trunc('second', now()),
+        'message_slip', json_build_object('public_id', NEW.public_id, 'from_e164', NEW.from_e164,
+            'caller_name', NEW.caller_name, 'department', NEW.department, 'received_at', NEW.received_at),
+        'number', (SELECT json_build_object('e164', n.e164, 'label', n.label) FROM numbers n WHERE n.id = NEW.number_id))::jsonb);
+    RETURN NULL;
+END $$;
+
+--
+-- Name: realtime_notification(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.realtime_notification() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM realtime_notify(NEW.account_id, 'notification.created', json_build_object(
+        'event', 'notification.created', 'id', gen_random_uuid(), 'created_at', date_trunc('second', now()),
+        'notification', json_build_object('id', NEW.id, 'type', NEW.type, 'created_at', NEW.created_at),
+        'user', (SELECT json_build_object('public_id', u.public_id) FROM users u WHERE u.id = NEW.user_id))::jsonb);
+    RETURN NULL;
+END $$;
+
+--
+-- Name: realtime_notify(bigint, text, jsonb); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.realtime_notify(account bigint, event text, data jsonb) RETURNS void
+    LANGUAGE sql
+    AS $$
+    SELECT pg_notify('switchboard_realtime', json_build_object('a', account, 'e', event, 'd', data)::text)
+$$;
+
+--
+-- Name: realtime_outbox_event(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.realtime_outbox_event() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    msg text;
+BEGIN
+    IF NEW.type = 'test' THEN
+        RETURN NULL;
+    END IF;
+    msg := '{"a":' || NEW.account_id || ',"e":' || to_json(NEW.type)::text || ',"d":' || convert_from(NEW.body, 'UTF8') || '}';
+    IF octet_length(msg) > 7900 THEN
+        msg := json_build_object('a', NEW.account_id, 'e', NEW.type, 'ref', NEW.id)::text;
+    END IF;
+    PERFORM pg_notify('switchboard_realtime', msg);
+    RETURN NULL;
+END $$;
+
+--
+-- Name: realtime_text_received(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.realtime_text_received() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF NEW.direction <> 'inbound' THEN
+        RETURN NULL;
+    END IF;
+    PERFORM realtime_notify(NEW.account_id, 'text.received', json_build_object(
+        'event', 'text.received', 'id', gen_random_uuid(), 'created_at', date_trunc('second', now()),
+        'message', json_build_object('conversation_public_id', c.public_id, 'direction', NEW.direction,
+            'from_e164', NEW.from_e164, 'to_e164', NEW.to_e164, 'segments', NEW.segments, 'received_at', NEW.received_at),
+        'number', json_build_object('e164', n.e164, 'label', n.label))::jsonb)
+    FROM sms_conversations c JOIN numbers n ON n.id = c.number_id WHERE c.id = NEW.conversation_id;
+    RETURN NULL;
+END $$;
+
+--
+-- Name: realtime_todo(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.realtime_todo() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM realtime_notify(NEW.account_id, 'todo.created', json_build_object(
+        'event', 'todo.created', 'id', gen_random_uuid(), 'created_at', date_trunc('second', now()),
+        'todo', json_build_object('public_id', NEW.public_id, 'text', NEW.text, 'status', NEW.status,
+            'callback_e164', NEW.callback_e164, 'urgency', NEW.urgency, 'created_at', NEW.created_at,
+            'call_id', (SELECT c.public_id FROM calls c WHERE c.id = NEW.call_id)))::jsonb);
+    RETURN NULL;
+END $$;
+
+--
+-- Name: realtime_user_left(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.realtime_user_left() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pg_notify('switchboard_realtime', json_build_object('revoke_user', NEW.id)::text);
+    RETURN NULL;
+END $$;
+
+--
 -- Name: accounts; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -768,6 +902,20 @@ CREATE TABLE public.call_name_counts (
 );
 
 --
+-- Name: call_progress; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.call_progress (
+    account_id bigint NOT NULL,
+    platform_ref text NOT NULL,
+    state text NOT NULL,
+    call_public_id text NOT NULL,
+    body jsonb NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    CONSTRAINT call_progress_state_check CHECK ((state = ANY (ARRAY['ringing'::text, 'answered'::text])))
+);
+
+--
 -- Name: calls; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -904,7 +1052,9 @@ CREATE TABLE public.events (
     body bytea NOT NULL,
     call_id bigint,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    dispatched_at timestamp with time zone
+    dispatched_at timestamp with time zone,
+    claimed_until timestamp with time zone,
+    claims integer DEFAULT 0 NOT NULL
 );
 
 --
@@ -1164,6 +1314,17 @@ CREATE UNLOGGED TABLE public.rate_limit_windows (
     subject text NOT NULL,
     window_start timestamp with time zone NOT NULL,
     count integer NOT NULL
+);
+
+--
+-- Name: realtime_grants; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE UNLOGGED TABLE public.realtime_grants (
+    socket_id text NOT NULL,
+    channel text NOT NULL,
+    key_id bigint NOT NULL,
+    created_at timestamp with time zone NOT NULL
 );
 
 --
@@ -1773,6 +1934,13 @@ ALTER TABLE ONLY public.call_name_counts
     ADD CONSTRAINT call_name_counts_pkey PRIMARY KEY (account_id, caller_name_lower, filtered);
 
 --
+-- Name: call_progress call_progress_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.call_progress
+    ADD CONSTRAINT call_progress_pkey PRIMARY KEY (account_id, platform_ref, state);
+
+--
 -- Name: calls calls_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1890,6 +2058,13 @@ ALTER TABLE ONLY public.numbers
 
 ALTER TABLE ONLY public.rate_limit_windows
     ADD CONSTRAINT rate_limit_windows_pkey PRIMARY KEY (subject, window_start);
+
+--
+-- Name: realtime_grants realtime_grants_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.realtime_grants
+    ADD CONSTRAINT realtime_grants_pkey PRIMARY KEY (socket_id, channel);
 
 --
 -- Name: receipts receipts_number_key; Type: CONSTRAINT; Schema: public; Owner: -
@@ -2069,6 +2244,12 @@ CREATE INDEX blocked_callers_account_created ON public.blocked_callers USING btr
 --
 
 CREATE INDEX call_name_counts_name_trgm ON public.call_name_counts USING gin (caller_name_lower public.gin_trgm_ops);
+
+--
+-- Name: call_progress_created; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX call_progress_created ON public.call_progress USING btree (created_at);
 
 --
 -- Name: calls_account_activity_started; Type: INDEX; Schema: public; Owner: -
@@ -2251,6 +2432,12 @@ CREATE INDEX numbers_account ON public.numbers USING btree (account_id, e164);
 CREATE UNIQUE INDEX numbers_live_e164 ON public.numbers USING btree (e164) WHERE (status <> 'released'::text);
 
 --
+-- Name: realtime_grants_created; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX realtime_grants_created ON public.realtime_grants USING btree (created_at);
+
+--
 -- Name: receipts_account_paid; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -2345,6 +2532,24 @@ CREATE INDEX webhook_deliveries_event ON public.webhook_deliveries USING btree (
 --
 
 CREATE TRIGGER accounts_rezone_call_counts AFTER UPDATE OF time_zone ON public.accounts FOR EACH ROW WHEN ((old.time_zone IS DISTINCT FROM new.time_zone)) EXECUTE FUNCTION public.call_counts_local_rezone();
+
+--
+-- Name: api_keys api_keys_deleted_realtime; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER api_keys_deleted_realtime AFTER DELETE ON public.api_keys FOR EACH ROW EXECUTE FUNCTION public.realtime_key_revoked();
+
+--
+-- Name: api_keys api_keys_revoked_realtime; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER api_keys_revoked_realtime AFTER UPDATE OF revoked_at ON public.api_keys FOR EACH ROW WHEN (((new.revoked_at IS NOT NULL) AND (old.revoked_at IS NULL))) EXECUTE FUNCTION public.realtime_key_revoked();
+
+--
+-- Name: call_progress call_progress_realtime; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER call_progress_realtime AFTER INSERT ON public.call_progress FOR EACH ROW EXECUTE FUNCTION public.realtime_call_progress();
 
 --
 -- Name: calls calls_caller_count_delete; Type: TRIGGER; Schema: public; Owner: -
@@ -2467,10 +2672,46 @@ CREATE TRIGGER contact_phones_directory_truncate AFTER TRUNCATE ON public.contac
 CREATE TRIGGER contact_phones_directory_update AFTER UPDATE ON public.contact_phones REFERENCING OLD TABLE AS old_phones NEW TABLE AS new_phones FOR EACH STATEMENT EXECUTE FUNCTION public.call_directory_apply();
 
 --
+-- Name: events events_realtime; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER events_realtime AFTER INSERT ON public.events FOR EACH ROW EXECUTE FUNCTION public.realtime_outbox_event();
+
+--
+-- Name: message_slips message_slips_realtime; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER message_slips_realtime AFTER INSERT ON public.message_slips FOR EACH ROW EXECUTE FUNCTION public.realtime_message_slip();
+
+--
+-- Name: notifications notifications_realtime; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER notifications_realtime AFTER INSERT ON public.notifications FOR EACH ROW EXECUTE FUNCTION public.realtime_notification();
+
+--
+-- Name: sms_messages sms_messages_realtime; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER sms_messages_realtime AFTER INSERT ON public.sms_messages FOR EACH ROW EXECUTE FUNCTION public.realtime_text_received();
+
+--
+-- Name: tasks tasks_realtime; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER tasks_realtime AFTER INSERT ON public.tasks FOR EACH ROW EXECUTE FUNCTION public.realtime_todo();
+
+--
 -- Name: transcripts transcripts_set_call_sentiment; Type: TRIGGER; Schema: public; Owner: -
 --
 
 CREATE TRIGGER transcripts_set_call_sentiment AFTER INSERT OR DELETE OR UPDATE OF sentiment, urgency, call_id ON public.transcripts FOR EACH ROW EXECUTE FUNCTION public.calls_follow_latest_transcript();
+
+--
+-- Name: users users_left_realtime; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER users_left_realtime AFTER UPDATE OF left_at ON public.users FOR EACH ROW WHEN (((new.left_at IS NOT NULL) AND (old.left_at IS NULL))) EXECUTE FUNCTION public.realtime_user_left();
 
 --
 -- Name: api_keys api_keys_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -2527,6 +2768,13 @@ ALTER TABLE ONLY public.call_counts_local
 
 ALTER TABLE ONLY public.call_name_counts
     ADD CONSTRAINT call_name_counts_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
+
+--
+-- Name: call_progress call_progress_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.call_progress
+    ADD CONSTRAINT call_progress_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
 
 --
 -- Name: calls calls_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -2681,6 +2929,13 @@ ALTER TABLE ONLY public.numbers
 
 ALTER TABLE ONLY public.numbers
     ADD CONSTRAINT numbers_business_profile_id_fkey FOREIGN KEY (business_profile_id) REFERENCES public.business_profiles(id) ON DELETE SET NULL;
+
+--
+-- Name: realtime_grants realtime_grants_key_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.realtime_grants
+    ADD CONSTRAINT realtime_grants_key_id_fkey FOREIGN KEY (key_id) REFERENCES public.api_keys(id) ON DELETE CASCADE;
 
 --
 -- Name: receipts receipts_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

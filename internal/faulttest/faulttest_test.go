@@ -1,0 +1,231 @@
+package faulttest
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// (a) The only replica is killed (SIGKILL) while deliveries are in flight, then started
+// again: every reported call is delivered, and a repeat only ever carries the same event id.
+func TestKillMidDeliveryAndRestart(t *testing.T) {
+	e := setup(t)
+	const lease = "fault-kill-restart"
+	first := e.startReplica(t, "replica-1", lease)
+	in := e.createEndpoint(t, first, "kill-restart")
+	in.setDelay(300 * time.Millisecond) // deliveries stay in flight
+
+	const n = 30
+	var calls []string
+	for i := range n {
+		calls = append(calls, e.report(t, first, uniqueRef("kill", i)))
+	}
+	waitFor(t, "the first deliveries", 60*time.Second, func() bool { return len(in.deliveries()) >= 3 })
+	before := len(in.deliveries())
+	first.kill()
+	killedAt := time.Now()
+	t.Logf("killed %s after %d of %d deliveries", first.name, before, n)
+	if before >= n {
+		t.Fatalf("every delivery finished before the kill (%d); the scenario tests nothing", before)
+	}
+
+	second := e.startReplica(t, "replica-2", lease)
+	restartedAt := time.Now()
+	tl := in.waitAll(t, calls, 2*time.Minute)
+	recovered := time.Since(killedAt)
+	if len(tl.callsWithTwoEvents) > 0 || tl.badSignatures > 0 {
+		t.Errorf("calls announced by two events: %v; bad signatures: %d", tl.callsWithTwoEvents, tl.badSignatures)
+	}
+	if !second.logContains("Successfully acquired lease") {
+		t.Error("the restarted process delivered without leading")
+	}
+	t.Logf("FIGURES kill-restart: calls=%d delivered before the kill=%d lost=0 repeats(same event id)=%d restarted process serving %s after the kill, all delivered %s after the kill (lease %s, not released by kill -9)",
+		n, before, tl.repeats, restartedAt.Sub(killedAt).Round(10*time.Millisecond), recovered.Round(10*time.Millisecond), leaseDuration)
+}
+
+// (b) Two electing replicas; the leader is killed (SIGKILL, so the Lease is not released):
+// the other takes over within about the lease duration and nothing reported is lost.
+func TestKillLeaderOfTwo(t *testing.T) {
+	e := setup(t)
+	const lease = "fault-kill-leader"
+	leader := e.startReplica(t, "leader", lease)
+	waitFor(t, "the first replica to lead", 60*time.Second, func() bool { return leader.logContains("Successfully acquired lease") })
+	follower := e.startReplica(t, "follower", lease)
+	in := e.createEndpoint(t, follower, "kill-leader")
+	in.setDelay(100 * time.Millisecond)
+	ctx := context.Background()
+	holder := e.leaseHolder(ctx, lease)
+
+	var calls []string
+	for i := range 10 {
+		// Reports go to both replicas: each serves the platform API.
+		calls = append(calls, e.report(t, []*replica{leader, follower}[i%2], uniqueRef("leader", i)))
+	}
+	leader.kill()
+	killedAt := time.Now()
+	for i := 10; i < 20; i++ {
+		calls = append(calls, e.report(t, follower, uniqueRef("leader", i)))
+	}
+	waitFor(t, "the follower to take the Lease", 3*leaseDuration+30*time.Second, func() bool {
+		h := e.leaseHolder(ctx, lease)
+		return h != "" && h != holder
+	})
+	takeover := time.Since(killedAt)
+	if !follower.logContains("Successfully acquired lease") {
+		t.Error("the Lease changed hands but the follower did not log taking it")
+	}
+	tl := in.waitAll(t, calls, 2*time.Minute)
+	recovered := time.Since(killedAt)
+	if len(tl.callsWithTwoEvents) > 0 || tl.badSignatures > 0 {
+		t.Errorf("calls announced by two events: %v; bad signatures: %d", tl.callsWithTwoEvents, tl.badSignatures)
+	}
+	t.Logf("FIGURES kill-leader: calls=%d lost=0 repeats=%d takeover=%s all delivered %s after the kill (lease %s, renew %s, retry %s)",
+		len(calls), tl.repeats, takeover.Round(10*time.Millisecond), recovered.Round(10*time.Millisecond),
+		leaseDuration, renewDeadline, retryPeriod)
+}
+
+// (c) Two replicas with the default flags (leader election on): both take reports, one
+// delivers, and no event reaches the receiver twice.
+func TestTwoReplicasDeliverOnce(t *testing.T) {
+	e := setup(t)
+	const lease = "fault-two-replicas"
+	a := e.startReplica(t, "replica-a", lease)
+	b := e.startReplica(t, "replica-b", lease)
+	in := e.createEndpoint(t, a, "two-replicas")
+	var calls []string
+	for i := range 40 {
+		calls = append(calls, e.report(t, []*replica{a, b}[i%2], uniqueRef("two", i)))
+	}
+	tl := in.waitAll(t, calls, 2*time.Minute)
+	time.Sleep(2 * time.Second) // a second deliverer would show up by now
+	tl = in.tally(calls)
+	if tl.repeats != 0 || len(tl.callsWithTwoEvents) != 0 || tl.badSignatures != 0 {
+		t.Errorf("two replicas: %d repeated deliveries, calls with two events %v, bad signatures %d", tl.repeats, tl.callsWithTwoEvents, tl.badSignatures)
+	}
+	if a.logContains("Successfully acquired lease") == b.logContains("Successfully acquired lease") {
+		t.Fatal("want exactly one replica to have led")
+	}
+
+	// A clean shutdown (SIGTERM, as on a rolling update) releases the Lease: the other
+	// replica takes over within a retry period or two, not after the lease expires.
+	leader, other := a, b
+	if b.logContains("Successfully acquired lease") {
+		leader, other = b, a
+	}
+	ctx := context.Background()
+	holder := e.leaseHolder(ctx, lease)
+	stoppedAt := time.Now()
+	leader.stop()
+	waitFor(t, "the other replica to take the released Lease", 3*leaseDuration, func() bool {
+		h := e.leaseHolder(ctx, lease)
+		return h != "" && h != holder
+	})
+	handover := time.Since(stoppedAt)
+	if handover >= leaseDuration {
+		t.Errorf("handover after a clean shutdown took %s, as long as the lease (%s): was the Lease released?", handover, leaseDuration)
+	}
+	after := []string{e.report(t, other, uniqueRef("two-after", 0))}
+	in.waitAll(t, after, time.Minute)
+	t.Logf("FIGURES two-replicas: calls=%d delivered=%d repeats=%d; handover after SIGTERM of the leader=%s (lease %s, retry %s)",
+		len(calls), len(in.deliveries()), tl.repeats, handover.Round(10*time.Millisecond), leaseDuration, retryPeriod)
+}
+
+// (d) kube-apiserver frozen (SIGSTOP) for longer than the renew deadline: routes that do not
+// touch Kubernetes answer as usual, webhook routes answer 503 with Retry-After within the
+// kube-apiserver deadline, reports are taken, the process stays up, and once kube-apiserver
+// runs again (SIGCONT) the process leads again and delivers what was reported meanwhile.
+func TestKubeAPIServerPaused(t *testing.T) {
+	e := setup(t)
+	const lease = "fault-apiserver-paused"
+	r := e.startReplica(t, "replica", lease)
+	waitFor(t, "the replica to lead", 60*time.Second, func() bool { return r.logContains("Successfully acquired lease") })
+	in := e.createEndpoint(t, r, "apiserver-paused")
+	var calls []string
+	calls = append(calls, e.report(t, r, uniqueRef("paused", 0)))
+	in.waitAll(t, calls, time.Minute)
+
+	pid, err := e.apiServerPID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stoppedAt := time.Now()
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	}
+	defer resume()
+
+	pause := renewDeadline + 4*time.Second // past the renew deadline: the leader loses the Lease
+	var webhook503 int
+	for i := 1; time.Since(stoppedAt) < pause; i++ {
+		start := time.Now()
+		status, _, body := e.get("http://"+r.api+"/v1/me", e.ownerKey)
+		if status != http.StatusOK || time.Since(start) > time.Second {
+			t.Errorf("GET /v1/me while kube-apiserver is frozen: %d in %s: %s", status, time.Since(start), body)
+		}
+		if status, _, body := e.get("http://"+r.api+"/v1/calls?per_page=5", e.ownerKey); status != http.StatusOK {
+			t.Errorf("GET /v1/calls while kube-apiserver is frozen: %d %s", status, body)
+		}
+		calls = append(calls, e.report(t, r, uniqueRef("paused", i)))
+
+		start = time.Now()
+		status, header, body := e.get("http://"+r.api+"/v1/webhooks", e.ownerKey)
+		took := time.Since(start)
+		var msg struct {
+			Message string `json:"message"`
+		}
+		if status != http.StatusServiceUnavailable || header.Get("Retry-After") == "" || json.Unmarshal(body, &msg) != nil || msg.Message == "" {
+			t.Errorf("GET /v1/webhooks while kube-apiserver is frozen: %d Retry-After %q %s", status, header.Get("Retry-After"), body)
+		} else {
+			webhook503++
+		}
+		if took > kubeAPITimeout+time.Second {
+			t.Errorf("GET /v1/webhooks took %s with a kube-apiserver deadline of %s", took, kubeAPITimeout)
+		}
+		if status, _, _ := e.get("http://"+r.probes+"/readyz", ""); status != http.StatusOK {
+			t.Errorf("/readyz while only kube-apiserver is down: %d", status)
+		}
+		if status, _, _ := e.get("http://"+r.probes+"/dependencyz/kube-apiserver", ""); status == http.StatusOK {
+			t.Error("/dependencyz/kube-apiserver is healthy while kube-apiserver is frozen")
+		}
+	}
+	resume()
+	resumedAt := time.Now()
+	if !r.running() {
+		t.Fatalf("the process exited while kube-apiserver was frozen:\n%s", tail(r.logPath, 30))
+	}
+	lostLease := r.logContains("re-entering the leader election")
+	tl := in.waitAll(t, calls, 2*time.Minute)
+	recovered := time.Since(resumedAt)
+	if !r.running() {
+		t.Fatal("the process exited after kube-apiserver came back")
+	}
+	if status, _, body := e.get("http://"+r.api+"/v1/webhooks", e.ownerKey); status != http.StatusOK {
+		t.Errorf("GET /v1/webhooks after kube-apiserver came back: %d %s", status, body)
+	}
+	if !lostLease {
+		t.Errorf("the leader did not lose its Lease during a %s freeze (renew deadline %s)", pause, renewDeadline)
+	}
+	t.Logf("FIGURES apiserver-paused: frozen=%s webhook 503s=%d calls reported meanwhile=%d lost=0 repeats=%d all delivered %s after SIGCONT (lease lost and re-acquired: %v)",
+		resumedAt.Sub(stoppedAt).Round(10*time.Millisecond), webhook503, len(calls)-1, tl.repeats, recovered.Round(10*time.Millisecond), lostLease)
+}
+
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
