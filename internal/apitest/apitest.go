@@ -68,19 +68,34 @@ func (r *Response) String() string { return fmt.Sprintf("%d %s", r.Status, r.Bod
 // description. body may be nil, a string/[]byte sent raw, or a value sent as JSON.
 func (a *API) Do(tb TB, key, method, path string, body any) *Response {
 	tb.Helper()
-	req, resp := a.send(tb, key, method, path, body)
+	req, resp := a.send(tb, key, method, path, body, nil)
 	a.check(tb, req, resp)
+	return resp
+}
+
+// DoWithHeaders is Do with extra request headers (an empty value sends none).
+func (a *API) DoWithHeaders(tb TB, key, method, path string, body any, headers map[string]string) *Response {
+	tb.Helper()
+	req, resp := a.send(tb, key, method, path, body, headers)
+	a.check(tb, req, resp)
+	return resp
+}
+
+// DoUncheckedWithHeaders is DoUnchecked with extra request headers.
+func (a *API) DoUncheckedWithHeaders(tb TB, key, method, path string, body any, headers map[string]string) *Response {
+	tb.Helper()
+	_, resp := a.send(tb, key, method, path, body, headers)
 	return resp
 }
 
 // DoUnchecked sends a request without checking the description (for paths outside it).
 func (a *API) DoUnchecked(tb TB, key, method, path string, body any) *Response {
 	tb.Helper()
-	_, resp := a.send(tb, key, method, path, body)
+	_, resp := a.send(tb, key, method, path, body, nil)
 	return resp
 }
 
-func (a *API) send(tb TB, key, method, path string, body any) (*http.Request, *Response) {
+func (a *API) send(tb TB, key, method, path string, body any, headers map[string]string) (*http.Request, *Response) {
 	tb.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
@@ -106,6 +121,11 @@ func (a *API) send(tb TB, key, method, path string, body any) (*http.Request, *R
 	}
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for name, v := range headers {
+		if v != "" {
+			req.Header.Set(name, v)
+		}
 	}
 	hr, err := a.HTTP.Do(req)
 	if err != nil {
