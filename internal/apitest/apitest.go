@@ -13,6 +13,7 @@ import (
 
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
+	"github.com/pb33f/libopenapi-validator/config"
 )
 
 // TB is the part of testing.TB (and GinkgoT()) used here.
@@ -178,7 +179,7 @@ func (a *API) loadValidator() (validator.Validator, error) {
 			a.loadErr = err
 			return
 		}
-		v, errs := validator.NewValidator(doc)
+		v, errs := validator.NewValidator(doc, StrictOptions()...)
 		if len(errs) > 0 {
 			a.loadErr = fmt.Errorf("%v", errs)
 			return
@@ -190,4 +191,12 @@ func (a *API) loadValidator() (validator.Validator, error) {
 		a.validator = v
 	})
 	return a.validator, a.loadErr
+}
+
+// StrictOptions are the validator's strictest settings: no undeclared field or header, and
+// formats (uuid, date-time, uri, ...) asserted, not just annotated.
+func StrictOptions() []config.Option {
+	return []config.Option{config.WithStrictMode(), config.WithFormatAssertions(), config.WithContentAssertions(),
+		// Maps (additionalProperties) have no declared keys; their values are still checked.
+		config.WithStrictIgnorePaths("$.body.errors**", "$.body.by_day**")}
 }
