@@ -29,11 +29,12 @@ manifests: controller-gen ## Generate CRDs and RBAC from kubebuilder markers.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/..." paths="./controllers/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
 .PHONY: generate
-generate: controller-gen ## Generate DeepCopy methods.
+generate: controller-gen ## Generate DeepCopy methods, api/openapi/v1.json and the Go client (api/client).
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+	hack/generate-openapi.sh
 
 .PHONY: verify-generated
-verify-generated: controller-gen ## Fail when committed CRDs, RBAC or deepcopy are stale.
+verify-generated: controller-gen ## Fail when committed CRDs, RBAC, deepcopy, OpenAPI description or Go client are stale.
 	@hack/verify-generated.sh "$(CONTROLLER_GEN)"
 
 .PHONY: verify-config

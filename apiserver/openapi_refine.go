@@ -47,6 +47,13 @@ func reflectorOptions(requestTypes map[reflect.Type]bool) []func(*jsonschema.Ref
 			if k := p.Type.Kind(); (k == reflect.Slice || k == reflect.Map) && p.Schema.HasType(jsonschema.Null) {
 				p.Schema.RemoveType(jsonschema.Null)
 			}
+			// A pointer to a struct is null when unset: say so next to the shared definition
+			// (which is not nullable itself).
+			if p.Type.Kind() == reflect.Pointer && p.Schema.Ref != nil && !p.OmitEmpty && p.Schema.AnyOf == nil {
+				target := jsonschema.Schema{Ref: p.Schema.Ref}
+				*p.Schema = jsonschema.Schema{Description: p.Schema.Description,
+					AnyOf: []jsonschema.SchemaOrBool{jsonschema.Null.ToSchemaOrBool(), target.ToSchemaOrBool()}}
+			}
 		}),
 		// Every field of a response without omitempty is always sent: list it in required, so
 		// generated clients need no pointer or optional wrapper for it.
@@ -375,7 +382,7 @@ func webhooksSection() jsonObject {
 	out := jsonObject{}
 	for _, name := range eventNames(true) {
 		out[name] = jsonObject{"post": jsonObject{
-			"operationId": "webhook" + strings.NewReplacer(".", "_").Replace(name),
+			"operationId": webhookOperationID(name),
 			"summary":     "The " + name + " event.",
 			"description": webhookEventDescriptions[name] + "\n\nAnswer with any 2xx within 10 seconds; redirects are not followed. " +
 				"Without a 2xx in time the delivery is retried after 1 minute, 5 minutes, 30 minutes, 2 hours and 10 hours, then marked failed.",
@@ -500,4 +507,13 @@ func setEnum(prop jsonObject, values []string) {
 		enum = append(enum, nil)
 	}
 	prop["enum"] = enum
+}
+
+// webhookOperationID names the operation of an event: call.ended gives callEndedEvent.
+func webhookOperationID(event string) string {
+	parts := strings.Split(event, ".")
+	for i := 1; i < len(parts); i++ {
+		parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+	}
+	return strings.Join(parts, "") + "Event"
 }

@@ -3,15 +3,16 @@
 set -euo pipefail
 CONTROLLER_GEN="$1"
 cd "$(dirname "$0")/.."
-files() { find config/crd/bases config/rbac -name '*.yaml' 2>/dev/null; find api -name 'zz_generated*.go'; }
+files() { find config/crd/bases config/rbac -name '*.yaml' 2>/dev/null; find api -name 'zz_generated*.go'; echo api/openapi/v1.json api/client/client.gen.go | tr ' ' '\n'; }
 before="$(files | sort | xargs -r sha256sum)"
 "$CONTROLLER_GEN" rbac:roleName=manager-role crd paths="./api/..." paths="./controllers/..." \
   output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 "$CONTROLLER_GEN" object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+hack/generate-openapi.sh
 after="$(files | sort | xargs -r sha256sum)"
 if [[ "$before" != "$after" ]]; then
   echo "Generated files were stale (now regenerated): run 'make manifests generate' and commit the result." >&2
   diff <(echo "$before") <(echo "$after") >&2 || true
   exit 1
 fi
-echo "generated CRDs, RBAC and deepcopy are current"
+echo "generated CRDs, RBAC, deepcopy, OpenAPI description and Go client are current"
