@@ -13,6 +13,7 @@ import (
 	"github.com/swaggest/jsonschema-go"
 
 	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/events"
 )
 
@@ -237,6 +238,13 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 		for prop, values := range propertyEnums[name] {
 			setEnum(obj(props[prop]), values)
 		}
+	}
+	if items := obj(obj(obj(obj(schemas["Me"])["properties"])["abilities"])["items"]); items != nil {
+		abilities := make([]any, len(auth.AllAbilities))
+		for i, a := range auth.AllAbilities {
+			abilities[i] = string(a)
+		}
+		items["enum"] = abilities
 	}
 	// A plain refusal has only a message, so it is told apart from the add-on refusal.
 	if eb := obj(schemas["ErrorBody"]); eb != nil {

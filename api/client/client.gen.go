@@ -348,6 +348,39 @@ func (e LedgerEntryType) Valid() bool {
 	}
 }
 
+// Defines values for MeAbilities.
+const (
+	AutoTranscribe MeAbilities = "auto-transcribe"
+	ContactsRead   MeAbilities = "contacts:read"
+	ContactsWrite  MeAbilities = "contacts:write"
+	InboxWrite     MeAbilities = "inbox:write"
+	Read           MeAbilities = "read"
+	Transcribe     MeAbilities = "transcribe"
+	WebhooksManage MeAbilities = "webhooks:manage"
+)
+
+// Valid indicates whether the value is a known member of the MeAbilities enum.
+func (e MeAbilities) Valid() bool {
+	switch e {
+	case AutoTranscribe:
+		return true
+	case ContactsRead:
+		return true
+	case ContactsWrite:
+		return true
+	case InboxWrite:
+		return true
+	case Read:
+		return true
+	case Transcribe:
+		return true
+	case WebhooksManage:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MeTenantStatus.
 const (
 	MeTenantStatusActive MeTenantStatus = "active"
@@ -1805,12 +1838,15 @@ type LedgerEntryPage struct {
 
 // Me defines model for Me.
 type Me struct {
-	Abilities     []string   `json:"abilities"`
-	CanTranscribe bool       `json:"can_transcribe"`
-	Realtime      MeRealtime `json:"realtime"`
-	Tenant        MeTenant   `json:"tenant"`
-	User          MeUser     `json:"user"`
+	Abilities     []MeAbilities `json:"abilities"`
+	CanTranscribe bool          `json:"can_transcribe"`
+	Realtime      MeRealtime    `json:"realtime"`
+	Tenant        MeTenant      `json:"tenant"`
+	User          MeUser        `json:"user"`
 }
+
+// MeAbilities defines model for Me.Abilities.
+type MeAbilities string
 
 // MeRealtime defines model for MeRealtime.
 type MeRealtime struct {
