@@ -372,12 +372,15 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 		tagList = append(tagList, jsonObject{"name": t, "description": tagDescriptions[t]})
 	}
 	d["tags"] = tagList
-	d["webhooks"] = webhooksSection()
+	// The payload is inlined, not a $ref: oapi-codegen (v2.8) prunes schemas that only the
+	// webhooks section refers to and then fails to compile its own webhook body types. The
+	// named WebhookEvent* schemas stay in components for generators that keep them.
+	d["webhooks"] = webhooksSection(inlineRefs(ref("WebhookEvent"), schemas))
 	return json.MarshalIndent(d, "", "  ")
 }
 
 // webhooksSection describes the requests the service sends to endpoints (spec: Events).
-func webhooksSection() jsonObject {
+func webhooksSection(payload jsonObject) jsonObject {
 	headers := []any{
 		headerParam("X-Service-Event", "The event name.", jsonObject{"type": "string", "enum": eventNames(true)}),
 		headerParam("X-Service-Delivery", "The event's id; the same on every retry and resend, for de-duplication.", jsonObject{"type": "string", "format": "uuid"}),
@@ -397,7 +400,7 @@ func webhooksSection() jsonObject {
 			"tags":        []any{"webhooks"},
 			"security":    []any{},
 			"parameters":  headers,
-			"requestBody": jsonObject{"required": true, "content": jsonObject{"application/json": jsonObject{"schema": ref("WebhookEvent")}}},
+			"requestBody": jsonObject{"required": true, "content": jsonObject{"application/json": jsonObject{"schema": payload}}},
 			"responses": jsonObject{
 				"2XX":     jsonObject{"description": "Received; any 2xx status."},
 				"default": jsonObject{"description": "Not received; the delivery is retried."},
@@ -524,4 +527,31 @@ func webhookOperationID(event string) string {
 		parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
 	}
 	return strings.Join(parts, "") + "Event"
+}
+
+// inlineRefs is a deep copy of schema with every component $ref replaced by the component
+// (the payload's schemas refer to no schema that refers back).
+func inlineRefs(schema any, schemas jsonObject) jsonObject {
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch t := v.(type) {
+		case jsonObject:
+			if r, ok := t["$ref"].(string); ok {
+				return walk(schemas[strings.TrimPrefix(r, "#/components/schemas/")])
+			}
+			out := jsonObject{}
+			for k, e := range t {
+				out[k] = walk(e)
+			}
+			return out
+		case []any:
+			out := make([]any, len(t))
+			for i, e := range t {
+				out[i] = walk(e)
+			}
+			return out
+		}
+		return v
+	}
+	return obj(walk(schema))
 }

@@ -1013,13 +1013,13 @@ func (e WebhookEventEvent) Valid() bool {
 
 // Defines values for WebhookEventTest.
 const (
-	True WebhookEventTest = true
+	WebhookEventTestTrue WebhookEventTest = true
 )
 
 // Valid indicates whether the value is a known member of the WebhookEventTest enum.
 func (e WebhookEventTest) Valid() bool {
 	switch e {
-	case True:
+	case WebhookEventTestTrue:
 		return true
 	default:
 		return false
@@ -1416,6 +1416,84 @@ func (e CallEndedEventParamsXServiceEvent) Valid() bool {
 	}
 }
 
+// Defines values for CallEndedEventJSONBodyCallDirection.
+const (
+	CallEndedEventJSONBodyCallDirectionInbound  CallEndedEventJSONBodyCallDirection = "inbound"
+	CallEndedEventJSONBodyCallDirectionOutbound CallEndedEventJSONBodyCallDirection = "outbound"
+)
+
+// Valid indicates whether the value is a known member of the CallEndedEventJSONBodyCallDirection enum.
+func (e CallEndedEventJSONBodyCallDirection) Valid() bool {
+	switch e {
+	case CallEndedEventJSONBodyCallDirectionInbound:
+		return true
+	case CallEndedEventJSONBodyCallDirectionOutbound:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CallEndedEventJSONBodyCardUrgency.
+const (
+	CallEndedEventJSONBodyCardUrgencyHigh   CallEndedEventJSONBodyCardUrgency = "high"
+	CallEndedEventJSONBodyCardUrgencyLow    CallEndedEventJSONBodyCardUrgency = "low"
+	CallEndedEventJSONBodyCardUrgencyNormal CallEndedEventJSONBodyCardUrgency = "normal"
+)
+
+// Valid indicates whether the value is a known member of the CallEndedEventJSONBodyCardUrgency enum.
+func (e CallEndedEventJSONBodyCardUrgency) Valid() bool {
+	switch e {
+	case CallEndedEventJSONBodyCardUrgencyHigh:
+		return true
+	case CallEndedEventJSONBodyCardUrgencyLow:
+		return true
+	case CallEndedEventJSONBodyCardUrgencyNormal:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CallEndedEventJSONBodyEvent.
+const (
+	CallEndedEventJSONBodyEventCallEnded         CallEndedEventJSONBodyEvent = "call.ended"
+	CallEndedEventJSONBodyEventTest              CallEndedEventJSONBodyEvent = "test"
+	CallEndedEventJSONBodyEventTranscriptReady   CallEndedEventJSONBodyEvent = "transcript.ready"
+	CallEndedEventJSONBodyEventVoicemailReceived CallEndedEventJSONBodyEvent = "voicemail.received"
+)
+
+// Valid indicates whether the value is a known member of the CallEndedEventJSONBodyEvent enum.
+func (e CallEndedEventJSONBodyEvent) Valid() bool {
+	switch e {
+	case CallEndedEventJSONBodyEventCallEnded:
+		return true
+	case CallEndedEventJSONBodyEventTest:
+		return true
+	case CallEndedEventJSONBodyEventTranscriptReady:
+		return true
+	case CallEndedEventJSONBodyEventVoicemailReceived:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CallEndedEventJSONBodyTest.
+const (
+	CallEndedEventJSONBodyTestTrue CallEndedEventJSONBodyTest = true
+)
+
+// Valid indicates whether the value is a known member of the CallEndedEventJSONBodyTest enum.
+func (e CallEndedEventJSONBodyTest) Valid() bool {
+	switch e {
+	case CallEndedEventJSONBodyTestTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TestEventParamsXServiceEvent.
 const (
 	TestEventParamsXServiceEventCallEnded         TestEventParamsXServiceEvent = "call.ended"
@@ -1434,6 +1512,84 @@ func (e TestEventParamsXServiceEvent) Valid() bool {
 	case TestEventParamsXServiceEventTranscriptReady:
 		return true
 	case TestEventParamsXServiceEventVoicemailReceived:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TestEventJSONBodyCallDirection.
+const (
+	TestEventJSONBodyCallDirectionInbound  TestEventJSONBodyCallDirection = "inbound"
+	TestEventJSONBodyCallDirectionOutbound TestEventJSONBodyCallDirection = "outbound"
+)
+
+// Valid indicates whether the value is a known member of the TestEventJSONBodyCallDirection enum.
+func (e TestEventJSONBodyCallDirection) Valid() bool {
+	switch e {
+	case TestEventJSONBodyCallDirectionInbound:
+		return true
+	case TestEventJSONBodyCallDirectionOutbound:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TestEventJSONBodyCardUrgency.
+const (
+	TestEventJSONBodyCardUrgencyHigh   TestEventJSONBodyCardUrgency = "high"
+	TestEventJSONBodyCardUrgencyLow    TestEventJSONBodyCardUrgency = "low"
+	TestEventJSONBodyCardUrgencyNormal TestEventJSONBodyCardUrgency = "normal"
+)
+
+// Valid indicates whether the value is a known member of the TestEventJSONBodyCardUrgency enum.
+func (e TestEventJSONBodyCardUrgency) Valid() bool {
+	switch e {
+	case TestEventJSONBodyCardUrgencyHigh:
+		return true
+	case TestEventJSONBodyCardUrgencyLow:
+		return true
+	case TestEventJSONBodyCardUrgencyNormal:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TestEventJSONBodyEvent.
+const (
+	TestEventJSONBodyEventCallEnded         TestEventJSONBodyEvent = "call.ended"
+	TestEventJSONBodyEventTest              TestEventJSONBodyEvent = "test"
+	TestEventJSONBodyEventTranscriptReady   TestEventJSONBodyEvent = "transcript.ready"
+	TestEventJSONBodyEventVoicemailReceived TestEventJSONBodyEvent = "voicemail.received"
+)
+
+// Valid indicates whether the value is a known member of the TestEventJSONBodyEvent enum.
+func (e TestEventJSONBodyEvent) Valid() bool {
+	switch e {
+	case TestEventJSONBodyEventCallEnded:
+		return true
+	case TestEventJSONBodyEventTest:
+		return true
+	case TestEventJSONBodyEventTranscriptReady:
+		return true
+	case TestEventJSONBodyEventVoicemailReceived:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TestEventJSONBodyTest.
+const (
+	TestEventJSONBodyTestTrue TestEventJSONBodyTest = true
+)
+
+// Valid indicates whether the value is a known member of the TestEventJSONBodyTest enum.
+func (e TestEventJSONBodyTest) Valid() bool {
+	switch e {
+	case TestEventJSONBodyTestTrue:
 		return true
 	default:
 		return false
@@ -1464,6 +1620,84 @@ func (e TranscriptReadyEventParamsXServiceEvent) Valid() bool {
 	}
 }
 
+// Defines values for TranscriptReadyEventJSONBodyCallDirection.
+const (
+	TranscriptReadyEventJSONBodyCallDirectionInbound  TranscriptReadyEventJSONBodyCallDirection = "inbound"
+	TranscriptReadyEventJSONBodyCallDirectionOutbound TranscriptReadyEventJSONBodyCallDirection = "outbound"
+)
+
+// Valid indicates whether the value is a known member of the TranscriptReadyEventJSONBodyCallDirection enum.
+func (e TranscriptReadyEventJSONBodyCallDirection) Valid() bool {
+	switch e {
+	case TranscriptReadyEventJSONBodyCallDirectionInbound:
+		return true
+	case TranscriptReadyEventJSONBodyCallDirectionOutbound:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TranscriptReadyEventJSONBodyCardUrgency.
+const (
+	TranscriptReadyEventJSONBodyCardUrgencyHigh   TranscriptReadyEventJSONBodyCardUrgency = "high"
+	TranscriptReadyEventJSONBodyCardUrgencyLow    TranscriptReadyEventJSONBodyCardUrgency = "low"
+	TranscriptReadyEventJSONBodyCardUrgencyNormal TranscriptReadyEventJSONBodyCardUrgency = "normal"
+)
+
+// Valid indicates whether the value is a known member of the TranscriptReadyEventJSONBodyCardUrgency enum.
+func (e TranscriptReadyEventJSONBodyCardUrgency) Valid() bool {
+	switch e {
+	case TranscriptReadyEventJSONBodyCardUrgencyHigh:
+		return true
+	case TranscriptReadyEventJSONBodyCardUrgencyLow:
+		return true
+	case TranscriptReadyEventJSONBodyCardUrgencyNormal:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TranscriptReadyEventJSONBodyEvent.
+const (
+	TranscriptReadyEventJSONBodyEventCallEnded         TranscriptReadyEventJSONBodyEvent = "call.ended"
+	TranscriptReadyEventJSONBodyEventTest              TranscriptReadyEventJSONBodyEvent = "test"
+	TranscriptReadyEventJSONBodyEventTranscriptReady   TranscriptReadyEventJSONBodyEvent = "transcript.ready"
+	TranscriptReadyEventJSONBodyEventVoicemailReceived TranscriptReadyEventJSONBodyEvent = "voicemail.received"
+)
+
+// Valid indicates whether the value is a known member of the TranscriptReadyEventJSONBodyEvent enum.
+func (e TranscriptReadyEventJSONBodyEvent) Valid() bool {
+	switch e {
+	case TranscriptReadyEventJSONBodyEventCallEnded:
+		return true
+	case TranscriptReadyEventJSONBodyEventTest:
+		return true
+	case TranscriptReadyEventJSONBodyEventTranscriptReady:
+		return true
+	case TranscriptReadyEventJSONBodyEventVoicemailReceived:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TranscriptReadyEventJSONBodyTest.
+const (
+	TranscriptReadyEventJSONBodyTestTrue TranscriptReadyEventJSONBodyTest = true
+)
+
+// Valid indicates whether the value is a known member of the TranscriptReadyEventJSONBodyTest enum.
+func (e TranscriptReadyEventJSONBodyTest) Valid() bool {
+	switch e {
+	case TranscriptReadyEventJSONBodyTestTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for VoicemailReceivedEventParamsXServiceEvent.
 const (
 	VoicemailReceivedEventParamsXServiceEventCallEnded         VoicemailReceivedEventParamsXServiceEvent = "call.ended"
@@ -1482,6 +1716,84 @@ func (e VoicemailReceivedEventParamsXServiceEvent) Valid() bool {
 	case VoicemailReceivedEventParamsXServiceEventTranscriptReady:
 		return true
 	case VoicemailReceivedEventParamsXServiceEventVoicemailReceived:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VoicemailReceivedEventJSONBodyCallDirection.
+const (
+	VoicemailReceivedEventJSONBodyCallDirectionInbound  VoicemailReceivedEventJSONBodyCallDirection = "inbound"
+	VoicemailReceivedEventJSONBodyCallDirectionOutbound VoicemailReceivedEventJSONBodyCallDirection = "outbound"
+)
+
+// Valid indicates whether the value is a known member of the VoicemailReceivedEventJSONBodyCallDirection enum.
+func (e VoicemailReceivedEventJSONBodyCallDirection) Valid() bool {
+	switch e {
+	case VoicemailReceivedEventJSONBodyCallDirectionInbound:
+		return true
+	case VoicemailReceivedEventJSONBodyCallDirectionOutbound:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VoicemailReceivedEventJSONBodyCardUrgency.
+const (
+	VoicemailReceivedEventJSONBodyCardUrgencyHigh   VoicemailReceivedEventJSONBodyCardUrgency = "high"
+	VoicemailReceivedEventJSONBodyCardUrgencyLow    VoicemailReceivedEventJSONBodyCardUrgency = "low"
+	VoicemailReceivedEventJSONBodyCardUrgencyNormal VoicemailReceivedEventJSONBodyCardUrgency = "normal"
+)
+
+// Valid indicates whether the value is a known member of the VoicemailReceivedEventJSONBodyCardUrgency enum.
+func (e VoicemailReceivedEventJSONBodyCardUrgency) Valid() bool {
+	switch e {
+	case VoicemailReceivedEventJSONBodyCardUrgencyHigh:
+		return true
+	case VoicemailReceivedEventJSONBodyCardUrgencyLow:
+		return true
+	case VoicemailReceivedEventJSONBodyCardUrgencyNormal:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VoicemailReceivedEventJSONBodyEvent.
+const (
+	VoicemailReceivedEventJSONBodyEventCallEnded         VoicemailReceivedEventJSONBodyEvent = "call.ended"
+	VoicemailReceivedEventJSONBodyEventTest              VoicemailReceivedEventJSONBodyEvent = "test"
+	VoicemailReceivedEventJSONBodyEventTranscriptReady   VoicemailReceivedEventJSONBodyEvent = "transcript.ready"
+	VoicemailReceivedEventJSONBodyEventVoicemailReceived VoicemailReceivedEventJSONBodyEvent = "voicemail.received"
+)
+
+// Valid indicates whether the value is a known member of the VoicemailReceivedEventJSONBodyEvent enum.
+func (e VoicemailReceivedEventJSONBodyEvent) Valid() bool {
+	switch e {
+	case VoicemailReceivedEventJSONBodyEventCallEnded:
+		return true
+	case VoicemailReceivedEventJSONBodyEventTest:
+		return true
+	case VoicemailReceivedEventJSONBodyEventTranscriptReady:
+		return true
+	case VoicemailReceivedEventJSONBodyEventVoicemailReceived:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VoicemailReceivedEventJSONBodyTest.
+const (
+	VoicemailReceivedEventJSONBodyTestTrue VoicemailReceivedEventJSONBodyTest = true
+)
+
+// Valid indicates whether the value is a known member of the VoicemailReceivedEventJSONBodyTest enum.
+func (e VoicemailReceivedEventJSONBodyTest) Valid() bool {
+	switch e {
+	case VoicemailReceivedEventJSONBodyTestTrue:
 		return true
 	default:
 		return false
@@ -2761,6 +3073,57 @@ type TestWebhook403JSONResponseBody struct {
 	union json.RawMessage
 }
 
+// CallEndedEventJSONBody defines parameters for CallEndedEvent.
+type CallEndedEventJSONBody struct {
+	Account struct {
+		Name string `json:"name"`
+	} `json:"account"`
+	Answer struct {
+		Answered    bool    `json:"answered"`
+		Department  *string `json:"department"`
+		StaffMember *string `json:"staff_member"`
+		TargetLabel *string `json:"target_label"`
+		TargetType  *string `json:"target_type"`
+	} `json:"answer"`
+	Call struct {
+		Direction       CallEndedEventJSONBodyCallDirection `json:"direction"`
+		Disposition     string                              `json:"disposition"`
+		DurationSeconds int                                 `json:"duration_seconds"`
+		EndedAt         *time.Time                          `json:"ended_at"`
+		From            string                              `json:"from"`
+		Id              string                              `json:"id"`
+		StartedAt       time.Time                           `json:"started_at"`
+		TalkSeconds     int                                 `json:"talk_seconds"`
+		To              string                              `json:"to"`
+	} `json:"call"`
+	Card *struct {
+		CallbackNumber *string                           `json:"callback_number"`
+		Gist           string                            `json:"gist"`
+		Mood           string                            `json:"mood"`
+		Subject        string                            `json:"subject"`
+		ToDos          []string                          `json:"to_dos"`
+		Urgency        CallEndedEventJSONBodyCardUrgency `json:"urgency"`
+	} `json:"card"`
+	CreatedAt time.Time                   `json:"created_at"`
+	Event     CallEndedEventJSONBodyEvent `json:"event"`
+
+	// Id The event's id; the same as X-Service-Delivery.
+	Id    openapi_types.UUID `json:"id"`
+	Links struct {
+		Dashboard     *string `json:"dashboard"`
+		RecordingApi  *string `json:"recording_api"`
+		SharedPage    *string `json:"shared_page,omitempty"`
+		TranscriptApi *string `json:"transcript_api"`
+	} `json:"links"`
+	Number struct {
+		E164  string `json:"e164"`
+		Label string `json:"label"`
+	} `json:"number"`
+
+	// Test Present, and true, only on test events.
+	Test *CallEndedEventJSONBodyTest `json:"test,omitempty"`
+}
+
 // CallEndedEventParams defines parameters for CallEndedEvent.
 type CallEndedEventParams struct {
 	// XServiceEvent The event name.
@@ -2781,6 +3144,69 @@ type CallEndedEventParams struct {
 
 // CallEndedEventParamsXServiceEvent defines parameters for CallEndedEvent.
 type CallEndedEventParamsXServiceEvent string
+
+// CallEndedEventJSONBodyCallDirection defines parameters for CallEndedEvent.
+type CallEndedEventJSONBodyCallDirection string
+
+// CallEndedEventJSONBodyCardUrgency defines parameters for CallEndedEvent.
+type CallEndedEventJSONBodyCardUrgency string
+
+// CallEndedEventJSONBodyEvent defines parameters for CallEndedEvent.
+type CallEndedEventJSONBodyEvent string
+
+// CallEndedEventJSONBodyTest defines parameters for CallEndedEvent.
+type CallEndedEventJSONBodyTest bool
+
+// TestEventJSONBody defines parameters for TestEvent.
+type TestEventJSONBody struct {
+	Account struct {
+		Name string `json:"name"`
+	} `json:"account"`
+	Answer struct {
+		Answered    bool    `json:"answered"`
+		Department  *string `json:"department"`
+		StaffMember *string `json:"staff_member"`
+		TargetLabel *string `json:"target_label"`
+		TargetType  *string `json:"target_type"`
+	} `json:"answer"`
+	Call struct {
+		Direction       TestEventJSONBodyCallDirection `json:"direction"`
+		Disposition     string                         `json:"disposition"`
+		DurationSeconds int                            `json:"duration_seconds"`
+		EndedAt         *time.Time                     `json:"ended_at"`
+		From            string                         `json:"from"`
+		Id              string                         `json:"id"`
+		StartedAt       time.Time                      `json:"started_at"`
+		TalkSeconds     int                            `json:"talk_seconds"`
+		To              string                         `json:"to"`
+	} `json:"call"`
+	Card *struct {
+		CallbackNumber *string                      `json:"callback_number"`
+		Gist           string                       `json:"gist"`
+		Mood           string                       `json:"mood"`
+		Subject        string                       `json:"subject"`
+		ToDos          []string                     `json:"to_dos"`
+		Urgency        TestEventJSONBodyCardUrgency `json:"urgency"`
+	} `json:"card"`
+	CreatedAt time.Time              `json:"created_at"`
+	Event     TestEventJSONBodyEvent `json:"event"`
+
+	// Id The event's id; the same as X-Service-Delivery.
+	Id    openapi_types.UUID `json:"id"`
+	Links struct {
+		Dashboard     *string `json:"dashboard"`
+		RecordingApi  *string `json:"recording_api"`
+		SharedPage    *string `json:"shared_page,omitempty"`
+		TranscriptApi *string `json:"transcript_api"`
+	} `json:"links"`
+	Number struct {
+		E164  string `json:"e164"`
+		Label string `json:"label"`
+	} `json:"number"`
+
+	// Test Present, and true, only on test events.
+	Test *TestEventJSONBodyTest `json:"test,omitempty"`
+}
 
 // TestEventParams defines parameters for TestEvent.
 type TestEventParams struct {
@@ -2803,6 +3229,69 @@ type TestEventParams struct {
 // TestEventParamsXServiceEvent defines parameters for TestEvent.
 type TestEventParamsXServiceEvent string
 
+// TestEventJSONBodyCallDirection defines parameters for TestEvent.
+type TestEventJSONBodyCallDirection string
+
+// TestEventJSONBodyCardUrgency defines parameters for TestEvent.
+type TestEventJSONBodyCardUrgency string
+
+// TestEventJSONBodyEvent defines parameters for TestEvent.
+type TestEventJSONBodyEvent string
+
+// TestEventJSONBodyTest defines parameters for TestEvent.
+type TestEventJSONBodyTest bool
+
+// TranscriptReadyEventJSONBody defines parameters for TranscriptReadyEvent.
+type TranscriptReadyEventJSONBody struct {
+	Account struct {
+		Name string `json:"name"`
+	} `json:"account"`
+	Answer struct {
+		Answered    bool    `json:"answered"`
+		Department  *string `json:"department"`
+		StaffMember *string `json:"staff_member"`
+		TargetLabel *string `json:"target_label"`
+		TargetType  *string `json:"target_type"`
+	} `json:"answer"`
+	Call struct {
+		Direction       TranscriptReadyEventJSONBodyCallDirection `json:"direction"`
+		Disposition     string                                    `json:"disposition"`
+		DurationSeconds int                                       `json:"duration_seconds"`
+		EndedAt         *time.Time                                `json:"ended_at"`
+		From            string                                    `json:"from"`
+		Id              string                                    `json:"id"`
+		StartedAt       time.Time                                 `json:"started_at"`
+		TalkSeconds     int                                       `json:"talk_seconds"`
+		To              string                                    `json:"to"`
+	} `json:"call"`
+	Card *struct {
+		CallbackNumber *string                                 `json:"callback_number"`
+		Gist           string                                  `json:"gist"`
+		Mood           string                                  `json:"mood"`
+		Subject        string                                  `json:"subject"`
+		ToDos          []string                                `json:"to_dos"`
+		Urgency        TranscriptReadyEventJSONBodyCardUrgency `json:"urgency"`
+	} `json:"card"`
+	CreatedAt time.Time                         `json:"created_at"`
+	Event     TranscriptReadyEventJSONBodyEvent `json:"event"`
+
+	// Id The event's id; the same as X-Service-Delivery.
+	Id    openapi_types.UUID `json:"id"`
+	Links struct {
+		Dashboard     *string `json:"dashboard"`
+		RecordingApi  *string `json:"recording_api"`
+		SharedPage    *string `json:"shared_page,omitempty"`
+		TranscriptApi *string `json:"transcript_api"`
+	} `json:"links"`
+	Number struct {
+		E164  string `json:"e164"`
+		Label string `json:"label"`
+	} `json:"number"`
+
+	// Test Present, and true, only on test events.
+	Test *TranscriptReadyEventJSONBodyTest `json:"test,omitempty"`
+}
+
 // TranscriptReadyEventParams defines parameters for TranscriptReadyEvent.
 type TranscriptReadyEventParams struct {
 	// XServiceEvent The event name.
@@ -2823,6 +3312,69 @@ type TranscriptReadyEventParams struct {
 
 // TranscriptReadyEventParamsXServiceEvent defines parameters for TranscriptReadyEvent.
 type TranscriptReadyEventParamsXServiceEvent string
+
+// TranscriptReadyEventJSONBodyCallDirection defines parameters for TranscriptReadyEvent.
+type TranscriptReadyEventJSONBodyCallDirection string
+
+// TranscriptReadyEventJSONBodyCardUrgency defines parameters for TranscriptReadyEvent.
+type TranscriptReadyEventJSONBodyCardUrgency string
+
+// TranscriptReadyEventJSONBodyEvent defines parameters for TranscriptReadyEvent.
+type TranscriptReadyEventJSONBodyEvent string
+
+// TranscriptReadyEventJSONBodyTest defines parameters for TranscriptReadyEvent.
+type TranscriptReadyEventJSONBodyTest bool
+
+// VoicemailReceivedEventJSONBody defines parameters for VoicemailReceivedEvent.
+type VoicemailReceivedEventJSONBody struct {
+	Account struct {
+		Name string `json:"name"`
+	} `json:"account"`
+	Answer struct {
+		Answered    bool    `json:"answered"`
+		Department  *string `json:"department"`
+		StaffMember *string `json:"staff_member"`
+		TargetLabel *string `json:"target_label"`
+		TargetType  *string `json:"target_type"`
+	} `json:"answer"`
+	Call struct {
+		Direction       VoicemailReceivedEventJSONBodyCallDirection `json:"direction"`
+		Disposition     string                                      `json:"disposition"`
+		DurationSeconds int                                         `json:"duration_seconds"`
+		EndedAt         *time.Time                                  `json:"ended_at"`
+		From            string                                      `json:"from"`
+		Id              string                                      `json:"id"`
+		StartedAt       time.Time                                   `json:"started_at"`
+		TalkSeconds     int                                         `json:"talk_seconds"`
+		To              string                                      `json:"to"`
+	} `json:"call"`
+	Card *struct {
+		CallbackNumber *string                                   `json:"callback_number"`
+		Gist           string                                    `json:"gist"`
+		Mood           string                                    `json:"mood"`
+		Subject        string                                    `json:"subject"`
+		ToDos          []string                                  `json:"to_dos"`
+		Urgency        VoicemailReceivedEventJSONBodyCardUrgency `json:"urgency"`
+	} `json:"card"`
+	CreatedAt time.Time                           `json:"created_at"`
+	Event     VoicemailReceivedEventJSONBodyEvent `json:"event"`
+
+	// Id The event's id; the same as X-Service-Delivery.
+	Id    openapi_types.UUID `json:"id"`
+	Links struct {
+		Dashboard     *string `json:"dashboard"`
+		RecordingApi  *string `json:"recording_api"`
+		SharedPage    *string `json:"shared_page,omitempty"`
+		TranscriptApi *string `json:"transcript_api"`
+	} `json:"links"`
+	Number struct {
+		E164  string `json:"e164"`
+		Label string `json:"label"`
+	} `json:"number"`
+
+	// Test Present, and true, only on test events.
+	Test *VoicemailReceivedEventJSONBodyTest `json:"test,omitempty"`
+}
 
 // VoicemailReceivedEventParams defines parameters for VoicemailReceivedEvent.
 type VoicemailReceivedEventParams struct {
@@ -2845,6 +3397,18 @@ type VoicemailReceivedEventParams struct {
 // VoicemailReceivedEventParamsXServiceEvent defines parameters for VoicemailReceivedEvent.
 type VoicemailReceivedEventParamsXServiceEvent string
 
+// VoicemailReceivedEventJSONBodyCallDirection defines parameters for VoicemailReceivedEvent.
+type VoicemailReceivedEventJSONBodyCallDirection string
+
+// VoicemailReceivedEventJSONBodyCardUrgency defines parameters for VoicemailReceivedEvent.
+type VoicemailReceivedEventJSONBodyCardUrgency string
+
+// VoicemailReceivedEventJSONBodyEvent defines parameters for VoicemailReceivedEvent.
+type VoicemailReceivedEventJSONBodyEvent string
+
+// VoicemailReceivedEventJSONBodyTest defines parameters for VoicemailReceivedEvent.
+type VoicemailReceivedEventJSONBodyTest bool
+
 // CreateContactJSONRequestBody defines body for CreateContact for application/json ContentType.
 type CreateContactJSONRequestBody = ContactWrite
 
@@ -2864,16 +3428,16 @@ type CreateWebhookJSONRequestBody = WebhookCreate
 type UpdateWebhookJSONRequestBody = WebhookChange
 
 // CallEndedEventJSONRequestBody defines body for CallEndedEvent for application/json ContentType.
-type CallEndedEventJSONRequestBody = WebhookEvent
+type CallEndedEventJSONRequestBody CallEndedEventJSONBody
 
 // TestEventJSONRequestBody defines body for TestEvent for application/json ContentType.
-type TestEventJSONRequestBody = WebhookEvent
+type TestEventJSONRequestBody TestEventJSONBody
 
 // TranscriptReadyEventJSONRequestBody defines body for TranscriptReadyEvent for application/json ContentType.
-type TranscriptReadyEventJSONRequestBody = WebhookEvent
+type TranscriptReadyEventJSONRequestBody TranscriptReadyEventJSONBody
 
 // VoicemailReceivedEventJSONRequestBody defines body for VoicemailReceivedEvent for application/json ContentType.
-type VoicemailReceivedEventJSONRequestBody = WebhookEvent
+type VoicemailReceivedEventJSONRequestBody VoicemailReceivedEventJSONBody
 
 // AsRecordingTranscript returns the union data inside the TranscriptOrEmpty as a RecordingTranscript
 func (t TranscriptOrEmpty) AsRecordingTranscript() (RecordingTranscript, error) {
