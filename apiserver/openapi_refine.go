@@ -353,6 +353,17 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 						h[name] = headerRef(name)
 					}
 				}
+				if code == "default" {
+					// A 503 (the database or kube-apiserver unreachable) says when to retry.
+					h[headerRetryAfter] = jsonObject{"description": "On a 503: seconds to wait before trying again.",
+						"schema": jsonObject{"type": "integer", "minimum": 0}}
+					if f.protected {
+						for _, name := range []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
+							h[name] = jsonObject{"description": "As on every answer to a request with a valid key.",
+								"schema": jsonObject{"type": "integer", "minimum": 0}}
+						}
+					}
+				}
 				switch status {
 				case http.StatusTooManyRequests:
 					h[headerRetryAfter] = headerRef("Retry-After")
