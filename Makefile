@@ -34,12 +34,13 @@ manifests: controller-gen ## Generate CRDs and RBAC from kubebuilder markers.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/..." paths="./controllers/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
 .PHONY: generate
-generate: controller-gen tools ## Generate DeepCopy methods and internal/store/schema.sql.
+generate: controller-gen tools ## Generate DeepCopy methods, internal/store/schema.sql, api/openapi/v1.json and the Go client (api/client).
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
 	go run ./hack/schemadump internal/store/schema.sql
+	hack/generate-openapi.sh
 
 .PHONY: verify-generated
-verify-generated: controller-gen tools ## Fail when committed CRDs, RBAC, deepcopy or schema.sql are stale.
+verify-generated: controller-gen tools ## Fail when committed CRDs, RBAC, deepcopy, schema.sql, OpenAPI description or Go client are stale.
 	@hack/verify-generated.sh "$(CONTROLLER_GEN)"
 
 .PHONY: verify-config

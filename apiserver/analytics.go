@@ -24,7 +24,7 @@ func (r analyticsResource) AddToContainer(c *restful.Container) {
 		Doc("Call analytics of the last 7, 30 or 90 calendar days (today included) in the account's time zone. "+
 			"Calls screened out by call protection are counted only in summary.filtered; every other count is of business calls. "+
 			"missed is no-answer, busy and failed calls; avg_forward_seconds is the mean over answered calls.").
-		Param(ws.QueryParameter("days", "Window in days: 7, 30 (default) or 90.").DataType("integer").DefaultValue(analyticsDefaultDays)).
+		Param(enumParam(ws, "days", "Window in days: 7, 30 (default) or 90.", analyticsDays...).DataType("integer").DefaultValue(analyticsDefaultDays)).
 		Param(ws.QueryParameter("number", "A live number's public_id: only calls to it (by_number still lists every number).").
 			DataType("string")).
 		Returns(http.StatusOK, "OK", store.Analytics{}).

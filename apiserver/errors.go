@@ -22,13 +22,13 @@ type ValidationErrorBody struct {
 }
 
 // AddonRefusalBody is the 403 shape of the Integrations add-on gate. On routes behind the
-// gate a 403 is either this or a plain {message} (missing permission), so only message is
-// required in the description.
+// gate a 403 is either this or a plain {message} (missing permission); the description says
+// so with a oneOf that reason tells apart.
 type AddonRefusalBody struct {
-	Reason     string `json:"reason,omitempty" enum:"addon_required,plan_required,account_inactive,platform_disabled"`
-	Capability string `json:"capability,omitempty" enum:"integrations"`
+	Reason     string `json:"reason" required:"true" enum:"addon_required,plan_required,account_inactive,platform_disabled"`
+	Capability string `json:"capability" required:"true" enum:"integrations"`
 	Message    string `json:"message" required:"true"`
-	PricingURL string `json:"pricing_url,omitempty"`
+	PricingURL string `json:"pricing_url" required:"true" format:"uri"`
 }
 
 // writeJSON writes a JSON response with a status.

@@ -50,13 +50,13 @@ func (r mediaResource) AddToContainer(c *restful.Container) {
 		Param(ws.PathParameter("recording", "The recording's public_id.").DataType("string")).
 		Param(ws.QueryParameter("expires", "When the link stops working, in Unix seconds (part of the signed link).").DataType("integer").Required(true)).
 		Param(ws.QueryParameter("sig", "The link's signature (part of the signed link).").DataType("string").Required(true)).
-		Returns(http.StatusOK, "The audio.", AudioBody{}).
-		Returns(http.StatusPartialContent, "The requested byte range of the audio.", AudioBody{}).
-		Returns(http.StatusNotModified, "The audio has not changed since the copy the client holds.", nil).
+		ReturnsWithHeaders(http.StatusOK, "The audio.", AudioBody{}, audioHeaders(false)).
+		ReturnsWithHeaders(http.StatusPartialContent, "The requested byte range of the audio.", AudioBody{}, audioHeaders(true)).
+		ReturnsWithHeaders(http.StatusNotModified, "The audio has not changed since the copy the client holds.", nil, audioHeaders(false)).
 		Returns(http.StatusForbidden, "The link is malformed, altered or expired; request a new one.", ErrorBody{}).
 		Returns(http.StatusNotFound, "The recording has been deleted.", ErrorBody{}).
-		Returns(http.StatusPreconditionFailed, "A precondition header does not hold.", nil).
-		Returns(http.StatusRequestedRangeNotSatisfiable, "The Range lies outside the audio.", RangeErrorBody{}).
+		ReturnsWithHeaders(http.StatusPreconditionFailed, "A precondition header does not hold.", nil, audioHeaders(false)).
+		ReturnsWithHeaders(http.StatusRequestedRangeNotSatisfiable, "The Range lies outside the audio.", RangeErrorBody{}, audioHeaders(true)).
 		Returns(http.StatusServiceUnavailable, "The service is briefly unavailable; see Retry-After.", ErrorBody{}).
 		Filter(retryUnavailableRead))
 	c.Add(ws)
@@ -138,4 +138,20 @@ func checkRecordingLink(key []byte, publicID, expires, sig string, now time.Time
 		return linkExpired
 	}
 	return linkValid
+}
+
+// audioHeaders are the headers of the audio's answers (ETag and Last-Modified aside, which
+// every HTTP client knows); withRange adds Content-Range.
+func audioHeaders(withRange bool) map[string]restful.Header {
+	text := &restful.Items{Type: "string"}
+	h := map[string]restful.Header{
+		"Accept-Ranges":          {Items: text, Description: "bytes: Range requests are supported."},
+		"Content-Disposition":    {Items: text, Description: "inline, with the recording's file name."},
+		"X-Content-Type-Options": {Items: text, Description: "nosniff."},
+		"Referrer-Policy":        {Items: text, Description: "no-referrer: the link is a secret."},
+	}
+	if withRange {
+		h["Content-Range"] = restful.Header{Items: text, Description: "The byte range sent, or the audio's length."}
+	}
+	return h
 }

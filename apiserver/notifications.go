@@ -57,7 +57,7 @@ func (r notificationsResource) AddToContainer(c *restful.Container) {
 		Returns(http.StatusOK, "OK", NotificationsReadAllResult{})), write))
 	ws.Route(protect(noBodyErrors(ws.POST("/{notification}/read").To(r.read).Operation("markNotificationRead").
 		Doc("Mark one of the key's user's notifications read. No body (an empty body or any JSON is ignored).").
-		Param(ws.PathParameter("notification", "The notification's id (a UUID).").DataType("string")).
+		Param(ws.PathParameter("notification", "The notification's id (a UUID).").DataType("string").DataFormat("uuid")).
 		Returns(http.StatusOK, "OK", NotificationReadResult{}).
 		Returns(http.StatusNotFound, "No such notification for this key's user.", ErrorBody{})), write))
 	c.Add(ws)

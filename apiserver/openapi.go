@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	restful "github.com/emicklei/go-restful/v3"
-	"github.com/swaggest/jsonschema-go"
 	openapi "github.com/swaggest/openapi-go"
 	"github.com/swaggest/openapi-go/openapi31"
 )
@@ -48,14 +47,8 @@ func (r openAPIResource) AddToContainer(c *restful.Container) {
 // BuildOpenAPI describes every route of the container except the description itself.
 func BuildOpenAPI(c *restful.Container, serverURL string) ([]byte, error) {
 	refl := openapi31.NewReflector()
-	// Schema names are the Go type names without their package.
 	refl.JSONSchemaReflector().DefaultOptions = append(refl.JSONSchemaReflector().DefaultOptions,
-		jsonschema.InterceptDefName(func(_ reflect.Type, name string) string {
-			for _, pkg := range []string{"Apiserver", "Store", "Webhooks", "Transcription"} {
-				name = strings.TrimPrefix(name, pkg)
-			}
-			return name
-		}))
+		reflectorOptions(requestBodyTypes(c))...)
 	spec := refl.SpecEns()
 	spec.Info.WithTitle("Switchboard call-handling API").WithVersion(OpenAPIVersion).
 		WithDescription("The public v1 API. Money is integer pence (GBP). Every request carries Authorization: Bearer <API_KEY>.")
@@ -72,7 +65,15 @@ func BuildOpenAPI(c *restful.Container, serverURL string) ([]byte, error) {
 			}
 		}
 	}
-	return json.MarshalIndent(spec, "", "  ")
+	webhookSchemas, err := webhookEventSchemas(refl)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	return refineDocument(doc, factsByOperation(c), webhookSchemas)
 }
 
 func addOperation(refl *openapi31.Reflector, route restful.Route) error {
@@ -89,8 +90,6 @@ func addOperation(refl *openapi31.Reflector, route restful.Route) error {
 	oc.SetTags(strings.Split(strings.TrimPrefix(path, "/"), "/")[0])
 	if _, protected := route.Metadata[metaAccess]; protected {
 		oc.AddSecurity(securitySchemeName)
-		a := route.Metadata[metaAccess].(Access)
-		oc.SetDescription(accessDescription(a))
 	}
 	if params := paramsStruct(route.ParameterDocs); params != nil {
 		oc.AddReqStructure(params)
@@ -171,6 +170,9 @@ func paramsStruct(params []*restful.Parameter) any {
 		if d.Minimum != nil {
 			tag += ` minimum:"` + strconv.FormatFloat(*d.Minimum, 'f', -1, 64) + `"`
 		}
+		if d.DataFormat != "" {
+			tag += fmt.Sprintf(` format:%q`, d.DataFormat)
+		}
 		if d.Maximum != nil {
 			tag += ` maximum:"` + strconv.FormatFloat(*d.Maximum, 'f', -1, 64) + `"`
 		}
@@ -180,4 +182,15 @@ func paramsStruct(params []*restful.Parameter) any {
 		return nil
 	}
 	return reflect.New(reflect.StructOf(fields)).Interface()
+}
+
+// PublishedServerURL is the server named in the committed description (api/openapi/v1.json);
+// the served description names the running server's own base URL instead.
+const PublishedServerURL = "https://api.switchboard.example" + APIRoot
+
+// PublishedOpenAPI is the description of the API the service serves (the core resources and
+// the webhook operations), without a running server.
+func PublishedOpenAPI() ([]byte, error) {
+	c := New(Config{BaseURL: "https://api.switchboard.example"}, nil, Webhooks(WebhooksConfig{}), Realtime(RealtimeConfig{}))
+	return BuildOpenAPI(c, PublishedServerURL)
 }

@@ -155,9 +155,9 @@ func pathRecordNoun(param string) string {
 
 func pageParams(ws *restful.WebService, maxPerPage, defPerPage int) []*restful.Parameter {
 	return []*restful.Parameter{
-		ws.QueryParameter("page", "Page number, from 1.").DataType("integer").DefaultValue("1"),
+		ws.QueryParameter("page", "Page number, from 1.").DataType("integer").DefaultValue("1").Minimum(1),
 		ws.QueryParameter("per_page", "Page size, 1 to "+strconv.Itoa(maxPerPage)+".").DataType("integer").
-			DefaultValue(strconv.Itoa(defPerPage)),
+			DefaultValue(strconv.Itoa(defPerPage)).Minimum(1).Maximum(float64(maxPerPage)),
 	}
 }
 

@@ -82,8 +82,9 @@ func New(cfg Config, st *store.Store, extra ...func(*Server) Resource) *restful.
 	c.DoNotRecover(false)
 	c.RecoverHandler(s.recoverPanic)
 	c.ServiceErrorHandler(s.serviceError)
-	c.Filter(s.logRequest)
+	c.Filter(s.logEachRequest)
 	c.Filter(s.authenticate)
+	c.Filter(s.rateLimitHeaders)
 	c.Filter(s.rateLimit)
 
 	resources := []Resource{
@@ -101,6 +102,7 @@ func New(cfg Config, st *store.Store, extra ...func(*Server) Resource) *restful.
 	openAPIResource{s, c}.AddToContainer(c)
 	// Paths outside every web service (go-restful's 404 comes through serviceError).
 	c.ServeMux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		withRequestID(w, r)
 		w.Header().Set("Content-Type", restful.MIME_JSON)
 		w.WriteHeader(http.StatusNotFound)
 		_, _ = w.Write([]byte(`{"message":"No such path."}` + "\n"))
@@ -151,14 +153,6 @@ func (s *Server) internalError(req *restful.Request, resp *restful.Response, err
 	}
 	s.cfg.Log.Error(err, "request failed", "method", req.Request.Method, "path", req.Request.URL.Path)
 	writeError(resp, http.StatusInternalServerError, "Something went wrong on our side. Please try again.")
-}
-
-// logRequest logs method, path, status and duration. Headers are not logged: they carry keys.
-func (s *Server) logRequest(req *restful.Request, resp *restful.Response, chain *restful.FilterChain) {
-	start := s.cfg.Clock.Now()
-	chain.ProcessFilter(req, resp)
-	s.cfg.Log.V(1).Info("request", "method", req.Request.Method, "path", req.Request.URL.Path,
-		"status", resp.StatusCode(), "duration", s.cfg.Clock.Since(start).String())
 }
 
 // isAnonymous reports whether path is served without a key.

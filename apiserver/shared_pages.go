@@ -34,7 +34,7 @@ func (r sharedPagesResource) AddToContainer(c *restful.Container) {
 		Param(ws.QueryParameter("issued", "When the link was made, in Unix seconds (part of the signed link).").DataType("integer").Required(true)).
 		Param(ws.QueryParameter("expires", "When the link stops working, in Unix seconds (part of the signed link).").DataType("integer").Required(true)).
 		Param(ws.QueryParameter("sig", "The link's signature (part of the signed link).").DataType("string").Required(true)).
-		Returns(http.StatusOK, "The page.", HTMLPage{}).
+		ReturnsWithHeaders(http.StatusOK, "The page.", HTMLPage{}, sharedPageHeaders).
 		Returns(http.StatusForbidden, "The link is malformed, altered, expired or closed by the owner.", ErrorBody{}).
 		Returns(http.StatusNotFound, "The voicemail has been deleted.", ErrorBody{}))
 	c.Add(ws)
@@ -94,3 +94,10 @@ audio{width:100%}.meta{color:#555}.transcript{white-space:pre-wrap;background:#f
 {{else}}<p class="meta">No transcript yet.</p>{{end}}
 </body></html>
 `))
+
+// sharedPageHeaders keep the page's link (a secret) out of Referer and the page self-contained.
+var sharedPageHeaders = map[string]restful.Header{
+	"Referrer-Policy":         {Items: &restful.Items{Type: "string"}, Description: "no-referrer: the link is a secret."},
+	"X-Content-Type-Options":  {Items: &restful.Items{Type: "string"}, Description: "nosniff."},
+	"Content-Security-Policy": {Items: &restful.Items{Type: "string"}, Description: "The page loads nothing but its audio."},
+}

@@ -97,7 +97,7 @@ type WebhookUpdated struct {
 // WebhookDeliveryRecord is one delivery of an event to an endpoint.
 type WebhookDeliveryRecord struct {
 	Event   string `json:"event" required:"true"`
-	EventID string `json:"event_id" required:"true"`
+	EventID string `json:"event_id" required:"true" format:"uuid"`
 	Status  string `json:"status" required:"true" enum:"pending,retrying,succeeded,failed,cancelled"`
 	// Attempts sent so far.
 	Attempts int `json:"attempts" required:"true"`
@@ -122,17 +122,17 @@ type WebhookQueued struct {
 
 // WebhookCreate is the body of POST /webhooks.
 type WebhookCreate struct {
-	Name   *string   `json:"name" required:"true"`
-	URL    *string   `json:"url" required:"true"`
-	Events *[]string `json:"events" required:"true"`
+	Name   *string   `json:"name" required:"true" nullable:"false" minLength:"1" maxLength:"100"`
+	URL    *string   `json:"url" required:"true" nullable:"false" format:"uri" description:"An https:// address on the public internet."`
+	Events *[]string `json:"events" required:"true" nullable:"false" minItems:"1"`
 }
 
 // WebhookChange is the body of PATCH /webhooks/{endpoint}; every field is optional.
 type WebhookChange struct {
-	Name   *string   `json:"name,omitempty"`
-	URL    *string   `json:"url,omitempty"`
-	Events *[]string `json:"events,omitempty"`
-	Status *string   `json:"status,omitempty" enum:"active,paused"`
+	Name   *string   `json:"name,omitempty" nullable:"false" minLength:"1" maxLength:"100"`
+	URL    *string   `json:"url,omitempty" nullable:"false" format:"uri" description:"An https:// address on the public internet."`
+	Events *[]string `json:"events,omitempty" nullable:"false" minItems:"1"`
+	Status *string   `json:"status,omitempty" nullable:"false" enum:"active,paused"`
 }
 
 type webhooksResource struct {
@@ -143,7 +143,7 @@ type webhooksResource struct {
 func (r webhooksResource) AddToContainer(c *restful.Container) {
 	ws := new(restful.WebService).Path(APIRoot + "/webhooks").Produces(restful.MIME_JSON)
 	endpointParam := idParam(ws, "endpoint", "The endpoint's public_id.", kubeNamePattern, kubeNameMaxLength)
-	eventParam := idParam(ws, "eventId", "The delivery's event_id (a UUID).", uuidPattern, uuidMaxLength)
+	eventParam := idParam(ws, "eventId", "The delivery's event_id (a UUID).", uuidPattern, uuidMaxLength).DataFormat("uuid")
 	manage := Access{Permission: auth.WebhooksManage, OwnerOnly: true}
 	gated := Access{Permission: auth.WebhooksManage, OwnerOnly: true, NeedsIntegrations: true}
 	withBody := func(rb *restful.RouteBuilder) *restful.RouteBuilder {

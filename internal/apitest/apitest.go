@@ -13,6 +13,7 @@ import (
 
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
+	"github.com/pb33f/libopenapi-validator/config"
 )
 
 // TB is the part of testing.TB (and GinkgoT()) used here.
@@ -68,19 +69,34 @@ func (r *Response) String() string { return fmt.Sprintf("%d %s", r.Status, r.Bod
 // description. body may be nil, a string/[]byte sent raw, or a value sent as JSON.
 func (a *API) Do(tb TB, key, method, path string, body any) *Response {
 	tb.Helper()
-	req, resp := a.send(tb, key, method, path, body)
+	req, resp := a.send(tb, key, method, path, body, nil)
 	a.check(tb, req, resp)
+	return resp
+}
+
+// DoWithHeaders is Do with extra request headers (an empty value sends none).
+func (a *API) DoWithHeaders(tb TB, key, method, path string, body any, headers map[string]string) *Response {
+	tb.Helper()
+	req, resp := a.send(tb, key, method, path, body, headers)
+	a.check(tb, req, resp)
+	return resp
+}
+
+// DoUncheckedWithHeaders is DoUnchecked with extra request headers.
+func (a *API) DoUncheckedWithHeaders(tb TB, key, method, path string, body any, headers map[string]string) *Response {
+	tb.Helper()
+	_, resp := a.send(tb, key, method, path, body, headers)
 	return resp
 }
 
 // DoUnchecked sends a request without checking the description (for paths outside it).
 func (a *API) DoUnchecked(tb TB, key, method, path string, body any) *Response {
 	tb.Helper()
-	_, resp := a.send(tb, key, method, path, body)
+	_, resp := a.send(tb, key, method, path, body, nil)
 	return resp
 }
 
-func (a *API) send(tb TB, key, method, path string, body any) (*http.Request, *Response) {
+func (a *API) send(tb TB, key, method, path string, body any, headers map[string]string) (*http.Request, *Response) {
 	tb.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
@@ -106,6 +122,11 @@ func (a *API) send(tb TB, key, method, path string, body any) (*http.Request, *R
 	}
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for name, v := range headers {
+		if v != "" {
+			req.Header.Set(name, v)
+		}
 	}
 	hr, err := a.HTTP.Do(req)
 	if err != nil {
@@ -158,7 +179,7 @@ func (a *API) loadValidator() (validator.Validator, error) {
 			a.loadErr = err
 			return
 		}
-		v, errs := validator.NewValidator(doc)
+		v, errs := validator.NewValidator(doc, StrictOptions()...)
 		if len(errs) > 0 {
 			a.loadErr = fmt.Errorf("%v", errs)
 			return
@@ -170,4 +191,12 @@ func (a *API) loadValidator() (validator.Validator, error) {
 		a.validator = v
 	})
 	return a.validator, a.loadErr
+}
+
+// StrictOptions are the validator's strictest settings: no undeclared field or header, and
+// formats (uuid, date-time, uri, ...) asserted, not just annotated.
+func StrictOptions() []config.Option {
+	return []config.Option{config.WithStrictMode(), config.WithFormatAssertions(), config.WithContentAssertions(),
+		// Maps (additionalProperties) have no declared keys; their values are still checked.
+		config.WithStrictIgnorePaths("$.body.errors**", "$.body.by_day**")}
 }

@@ -99,6 +99,7 @@ func TestRunServesBothAPIsAndStops(t *testing.T) {
 	if status, _ := get(fmt.Sprintf("http://%s/readyz", probeAddr), ""); status != 200 {
 		t.Errorf("readyz: %d", status)
 	}
+	t.Run("Go client", func(t *testing.T) { checkGoClient(t, ctx, apiAddr, demo.OwnerKey, 20) })
 
 	cancel()
 	select {
