@@ -36,9 +36,13 @@ type RealtimeAuth struct {
 }
 
 // Realtime adds the live channel: POST /v1/realtime/auth and the WebSocket endpoint /app/<key>.
+// Without Sockets the channel is off: the route stays in the API (so the description is the
+// same on every installation) and answers 404, and GET /me says enabled: false.
 func Realtime(rc RealtimeConfig) func(*Server) Resource {
 	return func(s *Server) Resource {
-		s.realtime = &rc
+		if rc.Sockets != nil {
+			s.realtime = &rc
+		}
 		return realtimeResource{s, rc}
 	}
 }
@@ -61,7 +65,8 @@ func (r realtimeResource) AddToContainer(c *restful.Container) {
 		Returns(http.StatusBadRequest, "The body is empty or not valid JSON.", ErrorBody{}).
 		Returns(http.StatusRequestEntityTooLarge, "The body is too large.", ErrorBody{}).
 		Returns(http.StatusUnsupportedMediaType, "The body is neither JSON nor a form.", ErrorBody{}).
-		Returns(http.StatusUnprocessableEntity, "socket_id or channel_name is missing or malformed.", ValidationErrorBody{}),
+		Returns(http.StatusUnprocessableEntity, "socket_id or channel_name is missing or malformed.", ValidationErrorBody{}).
+		Returns(http.StatusNotFound, "The live channel is off on this service (GET /me realtime.enabled is false).", ErrorBody{}),
 		Access{Permission: auth.Read, NeedsIntegrations: true}))
 	c.Add(ws)
 	if r.rc.Sockets != nil {
@@ -70,6 +75,10 @@ func (r realtimeResource) AddToContainer(c *restful.Container) {
 }
 
 func (r realtimeResource) authorize(req *restful.Request, resp *restful.Response) {
+	if r.rc.Sockets == nil {
+		writeError(resp, http.StatusNotFound, "The live channel is off on this service: GET /me says realtime.enabled is false.")
+		return
+	}
 	var in RealtimeAuthRequest
 	mt, _, _ := mime.ParseMediaType(req.HeaderParameter("Content-Type"))
 	if mt == mimeForm {

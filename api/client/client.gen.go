@@ -13504,6 +13504,14 @@ type AuthorizeRealtimeResponse403Headers struct {
 	XRequestId         string
 }
 
+// AuthorizeRealtimeResponse404Headers the declared response headers of an HTTP 404 response for AuthorizeRealtime
+type AuthorizeRealtimeResponse404Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
 // AuthorizeRealtimeResponse405Headers the declared response headers of an HTTP 405 response for AuthorizeRealtime
 type AuthorizeRealtimeResponse405Headers struct {
 	Allow              string
@@ -13582,6 +13590,8 @@ type AuthorizeRealtimeResponse struct {
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *AuthorizeRealtime403JSONResponseBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *ErrorBody
 	// JSON406 the response for an HTTP 406 `application/json` response
@@ -13606,6 +13616,8 @@ type AuthorizeRealtimeResponse struct {
 	Headers401 *AuthorizeRealtimeResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *AuthorizeRealtimeResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *AuthorizeRealtimeResponse404Headers
 	// Headers405 the parsed response headers for an HTTP 405 response
 	Headers405 *AuthorizeRealtimeResponse405Headers
 	// Headers406 the parsed response headers for an HTTP 406 response
@@ -13642,6 +13654,11 @@ func (r AuthorizeRealtimeResponse) GetJSON401() *ErrorBody {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r AuthorizeRealtimeResponse) GetJSON403() *AuthorizeRealtime403JSONResponseBody {
 	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AuthorizeRealtimeResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
 }
 
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
@@ -26648,6 +26665,13 @@ func ParseAuthorizeRealtimeResponse(rsp *http.Response) (*AuthorizeRealtimeRespo
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -26817,6 +26841,37 @@ func ParseAuthorizeRealtimeResponse(rsp *http.Response) (*AuthorizeRealtimeRespo
 			headers.XRequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers AuthorizeRealtimeResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
 	case rsp.StatusCode == 405:
 		var headers AuthorizeRealtimeResponse405Headers
 		if values := rsp.Header.Values("Allow"); len(values) > 0 {

@@ -234,9 +234,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if live != nil {
-		resources = append(resources, live)
-	}
+	resources = append(resources, live)
 	container := apiserver.New(apiserver.Config{
 		BaseURL:           base,
 		RequestsPerMinute: o.RequestsPerMinute,

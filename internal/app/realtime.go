@@ -25,12 +25,13 @@ type RealtimeOptions struct {
 	Limits       realtime.Limits
 }
 
-// setupRealtime adds the hub to the manager and returns the API resource, or nil when off.
+// setupRealtime adds the hub to the manager and returns the API resource (answering 404 when
+// the channel is off).
 func setupRealtime(mgr ctrl.Manager, st *store.Store, o Options) (func(*apiserver.Server) apiserver.Resource, error) {
 	ro := o.Realtime
 	if len(ro.Secret) == 0 {
 		o.Log.Info("the live channel is off: no realtime secret is configured ($SWITCHBOARD_REALTIME_SECRET or --realtime-secret-file)")
-		return nil, nil
+		return apiserver.Realtime(apiserver.RealtimeConfig{}), nil
 	}
 	if len(ro.Secret) < 16 {
 		return nil, errors.New("the realtime secret must be at least 16 bytes")
