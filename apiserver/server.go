@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/internal/auth"
+	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
 )
@@ -80,6 +81,7 @@ func New(cfg Config, st *store.Store, extra ...func(*Server) Resource) *restful.
 	c.DoNotRecover(false)
 	c.RecoverHandler(s.recoverPanic)
 	c.ServiceErrorHandler(s.serviceError)
+	c.Filter(s.recordMetrics)
 	c.Filter(s.logRequest)
 	c.Filter(s.authenticate)
 	c.Filter(s.rateLimit)
@@ -209,6 +211,7 @@ func (s *Server) rateLimit(req *restful.Request, resp *restful.Response, chain *
 		return
 	}
 	if hits.count > s.cfg.RequestsPerMinute {
+		metrics.APIRateLimited(metrics.LimitPerUser)
 		tooManyRequests(resp, retryAfterSeconds(hits.now, hits.window))
 		return
 	}

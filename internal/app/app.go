@@ -26,6 +26,7 @@ import (
 	"github.com/switchboard-dev/switchboard/controllers"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
+	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
@@ -133,6 +134,9 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
 	}
+	// Gauges read at scrape time: the outbox from PostgreSQL, webhook resources from the cache.
+	defer metrics.SetGaugeSources(metrics.GaugeSources{Outbox: outboxBacklog(st),
+		Webhooks: metrics.CacheWebhookResources{Reader: mgr.GetClient()}, Clock: o.Clock})()
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
