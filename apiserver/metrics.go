@@ -1,6 +1,8 @@
 package apiserver
 
 import (
+	"strings"
+
 	restful "github.com/emicklei/go-restful/v3"
 
 	"github.com/switchboard-dev/switchboard/internal/metrics"
@@ -11,7 +13,9 @@ import (
 func (s *Server) recordMetrics(req *restful.Request, resp *restful.Response, chain *restful.FilterChain) {
 	start := s.cfg.Clock.Now()
 	chain.ProcessFilter(req, resp)
-	metrics.APIRequest(req.SelectedRoutePath(), req.Request.Method, resp.StatusCode(), s.cfg.Clock.Since(start))
+	// A web service's own path is a route "" that go-restful writes with a trailing slash.
+	route := strings.TrimSuffix(req.SelectedRoutePath(), "/")
+	metrics.APIRequest(route, req.Request.Method, resp.StatusCode(), s.cfg.Clock.Since(start))
 }
 
 // webhookLimitNames are the metric labels of the webhook routes' own limits.
