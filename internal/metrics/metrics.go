@@ -96,11 +96,33 @@ var (
 	}, []string{"source"})
 )
 
+// collectors are every metric of this package.
+var collectors = []prometheus.Collector{apiRequests, apiDuration, apiRateLimited,
+	webhookAttempts, webhookDeliveriesFinished, webhookEventToSuccess, webhookSwitchOffs,
+	transcriptionJobs, transcriptionJobDuration, transcriptionChargedMinutes, transcriptionChargedPence, transcriptionRefundedPence,
+	ingestReports, collectErrors, gauges}
+
 func init() {
-	ctrlmetrics.Registry.MustRegister(apiRequests, apiDuration, apiRateLimited,
-		webhookAttempts, webhookDeliveriesFinished, webhookEventToSuccess, webhookSwitchOffs,
-		transcriptionJobs, transcriptionJobDuration, transcriptionChargedMinutes, transcriptionChargedPence, transcriptionRefundedPence,
-		ingestReports, collectErrors, gauges)
+	ctrlmetrics.Registry.MustRegister(collectors...)
+	// Series of fixed label sets start at 0, so rate() and increase() see their first event.
+	for _, l := range []string{LimitPerUser, LimitWebhookAdd, LimitWebhookTest, LimitWebhookResend} {
+		apiRateLimited.WithLabelValues(l)
+	}
+	for _, c := range []string{"2xx", "3xx", "4xx", "5xx", "timeout", "refused", "network_error"} {
+		webhookAttempts.WithLabelValues(c)
+	}
+	for _, o := range []string{outcomeSucceeded, outcomeFailed, outcomeCancelled} {
+		webhookDeliveriesFinished.WithLabelValues(o)
+	}
+	for _, o := range []string{transcriptCompleted, transcriptFailed} {
+		transcriptionJobs.WithLabelValues(o)
+	}
+	for _, s := range []string{"allowance", "bundle", "balance"} {
+		transcriptionChargedMinutes.WithLabelValues(s)
+	}
+	for _, s := range []string{"outbox", "deliveries", "endpoints"} {
+		collectErrors.WithLabelValues(s)
+	}
 }
 
 // APIRequest counts one answered API request. route is go-restful's route template (never
