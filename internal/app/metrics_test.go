@@ -3,6 +3,7 @@ package app_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"io"
@@ -27,6 +28,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/seed"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/internal/transcription"
 )
 
 // scrape is one reading of /metrics: metric families by name.
@@ -100,6 +102,13 @@ func TestMetricsCountRealTraffic(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer receiver.Close()
+	// The speech-to-text engine: an OpenAI-compatible HTTP server (the machine cannot run the real one).
+	speech := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"text":"Hello, the boiler is leaking, please call me back.","language":"en","duration":80,` +
+			`"segments":[{"start":0,"end":4,"text":"Hello, the boiler is leaking, please call me back."}]}`))
+	}))
+	defer speech.Close()
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: receiver.Certificate().Raw}), 0o600); err != nil {
 		t.Fatal(err)
@@ -114,7 +123,8 @@ func TestMetricsCountRealTraffic(t *testing.T) {
 			RequestsPerMinute: perMinute, RestConfig: cp.Config, Clock: clock.RealClock{}, Log: logr.Discard(),
 			Recordings: recordingstore.Config{Dir: t.TempDir()}, LinkSigningKey: []byte(strings.Repeat("k", 32)),
 			PlatformAddr: platformAddr, PlatformToken: "platform-secret", Ready: func() { close(ready) },
-			Webhooks: app.WebhookOptions{AllowPrivateTargets: true, CAFile: caFile}})
+			Webhooks:      app.WebhookOptions{AllowPrivateTargets: true, CAFile: caFile},
+			Transcription: transcription.EngineConfig{Speech: transcription.SpeechOpenAI, SpeechURL: speech.URL, SpeechAPIKey: "test"}})
 	}()
 	select {
 	case <-ready:
@@ -284,6 +294,70 @@ func TestMetricsCountRealTraffic(t *testing.T) {
 					t.Errorf("%s has label %s=%q", name, lp.GetName(), v)
 				}
 			}
+		}
+	}
+
+	// A recorded call reported twice (stored, then a duplicate) and transcribed: the charge's
+	// minutes and pence, and the job's end, are counted once.
+	before = after
+	rec := map[string]any{"kind": "call", "duration_seconds": 80, "audio_base64": base64.StdEncoding.EncodeToString([]byte("RIFF....WAVEfmt audio"))}
+	report := map[string]any{"platform_ref": "metrics-1", "to": to, "from": "+44 7700 900123", "disposition": "answered",
+		"started_at": time.Now().UTC().Add(-5 * time.Minute).Format(time.RFC3339), "duration_seconds": 95, "talk_seconds": 80, "recording": rec}
+	status, receipt := call("POST", platform+"/calls", "platform-secret", report)
+	if status != 201 {
+		t.Fatalf("call report: %d %v", status, receipt)
+	}
+	if status, _ := call("POST", platform+"/calls", "platform-secret", report); status != 200 {
+		t.Fatalf("repeated call report: %d", status)
+	}
+	callID, _ := receipt["call_public_id"].(string)
+	// The owner key may start it automatically (auto-transcribe); asking again costs nothing.
+	if status, body := call("POST", api+"/calls/"+callID+"/transcribe", demo.OwnerKey, nil); status != 202 {
+		t.Fatalf("transcribe: %d %v", status, body)
+	}
+	deadline = time.Now().Add(60 * time.Second)
+	for {
+		after = read()
+		if delta(after, "switchboard_transcription_jobs_finished_total", nil) >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the transcription job was not counted within a minute")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	st, err = store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var minutes, allowance, bundle int
+	var pence int64
+	if err := st.Pool.QueryRow(ctx, `SELECT ch.minutes, ch.allowance_minutes, ch.bundle_minutes, ch.amount_pence
+		FROM transcription_charges ch JOIN calls c ON c.id = ch.call_id WHERE c.public_id = $1`, callID).Scan(&minutes, &allowance, &bundle, &pence); err != nil {
+		t.Fatalf("the call's charge: %v", err)
+	}
+	if minutes == 0 {
+		t.Fatal("the charge is for 0 minutes")
+	}
+	for _, w := range []struct {
+		name   string
+		labels map[string]string
+		delta  float64
+	}{
+		{"switchboard_ingest_reports_total", map[string]string{"kind": "call", "result": "stored"}, 1},
+		{"switchboard_ingest_reports_total", map[string]string{"kind": "call", "result": "duplicate"}, 1},
+		{"switchboard_transcription_jobs_finished_total", map[string]string{"outcome": "completed"}, 1},
+		{"switchboard_transcription_jobs_finished_total", nil, 1},
+		{"switchboard_transcription_job_duration_seconds", map[string]string{"outcome": "completed"}, 1},
+		{"switchboard_transcription_charged_minutes_total", map[string]string{"source": "allowance"}, float64(allowance)},
+		{"switchboard_transcription_charged_minutes_total", map[string]string{"source": "bundle"}, float64(bundle)},
+		{"switchboard_transcription_charged_minutes_total", map[string]string{"source": "balance"}, float64(minutes - allowance - bundle)},
+		{"switchboard_transcription_charged_pence_total", nil, float64(pence)},
+		{"switchboard_transcription_refunded_pence_total", nil, 0},
+	} {
+		if got := delta(after, w.name, w.labels); got != w.delta {
+			t.Errorf("%s%v moved by %v, want %v", w.name, w.labels, got, w.delta)
 		}
 	}
 
