@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
@@ -234,7 +235,11 @@ func (w *WebhookDispatcher) deliver(ctx context.Context, ev store.PendingEvent, 
 // resource.
 func (w *WebhookDispatcher) recordCancelled(ctx context.Context, ev store.PendingEvent, ep *sbv1.WebhookEndpoint, name, why string) error {
 	now := w.Clock.Now()
-	return w.Store.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: ev.AccountPublicID,
+	err := w.Store.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: ev.AccountPublicID,
 		EndpointPublicID: ep.Name, DeliveryName: name, EventID: ev.ID, EventType: ev.Type, Status: "cancelled",
 		LastError: why, CreatedAt: now, FinishedAt: now})
+	if err == nil {
+		metrics.WebhookDeliveryFinished(sbv1.WebhookDeliveryPhaseCancelled)
+	}
+	return err
 }
