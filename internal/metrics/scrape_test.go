@@ -1,4 +1,4 @@
-package app_test
+package metrics_test
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -30,6 +31,20 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/storetest"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
 )
+
+// Its own test binary: controller-runtime refuses a second manager with the same controller
+// names in one process, and internal/app's test starts one.
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
 
 // scrape is one reading of /metrics: metric families by name.
 type scrape map[string]*dto.MetricFamily
@@ -182,7 +197,7 @@ func TestMetricsCountRealTraffic(t *testing.T) {
 	platform := "http://" + platformAddr + "/platform/v1"
 	before := read()
 
-	// Public API: three reads, a missing call, a request without a key.
+	// Public API: three reads, a missing call, a path no route has, a request without a key.
 	for range 3 {
 		if status, body := call("GET", api+"/me", demo.OwnerKey, nil); status != 200 {
 			t.Fatalf("GET /me: %d %v", status, body)
@@ -190,6 +205,9 @@ func TestMetricsCountRealTraffic(t *testing.T) {
 	}
 	if status, _ := call("GET", api+"/calls/cl_doesnotexist", demo.OwnerKey, nil); status != 404 {
 		t.Fatalf("GET a missing call: %d", status)
+	}
+	if status, _ := call("GET", api+"/calls/cl_doesnotexist/nothing", demo.OwnerKey, nil); status != 404 {
+		t.Fatalf("GET a path no route has: %d", status)
 	}
 	if status, _ := call("GET", api+"/me", "", nil); status != 401 {
 		t.Fatalf("GET /me without a key: %d", status)
@@ -251,6 +269,7 @@ func TestMetricsCountRealTraffic(t *testing.T) {
 		{"switchboard_api_requests_total", map[string]string{"route": "/v1/me", "method": "GET", "code": "200"}, 3},
 		{"switchboard_api_requests_total", map[string]string{"route": "/v1/me", "method": "GET", "code": "401"}, 1},
 		{"switchboard_api_requests_total", map[string]string{"route": "/v1/calls/{call}", "method": "GET", "code": "404"}, 1},
+		{"switchboard_api_requests_total", map[string]string{"route": "unmatched", "method": "GET", "code": "404"}, 1},
 		{"switchboard_api_requests_total", map[string]string{"route": "/v1/webhooks", "method": "POST", "code": "201"}, 1},
 		{"switchboard_api_requests_total", map[string]string{"route": "/v1/webhooks/{endpoint}/test", "method": "POST", "code": "202"}, 1},
 		{"switchboard_api_request_duration_seconds", map[string]string{"route": "/v1/me", "method": "GET"}, 4},
