@@ -88,12 +88,15 @@ var _ = Describe("Webhook metrics", func() {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
 			g.Expect(ep.Status.Phase).To(Equal(sbv1.WebhookEndpointPhaseSwitchedOff))
 		}).WithTimeout(20 * time.Second).Should(Succeed())
-		Expect(switchOffs() - switchOffsBefore).To(Equal(1.0))
+		// At least: this manager watches the whole cluster, where earlier specs' endpoints (failing
+		// since the same t0) may still be, and the switch-off or cancellation of those counts too.
+		Expect(switchOffs() - switchOffsBefore).To(BeNumerically(">=", 1))
 
 		// An event for the switched-off endpoint is listed as cancelled, never attempted.
 		off := e.event(events.CallEnded)
 		Eventually(func() []historyRow { return e.history(off) }).WithTimeout(20 * time.Second).Should(HaveLen(1))
-		Expect(finished("cancelled") - cancelledBefore).To(Equal(1.0))
+		Expect(e.history(off)[0].Status).To(Equal("cancelled"))
+		Expect(finished("cancelled") - cancelledBefore).To(BeNumerically(">=", 1))
 		Expect(attempts5xx() - attemptsBefore).To(Equal(float64(len(webhooks.RetryDelays) + 1)))
 	})
 })
