@@ -46,6 +46,7 @@ verify-generated: controller-gen tools ## Fail when committed CRDs, RBAC, deepco
 .PHONY: verify-config
 verify-config: kustomize ## Fail when the kustomize bases do not render.
 	@$(KUSTOMIZE) build config/default >/dev/null && $(KUSTOMIZE) build config/crd >/dev/null && echo "config/ renders"
+	@$(KUSTOMIZE) build config/prometheus >/dev/null && echo "config/prometheus renders"
 
 .PHONY: fmt
 fmt: ## Run go fmt.

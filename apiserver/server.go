@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/internal/auth"
+	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
 )
@@ -83,6 +84,7 @@ func New(cfg Config, st *store.Store, extra ...func(*Server) Resource) *restful.
 	c.RecoverHandler(s.recoverPanic)
 	c.ServiceErrorHandler(s.serviceError)
 	c.Filter(s.logEachRequest)
+	c.Filter(s.recordMetrics)
 	c.Filter(s.authenticate)
 	c.Filter(s.rateLimitHeaders)
 	c.Filter(s.rateLimit)
@@ -210,6 +212,7 @@ func (s *Server) rateLimit(req *restful.Request, resp *restful.Response, chain *
 		return
 	}
 	if hits.count > s.cfg.RequestsPerMinute {
+		metrics.APIRateLimited(metrics.LimitPerUser)
 		tooManyRequests(resp, retryAfterSeconds(hits.now, hits.window))
 		return
 	}

@@ -27,6 +27,7 @@ import (
 	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/events"
+	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
@@ -479,6 +480,7 @@ func (r webhooksResource) limit(req *restful.Request, resp *restful.Response, op
 		return false
 	}
 	if !ok {
+		metrics.APIRateLimited(webhookLimitNames[op])
 		tooManyRequests(resp, retryAfter)
 	}
 	return ok

@@ -17,6 +17,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
@@ -202,6 +203,9 @@ func (r *TranscriptionJobReconciler) fail(ctx context.Context, job *switchboardv
 			return ctrl.Result{RequeueAfter: nextPhase}, nil // the text was stored after all: carry on from the database
 		}
 		return ctrl.Result{}, err
+	}
+	if !job.Status.Refunded {
+		metrics.TranscriptionRefunded(job.Spec.ChargedAmountPence)
 	}
 	job.Status.Refunded = true
 	r.setCondition(job, switchboardv1alpha1.ConditionRefunded, metav1.ConditionTrue, switchboardv1alpha1.ReasonChargeRefunded,

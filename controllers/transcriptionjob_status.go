@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/metrics"
 )
 
 // finished reports whether the job reached Completed or Failed.
@@ -39,6 +40,9 @@ func (r *TranscriptionJobReconciler) setPhase(job *switchboardv1alpha1.Transcrip
 		case switchboardv1alpha1.TranscriptionJobPhaseFailed:
 			r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, "Failed", "Transcribe", "%s", job.Status.FailureReason)
 		}
+	}
+	if job.Status.Phase != phase && (phase == switchboardv1alpha1.TranscriptionJobPhaseCompleted || phase == switchboardv1alpha1.TranscriptionJobPhaseFailed) {
+		metrics.TranscriptionJobFinished(phase, r.Clock.Since(job.CreationTimestamp.Time))
 	}
 	job.Status.Phase = phase
 	switch phase {

@@ -22,6 +22,7 @@ import (
 
 	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/delivery"
+	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
@@ -315,7 +316,7 @@ func (w *WebhookDispatcher) firstAttempt(ctx context.Context, ev store.PendingEv
 		name := webhooks.DeliveryName(ev.ID.String(), ep.Name, "")
 		res, sentAt, outcome, err := w.First.Attempt(ctx, delivery.FirstAttempt{Endpoint: ep, Secret: secret,
 			AccountPublicID: ev.AccountPublicID, DeliveryName: name, EventID: ev.ID, EventType: ev.Type, Body: ev.Body,
-			CreatedAt: w.Clock.Now()})
+			CreatedAt: w.Clock.Now(), EventCreatedAt: ev.CreatedAt})
 		switch outcome {
 		case delivery.Abandoned:
 			return false
@@ -398,7 +399,11 @@ func (w *WebhookDispatcher) createDelivery(ctx context.Context, ev store.Pending
 // resource.
 func (w *WebhookDispatcher) recordCancelled(ctx context.Context, ev store.PendingEvent, ep *sbv1.WebhookEndpoint, name, why string) error {
 	now := w.Clock.Now()
-	return w.Store.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: ev.AccountPublicID,
+	err := w.Store.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: ev.AccountPublicID,
 		EndpointPublicID: ep.Name, DeliveryName: name, EventID: ev.ID, EventType: ev.Type, Status: "cancelled",
 		LastError: why, CreatedAt: now, FinishedAt: now})
+	if err == nil {
+		metrics.WebhookDeliveryFinished(sbv1.WebhookDeliveryPhaseCancelled)
+	}
+	return err
 }

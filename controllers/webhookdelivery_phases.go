@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
@@ -71,6 +72,9 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *sbv
 	res := r.Sender.Send(attemptCtx, webhooks.Request{URL: ep.Spec.URL, Secret: secret, EventType: string(d.Spec.EventType),
 		EventID: d.Spec.EventID, Body: ev.Body, SentAt: sentAt})
 	endpointRemoved := attemptCtx.Err() != nil && ctx.Err() == nil
+	if res.OK {
+		metrics.WebhookEventSucceeded(r.Clock.Since(ev.CreatedAt))
+	}
 	untrack()
 	cancelAttempt()
 	release()
@@ -96,6 +100,7 @@ func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *sbv1.W
 	if res.OK {
 		d.Status.Phase = sbv1.WebhookDeliveryPhaseSucceeded
 		setDeliveryConditions(d, sbv1.ReasonSucceeded, fmt.Sprintf("The endpoint answered %d", res.StatusCode))
+		metrics.WebhookDeliveryFinished(d.Status.Phase)
 		return ctrl.Result{}, r.finish(ctx, d, st)
 	}
 	next, ok := webhooks.NextAttempt(int(d.Status.Attempts), sentAt)
@@ -106,6 +111,7 @@ func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *sbv1.W
 			r.Recorder.Eventf(ep, d, corev1.EventTypeWarning, "DeliveryFailed", "Deliver",
 				"Event %s (%s) failed after %d attempts; last error: %s", d.Spec.EventID, d.Spec.EventType, d.Status.Attempts, d.Status.LastError)
 		}
+		metrics.WebhookDeliveryFinished(d.Status.Phase)
 		return ctrl.Result{}, r.finish(ctx, d, st)
 	}
 	d.Status.Phase = sbv1.WebhookDeliveryPhaseRetrying
@@ -119,6 +125,7 @@ func (r *WebhookDeliveryReconciler) cancel(ctx context.Context, d *sbv1.WebhookD
 	d.Status.Phase = sbv1.WebhookDeliveryPhaseCancelled
 	d.Status.NextAttemptAt = nil
 	setDeliveryConditions(d, reason, msg)
+	metrics.WebhookDeliveryFinished(d.Status.Phase)
 	return r.finish(ctx, d, st)
 }
 
@@ -128,6 +135,7 @@ func (r *WebhookDeliveryReconciler) fail(ctx context.Context, d *sbv1.WebhookDel
 	d.Status.LastError = msg
 	d.Status.NextAttemptAt = nil
 	setDeliveryConditions(d, sbv1.ReasonRetriesExhausted, msg)
+	metrics.WebhookDeliveryFinished(d.Status.Phase)
 	return r.finish(ctx, d, st)
 }
 

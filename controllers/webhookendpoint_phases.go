@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
@@ -140,6 +141,7 @@ func (r *WebhookEndpointReconciler) switchOff(ctx context.Context, ep *sbv1.Webh
 	if err := r.Patch(ctx, ep, client.MergeFrom(specBase)); err != nil {
 		return fmt.Errorf("pause switched-off endpoint: %w", err)
 	}
+	metrics.WebhookEndpointSwitchedOff()
 	ep.Status = status
 	ep.Status.Phase = sbv1.WebhookEndpointPhaseSwitchedOff
 	ep.Status.SwitchedOffAt = &metav1.Time{Time: now}

@@ -32,6 +32,11 @@ if [[ $(id -u) -eq 0 ]] && ! getent passwd postgres >/dev/null; then
   useradd --system --home-dir /var/lib/postgresql --shell /bin/bash postgres
 fi
 
+# promtool (Debian's prometheus package) checks and unit-tests the alert rules of config/prometheus.
+if ! command -v promtool >/dev/null 2>&1; then
+  apt_install prometheus
+fi
+
 if ! command -v kubectl >/dev/null 2>&1; then
   log "kubectl is not installed: 'make run' will still work, but install kubectl to inspect resources"
 fi

@@ -1,6 +1,6 @@
 // Command localdev is what `make run` runs: the whole service on this machine with a real
 // kube-apiserver and etcd (the envtest binaries), a throwaway PostgreSQL cluster, the
-// controller manager, the v1 API on 127.0.0.1:8080 and a seeded demo account.
+// controller manager, the v1 API on 127.0.0.1:8080, metrics on 127.0.0.1:8082 and a seeded demo account.
 // Ctrl-C stops everything it started.
 package main
 
@@ -28,6 +28,8 @@ import (
 const (
 	apiAddr      = "127.0.0.1:8080"
 	platformAddr = "127.0.0.1:8081"
+	// metricsAddr is plain HTTP on loopback: nothing off this machine can reach it.
+	metricsAddr = "127.0.0.1:8082"
 )
 
 func main() {
@@ -111,7 +113,7 @@ func run() error {
 		DatabaseURL:       dbURL,
 		APIAddr:           apiAddr,
 		PublicBaseURL:     "http://" + apiAddr,
-		MetricsAddr:       "0",
+		MetricsAddr:       metricsAddr,
 		ProbeAddr:         "127.0.0.1:8083",
 		LeaderElection:    false, // one instance: no election (the process warns so)
 		RequestsPerMinute: 60,
@@ -139,6 +141,7 @@ Switchboard is running. Press Ctrl-C to stop everything.
   Demo key    %[2]s
   Kubeconfig  %[3]s
   Database    %[4]s
+  Metrics     http://%[7]s/metrics
 
 Try:
   curl -s -H "Authorization: Bearer %[2]s" %[1]s/me
@@ -148,5 +151,5 @@ Try:
 Live traffic (calls, voicemails, texts through the platform ingestion API on %[6]s):
   SWITCHBOARD_PLATFORM_TOKEN=%[5]s go run . simulate --rate 0.5
 
-`, base, key, kubeconfig, dbURL, platformToken, platformAddr)
+`, base, key, kubeconfig, dbURL, platformToken, platformAddr, metricsAddr)
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/kubeapi"
+	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
@@ -157,6 +158,9 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
 	}
+	// Gauges read at scrape time: the outbox from PostgreSQL, webhook resources from the cache.
+	defer metrics.SetGaugeSources(metrics.GaugeSources{Outbox: outboxBacklog(st),
+		Webhooks: metrics.CacheWebhookResources{Reader: mgr.GetClient()}, Clock: o.Clock})()
 	// The API's client: uncached (no informers on every replica) and every call bounded.
 	kube, err := kubeapi.NewClient(o.RestConfig, Scheme(), o.KubeAPITimeout)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
@@ -75,6 +76,8 @@ type FirstAttempt struct {
 	Body            []byte
 	// CreatedAt is when the delivery was made (the history's created_at).
 	CreatedAt time.Time
+	// EventCreatedAt is when the event was queued (for the event-to-success latency).
+	EventCreatedAt time.Time
 }
 
 func (f *FirstAttempts) defaults() {
@@ -186,6 +189,7 @@ func (f *FirstAttempts) Attempt(ctx context.Context, a FirstAttempt) (webhooks.R
 	if removed {
 		// Like the controller's: the attempt is not counted.
 		row.Status, row.FinishedAt = webhooks.APIStatus(sbv1.WebhookDeliveryPhaseCancelled), f.Clock.Now()
+		metrics.WebhookDeliveryFinished(sbv1.WebhookDeliveryPhaseCancelled)
 		return res, sentAt, EndpointRemoved, f.Store.RecordFinishedDelivery(ctx, row)
 	}
 	// The attempt's result is known here (as in the controller's recordAttempt).
@@ -196,5 +200,7 @@ func (f *FirstAttempts) Attempt(ctx context.Context, a FirstAttempt) (webhooks.R
 	}
 	// The delivery's final outcome is known here for a first attempt that succeeds.
 	row.Status, row.Attempts, row.ResponseCode, row.FinishedAt = webhooks.APIStatus(sbv1.WebhookDeliveryPhaseSucceeded), 1, res.StatusCode, f.Clock.Now()
+	metrics.WebhookEventSucceeded(f.Clock.Since(a.EventCreatedAt))
+	metrics.WebhookDeliveryFinished(sbv1.WebhookDeliveryPhaseSucceeded)
 	return res, sentAt, Delivered, f.Store.RecordFinishedDelivery(ctx, row)
 }

@@ -81,7 +81,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Send the platform token as: Authorization: Bearer <token>."})
 		return
 	}
-	h.mux.ServeHTTP(w, r)
+	h.serveCounted(w, r)
 }
 
 // problems collects field errors, answered as 422 {message, errors}.

@@ -21,6 +21,7 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/billing"
 	"github.com/switchboard-dev/switchboard/internal/events"
+	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
 )
@@ -100,6 +101,10 @@ func (s *Service) Start(ctx context.Context, req store.TranscribeRequest) (store
 	res, err := s.Store.StartTranscription(ctx, req)
 	if err != nil {
 		return res, err
+	}
+	if res.Outcome == store.TranscribeStarted && res.Charge != nil {
+		c := res.Charge
+		metrics.TranscriptionCharged(c.AllowanceMinutes, c.BundleMinutes, c.Minutes-c.AllowanceMinutes-c.BundleMinutes, c.AmountPence)
 	}
 	if res.Charge != nil && res.Charge.JobCreatedAt == nil && res.Charge.Status == store.ChargeCharged {
 		if s.Queue.Enqueue(*res.Charge) {

@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/internal/metrics"
 )
 
 // Headers of a delivery request.
@@ -118,9 +120,11 @@ func (s *Sender) Send(ctx context.Context, r Request) Result {
 	req.Header.Set(HeaderSignature, Sign(r.Secret, ts, r.Body))
 	resp, err := s.client.Do(req)
 	if err != nil {
+		countAttempt(ctx, 0, err)
 		return Result{Error: s.describe(ctx, err)}
 	}
 	defer resp.Body.Close()
+	countAttempt(ctx, resp.StatusCode, nil)
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	res := Result{StatusCode: resp.StatusCode}
 	switch {
@@ -132,6 +136,13 @@ func (s *Sender) Send(ctx context.Context, r Request) Result {
 		res.Error = fmt.Sprintf("HTTP %d: the endpoint did not answer with a 2xx status", resp.StatusCode)
 	}
 	return res
+}
+
+// countAttempt adds the attempt to switchboard_webhook_attempts_total.
+func countAttempt(ctx context.Context, status int, err error) {
+	if class, ok := AttemptClass(ctx, status, err); ok {
+		metrics.WebhookAttempt(class)
+	}
 }
 
 // describe turns a transport error into a short message without internals.
