@@ -104,6 +104,14 @@ func idempotencyFilter(req *restful.Request, resp *restful.Response, chain *rest
 	real := resp.ResponseWriter
 	resp.ResponseWriter = rec
 	req.Request = req.Request.WithContext(store.WithIdempotencyClaim(ctx, claim))
+	defer func() {
+		if reason := recover(); reason != nil {
+			// The handler failed (recoverPanic answers 500): forget the claim unless work committed.
+			resp.ResponseWriter = real
+			_ = s.store.ReleaseIdempotencyKey(ctx, claim)
+			panic(reason)
+		}
+	}()
 	chain.ProcessFilter(req, resp)
 	resp.ResponseWriter = real
 

@@ -80,7 +80,7 @@ func (a *API) DoUnchecked(tb TB, key, method, path string, body any) *Response {
 	return resp
 }
 
-func (a *API) send(tb TB, key, method, path string, body any) (*http.Request, *Response) {
+func (a *API) send(tb TB, key, method, path string, body any, headers ...http.Header) (*http.Request, *Response) {
 	tb.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
@@ -106,6 +106,11 @@ func (a *API) send(tb TB, key, method, path string, body any) (*http.Request, *R
 	}
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for _, h := range headers {
+		for name, values := range h {
+			req.Header[name] = values
+		}
 	}
 	hr, err := a.HTTP.Do(req)
 	if err != nil {
