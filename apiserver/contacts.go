@@ -138,12 +138,12 @@ func (r contactsResource) AddToContainer(c *restful.Container) {
 		Returns(http.StatusOK, "OK", ContactList{}).
 		Returns(http.StatusUnprocessableEntity, "A query parameter is invalid.", ValidationErrorBody{}), read))
 
-	ws.Route(protect(withBodyErrors(ws.POST("").To(r.create).Operation("createContact").
+	ws.Route(protect(withBodyErrors(r.idempotent(ws.POST("")).To(r.create).Operation("createContact").
 		Doc("Adds a contact; with an external_id, the contact of the same source and external_id is updated instead (still 201).").
 		Reads(ContactWrite{}).
 		Returns(http.StatusCreated, "The contact as saved.", store.Contact{})), write))
 
-	ws.Route(protect(withBodyErrors(ws.POST("/bulk-upsert").To(r.bulkUpsert).Operation("bulkUpsertContacts").
+	ws.Route(protect(withBodyErrors(r.idempotent(ws.POST("/bulk-upsert")).To(r.bulkUpsert).Operation("bulkUpsertContacts").
 		Doc("Creates or updates up to 500 contacts, each matched on source and external_id. One invalid contact rejects the whole batch with 422.").
 		Reads(BulkUpsertContactsRequest{}).
 		Returns(http.StatusAccepted, "How many contacts were saved and how many failed.", BulkUpsertContactsResult{})), write))

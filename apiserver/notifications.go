@@ -52,10 +52,10 @@ func (r notificationsResource) AddToContainer(c *restful.Container) {
 		Returns(http.StatusUnprocessableEntity, "A query parameter is invalid.", ValidationErrorBody{}),
 		Access{Permission: auth.Read, NeedsIntegrations: true}))
 	// read-all is registered before {notification}/read; the paths differ in length anyway.
-	ws.Route(protect(noBodyErrors(ws.POST("/read-all").To(r.readAll).Operation("markAllNotificationsRead").
+	ws.Route(protect(noBodyErrors(r.idempotent(ws.POST("/read-all")).To(r.readAll).Operation("markAllNotificationsRead").
 		Doc("Mark all the key's user's notifications read. No body (an empty body or any JSON is ignored).").
 		Returns(http.StatusOK, "OK", NotificationsReadAllResult{})), write))
-	ws.Route(protect(noBodyErrors(ws.POST("/{notification}/read").To(r.read).Operation("markNotificationRead").
+	ws.Route(protect(noBodyErrors(r.idempotent(ws.POST("/{notification}/read")).To(r.read).Operation("markNotificationRead").
 		Doc("Mark one of the key's user's notifications read. No body (an empty body or any JSON is ignored).").
 		Param(ws.PathParameter("notification", "The notification's id (a UUID).").DataType("string").DataFormat("uuid")).
 		Returns(http.StatusOK, "OK", NotificationReadResult{}).

@@ -1,6 +1,7 @@
 package apiserver_test
 
 import (
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,7 +50,7 @@ func TestEveryAnswerHasARequestIDAndOneLogLine(t *testing.T) {
 	tenant := apitest.NewTenant(t, h.store, plans.Business)
 
 	// A sane id of the caller's is kept and logged with the route template and account.
-	resp := h.api.DoWithHeaders(t, tenant.OwnerKey, "GET", "/v1/numbers/nope/routing", nil, map[string]string{"X-Request-Id": "support-ticket-77"})
+	resp := h.api.DoWithHeaders(t, tenant.OwnerKey, "GET", "/v1/numbers/nope/routing", nil, http.Header{"X-Request-Id": {"support-ticket-77"}})
 	if got := resp.Header.Get("X-Request-Id"); got != "support-ticket-77" {
 		t.Fatalf("X-Request-Id = %q, want the caller's", got)
 	}
@@ -78,7 +79,11 @@ func TestEveryAnswerHasARequestIDAndOneLogLine(t *testing.T) {
 		{tenant.OwnerKey, "DELETE", "/v1/balance", ""}, // 405
 		{"", "GET", "/v1/openapi.json", ""},            // anonymous
 	} {
-		r := h.api.DoUncheckedWithHeaders(t, c.key, c.method, c.path, nil, map[string]string{"X-Request-Id": c.id})
+		header := http.Header{}
+		if c.id != "" {
+			header.Set("X-Request-Id", c.id)
+		}
+		r := h.api.DoUncheckedWithHeaders(t, c.key, c.method, c.path, nil, header)
 		got := r.Header.Get("X-Request-Id")
 		if got == "" || got == c.id || len(got) > 200 || seen[got] {
 			t.Errorf("%s %s with id %q: X-Request-Id = %q, want a fresh one", c.method, c.path, c.id, got)

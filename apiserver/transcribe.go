@@ -28,7 +28,7 @@ type TranscribePaymentRequired struct {
 
 // transcribeRoute is POST /calls/{call}/transcribe (registered by callsResource).
 func (r callsResource) transcribeRoute(ws *restful.WebService, callParam *restful.Parameter) *restful.RouteBuilder {
-	return noBodyErrors(ws.POST("/{call}/transcribe").To(r.transcribe).Operation("transcribeCall").Param(callParam).
+	return noBodyErrors(r.idempotent(ws.POST("/{call}/transcribe")).To(r.transcribe).Operation("transcribeCall").Param(callParam).
 		Doc("Start a paid transcription and AI summary of the call's recording. Paid from the plan's monthly allowance, "+
 			"then prepaid bundle minutes, then the prepaid balance at the account's rate; counts toward the daily spending "+
 			"limit. Returns at once; a call already transcribed or pending costs nothing and still answers 202. "+

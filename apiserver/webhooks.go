@@ -159,7 +159,7 @@ func (r webhooksResource) AddToContainer(c *restful.Container) {
 	ws.Route(protect(ws.GET("").To(r.list).Operation("listWebhooks").
 		Doc("The account's webhook endpoints, the events they can receive and whether another can be added.").
 		Returns(http.StatusOK, "OK", WebhookList{}), manage))
-	ws.Route(protect(withBody(ws.POST("").To(r.create).Operation("createWebhook").
+	ws.Route(protect(withBody(r.idempotent(ws.POST("")).To(r.create).Operation("createWebhook").
 		Doc("Adds an endpoint (at most 5). The signing secret is returned only here.").
 		Reads(WebhookCreate{}).
 		Returns(http.StatusCreated, "The endpoint and its signing secret.", WebhookWithSecret{}).
@@ -173,11 +173,11 @@ func (r webhooksResource) AddToContainer(c *restful.Container) {
 		Doc("Removes the endpoint; its deliveries stop at once, including an attempt in flight.").
 		Returns(http.StatusNoContent, "Removed.", nil).
 		Returns(http.StatusNotFound, noEndpoint, ErrorBody{}), manage))
-	ws.Route(protect(ws.POST("/{endpoint}/rotate").To(r.rotate).Operation("rotateWebhookSecret").Param(endpointParam).
+	ws.Route(protect(r.idempotent(ws.POST("/{endpoint}/rotate")).To(r.rotate).Operation("rotateWebhookSecret").Param(endpointParam).
 		Doc("Issues a new signing secret, returned only here; later attempts are signed with it.").
 		Returns(http.StatusOK, "The endpoint and its new signing secret.", WebhookWithSecret{}).
 		Returns(http.StatusNotFound, noEndpoint, ErrorBody{}), manage))
-	ws.Route(protect(ws.POST("/{endpoint}/test").To(r.test).Operation("testWebhook").Param(endpointParam).
+	ws.Route(protect(r.idempotent(ws.POST("/{endpoint}/test")).To(r.test).Operation("testWebhook").Param(endpointParam).
 		Doc("Queues a signed test event to an active endpoint.").
 		Returns(http.StatusAccepted, "Queued.", WebhookQueued{}).
 		Returns(http.StatusNotFound, noEndpoint, ErrorBody{}).
@@ -186,7 +186,7 @@ func (r webhooksResource) AddToContainer(c *restful.Container) {
 		Doc("The latest 100 deliveries of the last 30 days, newest first.").
 		Returns(http.StatusOK, "OK", WebhookDeliveryList{}).
 		Returns(http.StatusNotFound, noEndpoint, ErrorBody{}), manage))
-	ws.Route(protect(ws.POST("/{endpoint}/deliveries/{eventId}/resend").To(r.resend).Operation("resendWebhookDelivery").
+	ws.Route(protect(r.idempotent(ws.POST("/{endpoint}/deliveries/{eventId}/resend")).To(r.resend).Operation("resendWebhookDelivery").
 		Param(endpointParam).Param(eventParam).
 		Doc("Sends a failed or cancelled delivery again as a fresh delivery with the same event id.").
 		Returns(http.StatusAccepted, "Queued.", WebhookQueued{}).

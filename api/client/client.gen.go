@@ -2842,6 +2842,12 @@ type GetCall403JSONResponseBody struct {
 	union json.RawMessage
 }
 
+// TranscribeCallParams defines parameters for TranscribeCall.
+type TranscribeCallParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a repeat with the same key and body within 24 hours replays the first answer (with Idempotent-Replayed: true) instead of doing the work again. At most 255 printable ASCII characters, per account; for example a UUID.
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
 // TranscribeCall403JSONResponseBody defines parameters for TranscribeCall.
 type TranscribeCall403JSONResponseBody struct {
 	union json.RawMessage
@@ -2867,9 +2873,21 @@ type ListContacts403JSONResponseBody struct {
 	union json.RawMessage
 }
 
+// CreateContactParams defines parameters for CreateContact.
+type CreateContactParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a repeat with the same key and body within 24 hours replays the first answer (with Idempotent-Replayed: true) instead of doing the work again. At most 255 printable ASCII characters, per account; for example a UUID.
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
 // CreateContact403JSONResponseBody defines parameters for CreateContact.
 type CreateContact403JSONResponseBody struct {
 	union json.RawMessage
+}
+
+// BulkUpsertContactsParams defines parameters for BulkUpsertContacts.
+type BulkUpsertContactsParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a repeat with the same key and body within 24 hours replays the first answer (with Idempotent-Replayed: true) instead of doing the work again. At most 255 printable ASCII characters, per account; for example a UUID.
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
 // BulkUpsertContacts403JSONResponseBody defines parameters for BulkUpsertContacts.
@@ -2936,9 +2954,21 @@ type ListNotifications403JSONResponseBody struct {
 	union json.RawMessage
 }
 
+// MarkAllNotificationsReadParams defines parameters for MarkAllNotificationsRead.
+type MarkAllNotificationsReadParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a repeat with the same key and body within 24 hours replays the first answer (with Idempotent-Replayed: true) instead of doing the work again. At most 255 printable ASCII characters, per account; for example a UUID.
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
 // MarkAllNotificationsRead403JSONResponseBody defines parameters for MarkAllNotificationsRead.
 type MarkAllNotificationsRead403JSONResponseBody struct {
 	union json.RawMessage
+}
+
+// MarkNotificationReadParams defines parameters for MarkNotificationRead.
+type MarkNotificationReadParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a repeat with the same key and body within 24 hours replays the first answer (with Idempotent-Replayed: true) instead of doing the work again. At most 255 printable ASCII characters, per account; for example a UUID.
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
 // MarkNotificationRead403JSONResponseBody defines parameters for MarkNotificationRead.
@@ -3078,14 +3108,38 @@ type UpdateTask403JSONResponseBody struct {
 	union json.RawMessage
 }
 
+// CreateWebhookParams defines parameters for CreateWebhook.
+type CreateWebhookParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a repeat with the same key and body within 24 hours replays the first answer (with Idempotent-Replayed: true) instead of doing the work again. At most 255 printable ASCII characters, per account; for example a UUID.
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
 // CreateWebhook403JSONResponseBody defines parameters for CreateWebhook.
 type CreateWebhook403JSONResponseBody struct {
 	union json.RawMessage
 }
 
+// ResendWebhookDeliveryParams defines parameters for ResendWebhookDelivery.
+type ResendWebhookDeliveryParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a repeat with the same key and body within 24 hours replays the first answer (with Idempotent-Replayed: true) instead of doing the work again. At most 255 printable ASCII characters, per account; for example a UUID.
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
 // ResendWebhookDelivery403JSONResponseBody defines parameters for ResendWebhookDelivery.
 type ResendWebhookDelivery403JSONResponseBody struct {
 	union json.RawMessage
+}
+
+// RotateWebhookSecretParams defines parameters for RotateWebhookSecret.
+type RotateWebhookSecretParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a repeat with the same key and body within 24 hours replays the first answer (with Idempotent-Replayed: true) instead of doing the work again. At most 255 printable ASCII characters, per account; for example a UUID.
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// TestWebhookParams defines parameters for TestWebhook.
+type TestWebhookParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a repeat with the same key and body within 24 hours replays the first answer (with Idempotent-Replayed: true) instead of doing the work again. At most 255 printable ASCII characters, per account; for example a UUID.
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
 // TestWebhook403JSONResponseBody defines parameters for TestWebhook.
@@ -5218,7 +5272,7 @@ type ClientInterface interface {
 	// Permission: `transcribe`. Needs the Integrations add-on.
 	//
 	// Corresponds with POST /calls/{call}/transcribe (the `TranscribeCall` operationId).
-	TranscribeCall(ctx context.Context, call string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	TranscribeCall(ctx context.Context, call string, params *TranscribeCallParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListContacts The contact directory, most recently changed first.
 	//
@@ -5238,7 +5292,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /contacts (the `CreateContact` operationId).
-	CreateContactWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateContactWithBody(ctx context.Context, params *CreateContactParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateContact Adds a contact; with an external_id, the contact of the same source and external_id is updated instead (still 201).
 	//
@@ -5249,7 +5303,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /contacts (the `CreateContact` operationId).
-	CreateContact(ctx context.Context, body CreateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateContact(ctx context.Context, params *CreateContactParams, body CreateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// BulkUpsertContactsWithBody Creates or updates up to 500 contacts, each matched on source and external_id. One invalid contact rejects the whole batch with 422.
 	//
@@ -5260,7 +5314,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /contacts/bulk-upsert (the `BulkUpsertContacts` operationId).
-	BulkUpsertContactsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	BulkUpsertContactsWithBody(ctx context.Context, params *BulkUpsertContactsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// BulkUpsertContacts Creates or updates up to 500 contacts, each matched on source and external_id. One invalid contact rejects the whole batch with 422.
 	//
@@ -5271,7 +5325,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /contacts/bulk-upsert (the `BulkUpsertContacts` operationId).
-	BulkUpsertContacts(ctx context.Context, body BulkUpsertContactsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	BulkUpsertContacts(ctx context.Context, params *BulkUpsertContactsParams, body BulkUpsertContactsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteContact Removes a contact.
 	//
@@ -5343,7 +5397,7 @@ type ClientInterface interface {
 	// Permission: `inbox:write`. Needs the Integrations add-on.
 	//
 	// Corresponds with POST /notifications/read-all (the `MarkAllNotificationsRead` operationId).
-	MarkAllNotificationsRead(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	MarkAllNotificationsRead(ctx context.Context, params *MarkAllNotificationsReadParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// MarkNotificationRead Mark one of the key's user's notifications read. No body (an empty body or any JSON is ignored).
 	//
@@ -5352,7 +5406,7 @@ type ClientInterface interface {
 	// Permission: `inbox:write`. Needs the Integrations add-on.
 	//
 	// Corresponds with POST /notifications/{notification}/read (the `MarkNotificationRead` operationId).
-	MarkNotificationRead(ctx context.Context, notification openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	MarkNotificationRead(ctx context.Context, notification openapi_types.UUID, params *MarkNotificationReadParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListNumbers All numbers not released, ordered by number.
 	//
@@ -5511,7 +5565,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-	CreateWebhookWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateWebhookWithBody(ctx context.Context, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateWebhook Adds an endpoint (at most 5). The signing secret is returned only here.
 	//
@@ -5522,7 +5576,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-	CreateWebhook(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateWebhook(ctx context.Context, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteWebhook Removes the endpoint; its deliveries stop at once, including an attempt in flight.
 	//
@@ -5571,7 +5625,7 @@ type ClientInterface interface {
 	// Permission: `webhooks:manage`. Owner only. Needs the Integrations add-on. Limited to 30 a minute per account.
 	//
 	// Corresponds with POST /webhooks/{endpoint}/deliveries/{eventId}/resend (the `ResendWebhookDelivery` operationId).
-	ResendWebhookDelivery(ctx context.Context, endpoint string, eventId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ResendWebhookDelivery(ctx context.Context, endpoint string, eventId openapi_types.UUID, params *ResendWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RotateWebhookSecret Issues a new signing secret, returned only here; later attempts are signed with it.
 	//
@@ -5580,7 +5634,7 @@ type ClientInterface interface {
 	// Permission: `webhooks:manage`. Owner only.
 	//
 	// Corresponds with POST /webhooks/{endpoint}/rotate (the `RotateWebhookSecret` operationId).
-	RotateWebhookSecret(ctx context.Context, endpoint string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	RotateWebhookSecret(ctx context.Context, endpoint string, params *RotateWebhookSecretParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// TestWebhook Queues a signed test event to an active endpoint.
 	//
@@ -5589,7 +5643,7 @@ type ClientInterface interface {
 	// Permission: `webhooks:manage`. Owner only. Needs the Integrations add-on. Limited to 10 a minute per account.
 	//
 	// Corresponds with POST /webhooks/{endpoint}/test (the `TestWebhook` operationId).
-	TestWebhook(ctx context.Context, endpoint string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	TestWebhook(ctx context.Context, endpoint string, params *TestWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetAnalytics Call analytics of the last 7, 30 or 90 calendar days (today included) in the account's time zone. Calls screened out by call protection are counted only in summary.filtered; every other count is of business calls. missed is no-answer, busy and failed calls; avg_forward_seconds is the mean over answered calls.
@@ -5732,8 +5786,8 @@ func (c *Client) GetCall(ctx context.Context, call string, reqEditors ...Request
 // Permission: `transcribe`. Needs the Integrations add-on.
 //
 // Corresponds with POST /calls/{call}/transcribe (the `TranscribeCall` operationId).
-func (c *Client) TranscribeCall(ctx context.Context, call string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewTranscribeCallRequest(c.Server, call)
+func (c *Client) TranscribeCall(ctx context.Context, call string, params *TranscribeCallParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTranscribeCallRequest(c.Server, call, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5772,8 +5826,8 @@ func (c *Client) ListContacts(ctx context.Context, params *ListContactsParams, r
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /contacts (the `CreateContact` operationId).
-func (c *Client) CreateContactWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateContactRequestWithBody(c.Server, contentType, body)
+func (c *Client) CreateContactWithBody(ctx context.Context, params *CreateContactParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateContactRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5793,8 +5847,8 @@ func (c *Client) CreateContactWithBody(ctx context.Context, contentType string, 
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /contacts (the `CreateContact` operationId).
-func (c *Client) CreateContact(ctx context.Context, body CreateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateContactRequest(c.Server, body)
+func (c *Client) CreateContact(ctx context.Context, params *CreateContactParams, body CreateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateContactRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5814,8 +5868,8 @@ func (c *Client) CreateContact(ctx context.Context, body CreateContactJSONReques
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /contacts/bulk-upsert (the `BulkUpsertContacts` operationId).
-func (c *Client) BulkUpsertContactsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewBulkUpsertContactsRequestWithBody(c.Server, contentType, body)
+func (c *Client) BulkUpsertContactsWithBody(ctx context.Context, params *BulkUpsertContactsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBulkUpsertContactsRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5835,8 +5889,8 @@ func (c *Client) BulkUpsertContactsWithBody(ctx context.Context, contentType str
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /contacts/bulk-upsert (the `BulkUpsertContacts` operationId).
-func (c *Client) BulkUpsertContacts(ctx context.Context, body BulkUpsertContactsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewBulkUpsertContactsRequest(c.Server, body)
+func (c *Client) BulkUpsertContacts(ctx context.Context, params *BulkUpsertContactsParams, body BulkUpsertContactsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBulkUpsertContactsRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5987,8 +6041,8 @@ func (c *Client) ListNotifications(ctx context.Context, params *ListNotification
 // Permission: `inbox:write`. Needs the Integrations add-on.
 //
 // Corresponds with POST /notifications/read-all (the `MarkAllNotificationsRead` operationId).
-func (c *Client) MarkAllNotificationsRead(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewMarkAllNotificationsReadRequest(c.Server)
+func (c *Client) MarkAllNotificationsRead(ctx context.Context, params *MarkAllNotificationsReadParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMarkAllNotificationsReadRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6006,8 +6060,8 @@ func (c *Client) MarkAllNotificationsRead(ctx context.Context, reqEditors ...Req
 // Permission: `inbox:write`. Needs the Integrations add-on.
 //
 // Corresponds with POST /notifications/{notification}/read (the `MarkNotificationRead` operationId).
-func (c *Client) MarkNotificationRead(ctx context.Context, notification openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewMarkNotificationReadRequest(c.Server, notification)
+func (c *Client) MarkNotificationRead(ctx context.Context, notification openapi_types.UUID, params *MarkNotificationReadParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMarkNotificationReadRequest(c.Server, notification, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6335,8 +6389,8 @@ func (c *Client) ListWebhooks(ctx context.Context, reqEditors ...RequestEditorFn
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-func (c *Client) CreateWebhookWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateWebhookRequestWithBody(c.Server, contentType, body)
+func (c *Client) CreateWebhookWithBody(ctx context.Context, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6356,8 +6410,8 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, contentType string, 
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-func (c *Client) CreateWebhook(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateWebhookRequest(c.Server, body)
+func (c *Client) CreateWebhook(ctx context.Context, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6455,8 +6509,8 @@ func (c *Client) ListWebhookDeliveries(ctx context.Context, endpoint string, req
 // Permission: `webhooks:manage`. Owner only. Needs the Integrations add-on. Limited to 30 a minute per account.
 //
 // Corresponds with POST /webhooks/{endpoint}/deliveries/{eventId}/resend (the `ResendWebhookDelivery` operationId).
-func (c *Client) ResendWebhookDelivery(ctx context.Context, endpoint string, eventId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewResendWebhookDeliveryRequest(c.Server, endpoint, eventId)
+func (c *Client) ResendWebhookDelivery(ctx context.Context, endpoint string, eventId openapi_types.UUID, params *ResendWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResendWebhookDeliveryRequest(c.Server, endpoint, eventId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6474,8 +6528,8 @@ func (c *Client) ResendWebhookDelivery(ctx context.Context, endpoint string, eve
 // Permission: `webhooks:manage`. Owner only.
 //
 // Corresponds with POST /webhooks/{endpoint}/rotate (the `RotateWebhookSecret` operationId).
-func (c *Client) RotateWebhookSecret(ctx context.Context, endpoint string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewRotateWebhookSecretRequest(c.Server, endpoint)
+func (c *Client) RotateWebhookSecret(ctx context.Context, endpoint string, params *RotateWebhookSecretParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateWebhookSecretRequest(c.Server, endpoint, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6493,8 +6547,8 @@ func (c *Client) RotateWebhookSecret(ctx context.Context, endpoint string, reqEd
 // Permission: `webhooks:manage`. Owner only. Needs the Integrations add-on. Limited to 10 a minute per account.
 //
 // Corresponds with POST /webhooks/{endpoint}/test (the `TestWebhook` operationId).
-func (c *Client) TestWebhook(ctx context.Context, endpoint string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewTestWebhookRequest(c.Server, endpoint)
+func (c *Client) TestWebhook(ctx context.Context, endpoint string, params *TestWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTestWebhookRequest(c.Server, endpoint, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6915,7 +6969,7 @@ func NewGetCallRequest(server string, call string) (*http.Request, error) {
 }
 
 // NewTranscribeCallRequest constructs an http.Request for the TranscribeCall method
-func NewTranscribeCallRequest(server string, call string) (*http.Request, error) {
+func NewTranscribeCallRequest(server string, call string, params *TranscribeCallParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6943,6 +6997,21 @@ func NewTranscribeCallRequest(server string, call string) (*http.Request, error)
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -7039,18 +7108,18 @@ func NewListContactsRequest(server string, params *ListContactsParams) (*http.Re
 }
 
 // NewCreateContactRequest calls the generic CreateContact builder with application/json body
-func NewCreateContactRequest(server string, body CreateContactJSONRequestBody) (*http.Request, error) {
+func NewCreateContactRequest(server string, params *CreateContactParams, body CreateContactJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateContactRequestWithBody(server, "application/json", bodyReader)
+	return NewCreateContactRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewCreateContactRequestWithBody constructs an http.Request for the CreateContact method, with any body, and a specified content type
-func NewCreateContactRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateContactRequestWithBody(server string, params *CreateContactParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -7075,22 +7144,37 @@ func NewCreateContactRequestWithBody(server string, contentType string, body io.
 
 	req.Header.Add("Content-Type", contentType)
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewBulkUpsertContactsRequest calls the generic BulkUpsertContacts builder with application/json body
-func NewBulkUpsertContactsRequest(server string, body BulkUpsertContactsJSONRequestBody) (*http.Request, error) {
+func NewBulkUpsertContactsRequest(server string, params *BulkUpsertContactsParams, body BulkUpsertContactsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewBulkUpsertContactsRequestWithBody(server, "application/json", bodyReader)
+	return NewBulkUpsertContactsRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewBulkUpsertContactsRequestWithBody constructs an http.Request for the BulkUpsertContacts method, with any body, and a specified content type
-func NewBulkUpsertContactsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewBulkUpsertContactsRequestWithBody(server string, params *BulkUpsertContactsParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -7114,6 +7198,21 @@ func NewBulkUpsertContactsRequestWithBody(server string, contentType string, bod
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -7448,7 +7547,7 @@ func NewListNotificationsRequest(server string, params *ListNotificationsParams)
 }
 
 // NewMarkAllNotificationsReadRequest constructs an http.Request for the MarkAllNotificationsRead method
-func NewMarkAllNotificationsReadRequest(server string) (*http.Request, error) {
+func NewMarkAllNotificationsReadRequest(server string, params *MarkAllNotificationsReadParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -7471,11 +7570,26 @@ func NewMarkAllNotificationsReadRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewMarkNotificationReadRequest constructs an http.Request for the MarkNotificationRead method
-func NewMarkNotificationReadRequest(server string, notification openapi_types.UUID) (*http.Request, error) {
+func NewMarkNotificationReadRequest(server string, notification openapi_types.UUID, params *MarkNotificationReadParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -7503,6 +7617,21 @@ func NewMarkNotificationReadRequest(server string, notification openapi_types.UU
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -8260,18 +8389,18 @@ func NewListWebhooksRequest(server string) (*http.Request, error) {
 }
 
 // NewCreateWebhookRequest calls the generic CreateWebhook builder with application/json body
-func NewCreateWebhookRequest(server string, body CreateWebhookJSONRequestBody) (*http.Request, error) {
+func NewCreateWebhookRequest(server string, params *CreateWebhookParams, body CreateWebhookJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateWebhookRequestWithBody(server, "application/json", bodyReader)
+	return NewCreateWebhookRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewCreateWebhookRequestWithBody constructs an http.Request for the CreateWebhook method, with any body, and a specified content type
-func NewCreateWebhookRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateWebhookRequestWithBody(server string, params *CreateWebhookParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -8295,6 +8424,21 @@ func NewCreateWebhookRequestWithBody(server string, contentType string, body io.
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -8415,7 +8559,7 @@ func NewListWebhookDeliveriesRequest(server string, endpoint string) (*http.Requ
 }
 
 // NewResendWebhookDeliveryRequest constructs an http.Request for the ResendWebhookDelivery method
-func NewResendWebhookDeliveryRequest(server string, endpoint string, eventId openapi_types.UUID) (*http.Request, error) {
+func NewResendWebhookDeliveryRequest(server string, endpoint string, eventId openapi_types.UUID, params *ResendWebhookDeliveryParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -8452,11 +8596,26 @@ func NewResendWebhookDeliveryRequest(server string, endpoint string, eventId ope
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewRotateWebhookSecretRequest constructs an http.Request for the RotateWebhookSecret method
-func NewRotateWebhookSecretRequest(server string, endpoint string) (*http.Request, error) {
+func NewRotateWebhookSecretRequest(server string, endpoint string, params *RotateWebhookSecretParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -8486,11 +8645,26 @@ func NewRotateWebhookSecretRequest(server string, endpoint string) (*http.Reques
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewTestWebhookRequest constructs an http.Request for the TestWebhook method
-func NewTestWebhookRequest(server string, endpoint string) (*http.Request, error) {
+func NewTestWebhookRequest(server string, endpoint string, params *TestWebhookParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -8518,6 +8692,21 @@ func NewTestWebhookRequest(server string, endpoint string) (*http.Request, error
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -8653,7 +8842,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /calls/{call}/transcribe (the `TranscribeCall` operationId).
-	TranscribeCallWithResponse(ctx context.Context, call string, reqEditors ...RequestEditorFn) (*TranscribeCallResponse, error)
+	TranscribeCallWithResponse(ctx context.Context, call string, params *TranscribeCallParams, reqEditors ...RequestEditorFn) (*TranscribeCallResponse, error)
 
 	// ListContactsWithResponse The contact directory, most recently changed first.
 	//
@@ -8675,7 +8864,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /contacts (the `CreateContact` operationId).
-	CreateContactWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateContactResponse, error)
+	CreateContactWithBodyWithResponse(ctx context.Context, params *CreateContactParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateContactResponse, error)
 
 	// CreateContactWithResponse Adds a contact; with an external_id, the contact of the same source and external_id is updated instead (still 201).
 	//
@@ -8686,7 +8875,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /contacts (the `CreateContact` operationId).
-	CreateContactWithResponse(ctx context.Context, body CreateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateContactResponse, error)
+	CreateContactWithResponse(ctx context.Context, params *CreateContactParams, body CreateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateContactResponse, error)
 
 	// BulkUpsertContactsWithBodyWithResponse Creates or updates up to 500 contacts, each matched on source and external_id. One invalid contact rejects the whole batch with 422.
 	//
@@ -8697,7 +8886,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /contacts/bulk-upsert (the `BulkUpsertContacts` operationId).
-	BulkUpsertContactsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BulkUpsertContactsResponse, error)
+	BulkUpsertContactsWithBodyWithResponse(ctx context.Context, params *BulkUpsertContactsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BulkUpsertContactsResponse, error)
 
 	// BulkUpsertContactsWithResponse Creates or updates up to 500 contacts, each matched on source and external_id. One invalid contact rejects the whole batch with 422.
 	//
@@ -8708,7 +8897,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /contacts/bulk-upsert (the `BulkUpsertContacts` operationId).
-	BulkUpsertContactsWithResponse(ctx context.Context, body BulkUpsertContactsJSONRequestBody, reqEditors ...RequestEditorFn) (*BulkUpsertContactsResponse, error)
+	BulkUpsertContactsWithResponse(ctx context.Context, params *BulkUpsertContactsParams, body BulkUpsertContactsJSONRequestBody, reqEditors ...RequestEditorFn) (*BulkUpsertContactsResponse, error)
 
 	// DeleteContactWithResponse Removes a contact.
 	//
@@ -8792,7 +8981,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /notifications/read-all (the `MarkAllNotificationsRead` operationId).
-	MarkAllNotificationsReadWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*MarkAllNotificationsReadResponse, error)
+	MarkAllNotificationsReadWithResponse(ctx context.Context, params *MarkAllNotificationsReadParams, reqEditors ...RequestEditorFn) (*MarkAllNotificationsReadResponse, error)
 
 	// MarkNotificationReadWithResponse Mark one of the key's user's notifications read. No body (an empty body or any JSON is ignored).
 	//
@@ -8803,7 +8992,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /notifications/{notification}/read (the `MarkNotificationRead` operationId).
-	MarkNotificationReadWithResponse(ctx context.Context, notification openapi_types.UUID, reqEditors ...RequestEditorFn) (*MarkNotificationReadResponse, error)
+	MarkNotificationReadWithResponse(ctx context.Context, notification openapi_types.UUID, params *MarkNotificationReadParams, reqEditors ...RequestEditorFn) (*MarkNotificationReadResponse, error)
 
 	// ListNumbersWithResponse All numbers not released, ordered by number.
 	//
@@ -8986,7 +9175,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-	CreateWebhookWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
+	CreateWebhookWithBodyWithResponse(ctx context.Context, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
 
 	// CreateWebhookWithResponse Adds an endpoint (at most 5). The signing secret is returned only here.
 	//
@@ -8997,7 +9186,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-	CreateWebhookWithResponse(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
+	CreateWebhookWithResponse(ctx context.Context, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
 
 	// DeleteWebhookWithResponse Removes the endpoint; its deliveries stop at once, including an attempt in flight.
 	//
@@ -9052,7 +9241,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /webhooks/{endpoint}/deliveries/{eventId}/resend (the `ResendWebhookDelivery` operationId).
-	ResendWebhookDeliveryWithResponse(ctx context.Context, endpoint string, eventId openapi_types.UUID, reqEditors ...RequestEditorFn) (*ResendWebhookDeliveryResponse, error)
+	ResendWebhookDeliveryWithResponse(ctx context.Context, endpoint string, eventId openapi_types.UUID, params *ResendWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*ResendWebhookDeliveryResponse, error)
 
 	// RotateWebhookSecretWithResponse Issues a new signing secret, returned only here; later attempts are signed with it.
 	//
@@ -9063,7 +9252,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /webhooks/{endpoint}/rotate (the `RotateWebhookSecret` operationId).
-	RotateWebhookSecretWithResponse(ctx context.Context, endpoint string, reqEditors ...RequestEditorFn) (*RotateWebhookSecretResponse, error)
+	RotateWebhookSecretWithResponse(ctx context.Context, endpoint string, params *RotateWebhookSecretParams, reqEditors ...RequestEditorFn) (*RotateWebhookSecretResponse, error)
 
 	// TestWebhookWithResponse Queues a signed test event to an active endpoint.
 	//
@@ -9074,7 +9263,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /webhooks/{endpoint}/test (the `TestWebhook` operationId).
-	TestWebhookWithResponse(ctx context.Context, endpoint string, reqEditors ...RequestEditorFn) (*TestWebhookResponse, error)
+	TestWebhookWithResponse(ctx context.Context, endpoint string, params *TestWebhookParams, reqEditors ...RequestEditorFn) (*TestWebhookResponse, error)
 }
 
 // GetAnalyticsResponse200Headers the declared response headers of an HTTP 200 response for GetAnalytics
@@ -10422,6 +10611,14 @@ type TranscribeCallResponse406Headers struct {
 	XRequestId         string
 }
 
+// TranscribeCallResponse409Headers the declared response headers of an HTTP 409 response for TranscribeCall
+type TranscribeCallResponse409Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
 // TranscribeCallResponse413Headers the declared response headers of an HTTP 413 response for TranscribeCall
 type TranscribeCallResponse413Headers struct {
 	RateLimitLimit     int
@@ -10491,6 +10688,8 @@ type TranscribeCallResponse struct {
 	JSON405 *ErrorBody
 	// JSON406 the response for an HTTP 406 `application/json` response
 	JSON406 *ErrorBody
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ErrorBody
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *ErrorBody
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -10519,6 +10718,8 @@ type TranscribeCallResponse struct {
 	Headers405 *TranscribeCallResponse405Headers
 	// Headers406 the parsed response headers for an HTTP 406 response
 	Headers406 *TranscribeCallResponse406Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *TranscribeCallResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *TranscribeCallResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -10571,6 +10772,11 @@ func (r TranscribeCallResponse) GetJSON405() *ErrorBody {
 // GetJSON406 returns the response for an HTTP 406 `application/json` response
 func (r TranscribeCallResponse) GetJSON406() *ErrorBody {
 	return r.JSON406
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r TranscribeCallResponse) GetJSON409() *ErrorBody {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -10867,6 +11073,14 @@ type CreateContactResponse406Headers struct {
 	XRequestId         string
 }
 
+// CreateContactResponse409Headers the declared response headers of an HTTP 409 response for CreateContact
+type CreateContactResponse409Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
 // CreateContactResponse413Headers the declared response headers of an HTTP 413 response for CreateContact
 type CreateContactResponse413Headers struct {
 	RateLimitLimit     int
@@ -10932,6 +11146,8 @@ type CreateContactResponse struct {
 	JSON405 *ErrorBody
 	// JSON406 the response for an HTTP 406 `application/json` response
 	JSON406 *ErrorBody
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ErrorBody
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *ErrorBody
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -10956,6 +11172,8 @@ type CreateContactResponse struct {
 	Headers405 *CreateContactResponse405Headers
 	// Headers406 the parsed response headers for an HTTP 406 response
 	Headers406 *CreateContactResponse406Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateContactResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *CreateContactResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -10998,6 +11216,11 @@ func (r CreateContactResponse) GetJSON405() *ErrorBody {
 // GetJSON406 returns the response for an HTTP 406 `application/json` response
 func (r CreateContactResponse) GetJSON406() *ErrorBody {
 	return r.JSON406
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateContactResponse) GetJSON409() *ErrorBody {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -11106,6 +11329,14 @@ type BulkUpsertContactsResponse406Headers struct {
 	XRequestId         string
 }
 
+// BulkUpsertContactsResponse409Headers the declared response headers of an HTTP 409 response for BulkUpsertContacts
+type BulkUpsertContactsResponse409Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
 // BulkUpsertContactsResponse413Headers the declared response headers of an HTTP 413 response for BulkUpsertContacts
 type BulkUpsertContactsResponse413Headers struct {
 	RateLimitLimit     int
@@ -11171,6 +11402,8 @@ type BulkUpsertContactsResponse struct {
 	JSON405 *ErrorBody
 	// JSON406 the response for an HTTP 406 `application/json` response
 	JSON406 *ErrorBody
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ErrorBody
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *ErrorBody
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -11195,6 +11428,8 @@ type BulkUpsertContactsResponse struct {
 	Headers405 *BulkUpsertContactsResponse405Headers
 	// Headers406 the parsed response headers for an HTTP 406 response
 	Headers406 *BulkUpsertContactsResponse406Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *BulkUpsertContactsResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *BulkUpsertContactsResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -11237,6 +11472,11 @@ func (r BulkUpsertContactsResponse) GetJSON405() *ErrorBody {
 // GetJSON406 returns the response for an HTTP 406 `application/json` response
 func (r BulkUpsertContactsResponse) GetJSON406() *ErrorBody {
 	return r.JSON406
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r BulkUpsertContactsResponse) GetJSON409() *ErrorBody {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -12513,6 +12753,14 @@ type MarkAllNotificationsReadResponse406Headers struct {
 	XRequestId         string
 }
 
+// MarkAllNotificationsReadResponse409Headers the declared response headers of an HTTP 409 response for MarkAllNotificationsRead
+type MarkAllNotificationsReadResponse409Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
 // MarkAllNotificationsReadResponse413Headers the declared response headers of an HTTP 413 response for MarkAllNotificationsRead
 type MarkAllNotificationsReadResponse413Headers struct {
 	RateLimitLimit     int
@@ -12523,6 +12771,14 @@ type MarkAllNotificationsReadResponse413Headers struct {
 
 // MarkAllNotificationsReadResponse415Headers the declared response headers of an HTTP 415 response for MarkAllNotificationsRead
 type MarkAllNotificationsReadResponse415Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// MarkAllNotificationsReadResponse422Headers the declared response headers of an HTTP 422 response for MarkAllNotificationsRead
+type MarkAllNotificationsReadResponse422Headers struct {
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -12570,10 +12826,14 @@ type MarkAllNotificationsReadResponse struct {
 	JSON405 *ErrorBody
 	// JSON406 the response for an HTTP 406 `application/json` response
 	JSON406 *ErrorBody
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ErrorBody
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *ErrorBody
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationErrorBody
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -12592,10 +12852,14 @@ type MarkAllNotificationsReadResponse struct {
 	Headers405 *MarkAllNotificationsReadResponse405Headers
 	// Headers406 the parsed response headers for an HTTP 406 response
 	Headers406 *MarkAllNotificationsReadResponse406Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *MarkAllNotificationsReadResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *MarkAllNotificationsReadResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *MarkAllNotificationsReadResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *MarkAllNotificationsReadResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *MarkAllNotificationsReadResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -12634,6 +12898,11 @@ func (r MarkAllNotificationsReadResponse) GetJSON406() *ErrorBody {
 	return r.JSON406
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r MarkAllNotificationsReadResponse) GetJSON409() *ErrorBody {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r MarkAllNotificationsReadResponse) GetJSON413() *ErrorBody {
 	return r.JSON413
@@ -12642,6 +12911,11 @@ func (r MarkAllNotificationsReadResponse) GetJSON413() *ErrorBody {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r MarkAllNotificationsReadResponse) GetJSON415() *ErrorBody {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r MarkAllNotificationsReadResponse) GetJSON422() *ValidationErrorBody {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -12743,6 +13017,14 @@ type MarkNotificationReadResponse406Headers struct {
 	XRequestId         string
 }
 
+// MarkNotificationReadResponse409Headers the declared response headers of an HTTP 409 response for MarkNotificationRead
+type MarkNotificationReadResponse409Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
 // MarkNotificationReadResponse413Headers the declared response headers of an HTTP 413 response for MarkNotificationRead
 type MarkNotificationReadResponse413Headers struct {
 	RateLimitLimit     int
@@ -12753,6 +13035,14 @@ type MarkNotificationReadResponse413Headers struct {
 
 // MarkNotificationReadResponse415Headers the declared response headers of an HTTP 415 response for MarkNotificationRead
 type MarkNotificationReadResponse415Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// MarkNotificationReadResponse422Headers the declared response headers of an HTTP 422 response for MarkNotificationRead
+type MarkNotificationReadResponse422Headers struct {
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -12802,10 +13092,14 @@ type MarkNotificationReadResponse struct {
 	JSON405 *ErrorBody
 	// JSON406 the response for an HTTP 406 `application/json` response
 	JSON406 *ErrorBody
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ErrorBody
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *ErrorBody
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationErrorBody
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -12826,10 +13120,14 @@ type MarkNotificationReadResponse struct {
 	Headers405 *MarkNotificationReadResponse405Headers
 	// Headers406 the parsed response headers for an HTTP 406 response
 	Headers406 *MarkNotificationReadResponse406Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *MarkNotificationReadResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *MarkNotificationReadResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *MarkNotificationReadResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *MarkNotificationReadResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *MarkNotificationReadResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -12873,6 +13171,11 @@ func (r MarkNotificationReadResponse) GetJSON406() *ErrorBody {
 	return r.JSON406
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r MarkNotificationReadResponse) GetJSON409() *ErrorBody {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r MarkNotificationReadResponse) GetJSON413() *ErrorBody {
 	return r.JSON413
@@ -12881,6 +13184,11 @@ func (r MarkNotificationReadResponse) GetJSON413() *ErrorBody {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r MarkNotificationReadResponse) GetJSON415() *ErrorBody {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r MarkNotificationReadResponse) GetJSON422() *ValidationErrorBody {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -16542,6 +16850,14 @@ type ResendWebhookDeliveryResponse409Headers struct {
 	XRequestId         string
 }
 
+// ResendWebhookDeliveryResponse422Headers the declared response headers of an HTTP 422 response for ResendWebhookDelivery
+type ResendWebhookDeliveryResponse422Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
 // ResendWebhookDeliveryResponse429Headers the declared response headers of an HTTP 429 response for ResendWebhookDelivery
 type ResendWebhookDeliveryResponse429Headers struct {
 	RateLimitLimit     int
@@ -16585,6 +16901,8 @@ type ResendWebhookDeliveryResponse struct {
 	JSON406 *ErrorBody
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationErrorBody
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -16605,6 +16923,8 @@ type ResendWebhookDeliveryResponse struct {
 	Headers406 *ResendWebhookDeliveryResponse406Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *ResendWebhookDeliveryResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ResendWebhookDeliveryResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ResendWebhookDeliveryResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -16646,6 +16966,11 @@ func (r ResendWebhookDeliveryResponse) GetJSON406() *ErrorBody {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r ResendWebhookDeliveryResponse) GetJSON409() *ErrorBody {
 	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ResendWebhookDeliveryResponse) GetJSON422() *ValidationErrorBody {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -16739,6 +17064,22 @@ type RotateWebhookSecretResponse406Headers struct {
 	XRequestId         string
 }
 
+// RotateWebhookSecretResponse409Headers the declared response headers of an HTTP 409 response for RotateWebhookSecret
+type RotateWebhookSecretResponse409Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// RotateWebhookSecretResponse422Headers the declared response headers of an HTTP 422 response for RotateWebhookSecret
+type RotateWebhookSecretResponse422Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
 // RotateWebhookSecretResponse429Headers the declared response headers of an HTTP 429 response for RotateWebhookSecret
 type RotateWebhookSecretResponse429Headers struct {
 	RateLimitLimit     int
@@ -16780,6 +17121,10 @@ type RotateWebhookSecretResponse struct {
 	JSON405 *ErrorBody
 	// JSON406 the response for an HTTP 406 `application/json` response
 	JSON406 *ErrorBody
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationErrorBody
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -16798,6 +17143,10 @@ type RotateWebhookSecretResponse struct {
 	Headers405 *RotateWebhookSecretResponse405Headers
 	// Headers406 the parsed response headers for an HTTP 406 response
 	Headers406 *RotateWebhookSecretResponse406Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RotateWebhookSecretResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *RotateWebhookSecretResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RotateWebhookSecretResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -16834,6 +17183,16 @@ func (r RotateWebhookSecretResponse) GetJSON405() *ErrorBody {
 // GetJSON406 returns the response for an HTTP 406 `application/json` response
 func (r RotateWebhookSecretResponse) GetJSON406() *ErrorBody {
 	return r.JSON406
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON409() *ErrorBody {
+	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON422() *ValidationErrorBody {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -16935,6 +17294,14 @@ type TestWebhookResponse409Headers struct {
 	XRequestId         string
 }
 
+// TestWebhookResponse422Headers the declared response headers of an HTTP 422 response for TestWebhook
+type TestWebhookResponse422Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
 // TestWebhookResponse429Headers the declared response headers of an HTTP 429 response for TestWebhook
 type TestWebhookResponse429Headers struct {
 	RateLimitLimit     int
@@ -16978,6 +17345,8 @@ type TestWebhookResponse struct {
 	JSON406 *ErrorBody
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationErrorBody
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -16998,6 +17367,8 @@ type TestWebhookResponse struct {
 	Headers406 *TestWebhookResponse406Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *TestWebhookResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *TestWebhookResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *TestWebhookResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -17039,6 +17410,11 @@ func (r TestWebhookResponse) GetJSON406() *ErrorBody {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r TestWebhookResponse) GetJSON409() *ErrorBody {
 	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r TestWebhookResponse) GetJSON422() *ValidationErrorBody {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -17213,8 +17589,8 @@ func (c *ClientWithResponses) GetCallWithResponse(ctx context.Context, call stri
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /calls/{call}/transcribe (the `TranscribeCall` operationId).
-func (c *ClientWithResponses) TranscribeCallWithResponse(ctx context.Context, call string, reqEditors ...RequestEditorFn) (*TranscribeCallResponse, error) {
-	rsp, err := c.TranscribeCall(ctx, call, reqEditors...)
+func (c *ClientWithResponses) TranscribeCallWithResponse(ctx context.Context, call string, params *TranscribeCallParams, reqEditors ...RequestEditorFn) (*TranscribeCallResponse, error) {
+	rsp, err := c.TranscribeCall(ctx, call, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17247,8 +17623,8 @@ func (c *ClientWithResponses) ListContactsWithResponse(ctx context.Context, para
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /contacts (the `CreateContact` operationId).
-func (c *ClientWithResponses) CreateContactWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateContactResponse, error) {
-	rsp, err := c.CreateContactWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateContactWithBodyWithResponse(ctx context.Context, params *CreateContactParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateContactResponse, error) {
+	rsp, err := c.CreateContactWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17264,8 +17640,8 @@ func (c *ClientWithResponses) CreateContactWithBodyWithResponse(ctx context.Cont
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /contacts (the `CreateContact` operationId).
-func (c *ClientWithResponses) CreateContactWithResponse(ctx context.Context, body CreateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateContactResponse, error) {
-	rsp, err := c.CreateContact(ctx, body, reqEditors...)
+func (c *ClientWithResponses) CreateContactWithResponse(ctx context.Context, params *CreateContactParams, body CreateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateContactResponse, error) {
+	rsp, err := c.CreateContact(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17281,8 +17657,8 @@ func (c *ClientWithResponses) CreateContactWithResponse(ctx context.Context, bod
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /contacts/bulk-upsert (the `BulkUpsertContacts` operationId).
-func (c *ClientWithResponses) BulkUpsertContactsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BulkUpsertContactsResponse, error) {
-	rsp, err := c.BulkUpsertContactsWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) BulkUpsertContactsWithBodyWithResponse(ctx context.Context, params *BulkUpsertContactsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BulkUpsertContactsResponse, error) {
+	rsp, err := c.BulkUpsertContactsWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17298,8 +17674,8 @@ func (c *ClientWithResponses) BulkUpsertContactsWithBodyWithResponse(ctx context
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /contacts/bulk-upsert (the `BulkUpsertContacts` operationId).
-func (c *ClientWithResponses) BulkUpsertContactsWithResponse(ctx context.Context, body BulkUpsertContactsJSONRequestBody, reqEditors ...RequestEditorFn) (*BulkUpsertContactsResponse, error) {
-	rsp, err := c.BulkUpsertContacts(ctx, body, reqEditors...)
+func (c *ClientWithResponses) BulkUpsertContactsWithResponse(ctx context.Context, params *BulkUpsertContactsParams, body BulkUpsertContactsJSONRequestBody, reqEditors ...RequestEditorFn) (*BulkUpsertContactsResponse, error) {
+	rsp, err := c.BulkUpsertContacts(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17430,8 +17806,8 @@ func (c *ClientWithResponses) ListNotificationsWithResponse(ctx context.Context,
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /notifications/read-all (the `MarkAllNotificationsRead` operationId).
-func (c *ClientWithResponses) MarkAllNotificationsReadWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*MarkAllNotificationsReadResponse, error) {
-	rsp, err := c.MarkAllNotificationsRead(ctx, reqEditors...)
+func (c *ClientWithResponses) MarkAllNotificationsReadWithResponse(ctx context.Context, params *MarkAllNotificationsReadParams, reqEditors ...RequestEditorFn) (*MarkAllNotificationsReadResponse, error) {
+	rsp, err := c.MarkAllNotificationsRead(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17447,8 +17823,8 @@ func (c *ClientWithResponses) MarkAllNotificationsReadWithResponse(ctx context.C
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /notifications/{notification}/read (the `MarkNotificationRead` operationId).
-func (c *ClientWithResponses) MarkNotificationReadWithResponse(ctx context.Context, notification openapi_types.UUID, reqEditors ...RequestEditorFn) (*MarkNotificationReadResponse, error) {
-	rsp, err := c.MarkNotificationRead(ctx, notification, reqEditors...)
+func (c *ClientWithResponses) MarkNotificationReadWithResponse(ctx context.Context, notification openapi_types.UUID, params *MarkNotificationReadParams, reqEditors ...RequestEditorFn) (*MarkNotificationReadResponse, error) {
+	rsp, err := c.MarkNotificationRead(ctx, notification, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17732,8 +18108,8 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, reqE
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
-	rsp, err := c.CreateWebhookWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Context, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
+	rsp, err := c.CreateWebhookWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17749,8 +18125,8 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /webhooks (the `CreateWebhook` operationId).
-func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
-	rsp, err := c.CreateWebhook(ctx, body, reqEditors...)
+func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
+	rsp, err := c.CreateWebhook(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17834,8 +18210,8 @@ func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Cont
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /webhooks/{endpoint}/deliveries/{eventId}/resend (the `ResendWebhookDelivery` operationId).
-func (c *ClientWithResponses) ResendWebhookDeliveryWithResponse(ctx context.Context, endpoint string, eventId openapi_types.UUID, reqEditors ...RequestEditorFn) (*ResendWebhookDeliveryResponse, error) {
-	rsp, err := c.ResendWebhookDelivery(ctx, endpoint, eventId, reqEditors...)
+func (c *ClientWithResponses) ResendWebhookDeliveryWithResponse(ctx context.Context, endpoint string, eventId openapi_types.UUID, params *ResendWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*ResendWebhookDeliveryResponse, error) {
+	rsp, err := c.ResendWebhookDelivery(ctx, endpoint, eventId, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17851,8 +18227,8 @@ func (c *ClientWithResponses) ResendWebhookDeliveryWithResponse(ctx context.Cont
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /webhooks/{endpoint}/rotate (the `RotateWebhookSecret` operationId).
-func (c *ClientWithResponses) RotateWebhookSecretWithResponse(ctx context.Context, endpoint string, reqEditors ...RequestEditorFn) (*RotateWebhookSecretResponse, error) {
-	rsp, err := c.RotateWebhookSecret(ctx, endpoint, reqEditors...)
+func (c *ClientWithResponses) RotateWebhookSecretWithResponse(ctx context.Context, endpoint string, params *RotateWebhookSecretParams, reqEditors ...RequestEditorFn) (*RotateWebhookSecretResponse, error) {
+	rsp, err := c.RotateWebhookSecret(ctx, endpoint, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17868,8 +18244,8 @@ func (c *ClientWithResponses) RotateWebhookSecretWithResponse(ctx context.Contex
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /webhooks/{endpoint}/test (the `TestWebhook` operationId).
-func (c *ClientWithResponses) TestWebhookWithResponse(ctx context.Context, endpoint string, reqEditors ...RequestEditorFn) (*TestWebhookResponse, error) {
-	rsp, err := c.TestWebhook(ctx, endpoint, reqEditors...)
+func (c *ClientWithResponses) TestWebhookWithResponse(ctx context.Context, endpoint string, params *TestWebhookParams, reqEditors ...RequestEditorFn) (*TestWebhookResponse, error) {
+	rsp, err := c.TestWebhook(ctx, endpoint, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -20467,6 +20843,13 @@ func ParseTranscribeCallResponse(rsp *http.Response) (*TranscribeCallResponse, e
 		}
 		response.JSON406 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20753,6 +21136,37 @@ func ParseTranscribeCallResponse(rsp *http.Response) (*TranscribeCallResponse, e
 			headers.XRequestId = value
 		}
 		response.Headers406 = &headers
+	case rsp.StatusCode == 409:
+		var headers TranscribeCallResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers TranscribeCallResponse413Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -21385,6 +21799,13 @@ func ParseCreateContactResponse(rsp *http.Response) (*CreateContactResponse, err
 		}
 		response.JSON406 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -21609,6 +22030,37 @@ func ParseCreateContactResponse(rsp *http.Response) (*CreateContactResponse, err
 			headers.XRequestId = value
 		}
 		response.Headers406 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateContactResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreateContactResponse413Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -21870,6 +22322,13 @@ func ParseBulkUpsertContactsResponse(rsp *http.Response) (*BulkUpsertContactsRes
 		}
 		response.JSON406 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22094,6 +22553,37 @@ func ParseBulkUpsertContactsResponse(rsp *http.Response) (*BulkUpsertContactsRes
 			headers.XRequestId = value
 		}
 		response.Headers406 = &headers
+	case rsp.StatusCode == 409:
+		var headers BulkUpsertContactsResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers BulkUpsertContactsResponse413Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -24672,6 +25162,13 @@ func ParseMarkAllNotificationsReadResponse(rsp *http.Response) (*MarkAllNotifica
 		}
 		response.JSON406 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24685,6 +25182,13 @@ func ParseMarkAllNotificationsReadResponse(rsp *http.Response) (*MarkAllNotifica
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest ErrorBody
@@ -24889,6 +25393,37 @@ func ParseMarkAllNotificationsReadResponse(rsp *http.Response) (*MarkAllNotifica
 			headers.XRequestId = value
 		}
 		response.Headers406 = &headers
+	case rsp.StatusCode == 409:
+		var headers MarkAllNotificationsReadResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers MarkAllNotificationsReadResponse413Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -24951,6 +25486,37 @@ func ParseMarkAllNotificationsReadResponse(rsp *http.Response) (*MarkAllNotifica
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers MarkAllNotificationsReadResponse422Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers MarkAllNotificationsReadResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -25126,6 +25692,13 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 		}
 		response.JSON406 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -25139,6 +25712,13 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest ErrorBody
@@ -25374,6 +25954,37 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 			headers.XRequestId = value
 		}
 		response.Headers406 = &headers
+	case rsp.StatusCode == 409:
+		var headers MarkNotificationReadResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers MarkNotificationReadResponse413Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -25436,6 +26047,37 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers MarkNotificationReadResponse422Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers MarkNotificationReadResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -32636,6 +33278,13 @@ func ParseResendWebhookDeliveryResponse(rsp *http.Response) (*ResendWebhookDeliv
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -32870,6 +33519,37 @@ func ParseResendWebhookDeliveryResponse(rsp *http.Response) (*ResendWebhookDeliv
 			headers.XRequestId = value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers ResendWebhookDeliveryResponse422Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ResendWebhookDeliveryResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -33037,6 +33717,20 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 			return nil, err
 		}
 		response.JSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest ErrorBody
@@ -33241,6 +33935,68 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 			headers.XRequestId = value
 		}
 		response.Headers406 = &headers
+	case rsp.StatusCode == 409:
+		var headers RotateWebhookSecretResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers RotateWebhookSecretResponse422Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers RotateWebhookSecretResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -33415,6 +34171,13 @@ func ParseTestWebhookResponse(rsp *http.Response) (*TestWebhookResponse, error) 
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest ErrorBody
@@ -33650,6 +34413,37 @@ func ParseTestWebhookResponse(rsp *http.Response) (*TestWebhookResponse, error) 
 			headers.XRequestId = value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers TestWebhookResponse422Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers TestWebhookResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {

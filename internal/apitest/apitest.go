@@ -74,8 +74,8 @@ func (a *API) Do(tb TB, key, method, path string, body any) *Response {
 	return resp
 }
 
-// DoWithHeaders is Do with extra request headers (an empty value sends none).
-func (a *API) DoWithHeaders(tb TB, key, method, path string, body any, headers map[string]string) *Response {
+// DoWithHeaders is Do with extra request headers (for example Idempotency-Key, X-Request-Id).
+func (a *API) DoWithHeaders(tb TB, key, method, path string, body any, headers http.Header) *Response {
 	tb.Helper()
 	req, resp := a.send(tb, key, method, path, body, headers)
 	a.check(tb, req, resp)
@@ -83,7 +83,7 @@ func (a *API) DoWithHeaders(tb TB, key, method, path string, body any, headers m
 }
 
 // DoUncheckedWithHeaders is DoUnchecked with extra request headers.
-func (a *API) DoUncheckedWithHeaders(tb TB, key, method, path string, body any, headers map[string]string) *Response {
+func (a *API) DoUncheckedWithHeaders(tb TB, key, method, path string, body any, headers http.Header) *Response {
 	tb.Helper()
 	_, resp := a.send(tb, key, method, path, body, headers)
 	return resp
@@ -96,7 +96,7 @@ func (a *API) DoUnchecked(tb TB, key, method, path string, body any) *Response {
 	return resp
 }
 
-func (a *API) send(tb TB, key, method, path string, body any, headers map[string]string) (*http.Request, *Response) {
+func (a *API) send(tb TB, key, method, path string, body any, headers http.Header) (*http.Request, *Response) {
 	tb.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
@@ -123,10 +123,8 @@ func (a *API) send(tb TB, key, method, path string, body any, headers map[string
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	for name, v := range headers {
-		if v != "" {
-			req.Header.Set(name, v)
-		}
+	for name, values := range headers {
+		req.Header[http.CanonicalHeaderKey(name)] = values
 	}
 	hr, err := a.HTTP.Do(req)
 	if err != nil {
