@@ -348,12 +348,13 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 					}
 					h[name] = jsonObject{"description": rh.Description, "schema": schema}
 				}
-				if f.protected && status != http.StatusUnauthorized && code != "default" {
+				// A 503 may come before the key was counted (the database is the one unreachable).
+				if f.protected && status != http.StatusUnauthorized && status != http.StatusServiceUnavailable && code != "default" {
 					for _, name := range []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
 						h[name] = headerRef(name)
 					}
 				}
-				if code == "default" {
+				if code == "default" || status == http.StatusServiceUnavailable {
 					// A 503 (the database or kube-apiserver unreachable) says when to retry.
 					h[headerRetryAfter] = jsonObject{"description": "On a 503: seconds to wait before trying again.",
 						"schema": jsonObject{"type": "integer", "minimum": 0}}
@@ -365,6 +366,9 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 					}
 				}
 				switch status {
+				case http.StatusServiceUnavailable:
+					h[headerRetryAfter] = headerRef("Retry-After")
+					resp["description"] = "A service behind the API (the database or kube-apiserver) is briefly unavailable; Retry-After says when to try again."
 				case http.StatusTooManyRequests:
 					h[headerRetryAfter] = headerRef("Retry-After")
 					resp["description"] = "Too many requests: " + strings.TrimSuffix(rateLimitNote, ".") +

@@ -193,6 +193,8 @@ func (s *Server) authenticate(req *restful.Request, resp *restful.Response, chai
 		return
 	}
 	if err != nil {
+		// Not a refusal of the key: the key could not be checked (503 when the database is away).
+		resp.Header().Del("WWW-Authenticate")
 		s.internalError(req, resp, err)
 		return
 	}

@@ -1,6 +1,8 @@
 package apiserver
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"strconv"
 
@@ -25,9 +27,10 @@ func writeUnavailable(resp *restful.Response) {
 // isUnavailable). On a read (GET) the first such failure is held back instead, so
 // retryUnavailableRead runs the read once more (on a fresh database connection).
 func (s *Server) serviceUnavailable(req *restful.Request, resp *restful.Response, err error) {
-	// Only a lost database connection is worth a second run: a kube-apiserver call already
-	// waited out its deadline, and the answer should come within it.
-	if retry, ok := req.Attribute(attrReadRetry).(*readRetry); ok && !retry.done && resp.ContentLength() == 0 && store.IsUnavailable(err) {
+	// Only a lost connection is worth a second run: a call that waited out its deadline (to
+	// kube-apiserver above all) is answered within it, not twice as late.
+	if retry, ok := req.Attribute(attrReadRetry).(*readRetry); ok && !retry.done && resp.ContentLength() == 0 &&
+		store.IsUnavailable(err) && !errors.Is(err, context.DeadlineExceeded) {
 		retry.err = err
 		return
 	}

@@ -76,8 +76,8 @@ func TestWebhookRoutesAnswer503WhenKubeAPIServerIsUnavailable(t *testing.T) {
 			}{
 				{"GET", "/v1/webhooks", nil},
 				{"POST", "/v1/webhooks", map[string]any{"name": "CRM", "url": "https://93.184.216.34/hook", "events": []string{"call.ended"}}},
-				{"GET", "/v1/webhooks/ep_0123456789abcdef/deliveries", nil},
-				{"DELETE", "/v1/webhooks/ep_0123456789abcdef", nil},
+				{"GET", "/v1/webhooks/whep-0123456789abcdef/deliveries", nil},
+				{"DELETE", "/v1/webhooks/whep-0123456789abcdef", nil},
 			} {
 				start := time.Now()
 				resp := api.Do(t, key, rq.method, rq.path, rq.body)
