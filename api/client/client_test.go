@@ -80,7 +80,7 @@ func TestRetries429AfterRetryAfterWithTheSameBodyAndKey(t *testing.T) {
 	keys := 0
 	api := newAPI(t, rec, client.Options{IdempotencyKey: func() string { keys++; return "key-" + string(rune('0'+keys)) }})
 	start := time.Now()
-	resp, err := api.CreateContactWithResponse(context.Background(), client.ContactWrite{DisplayName: "Ada", Phones: []client.ContactPhoneWrite{}})
+	resp, err := api.CreateContactWithResponse(context.Background(), nil, client.ContactWrite{DisplayName: "Ada", Phones: []client.ContactPhoneWrite{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,13 +131,13 @@ func TestRetriesNetworkErrorsOnlyWhenResendingIsSafe(t *testing.T) {
 	// A POST without an idempotency key is not: the first attempt may have done the work.
 	rec = &recorder{script: []func(http.ResponseWriter){hangUp}}
 	api = newAPI(t, rec, client.Options{})
-	if _, err := api.MarkAllNotificationsReadWithResponse(context.Background()); err == nil || len(rec.requests) != 1 {
+	if _, err := api.MarkAllNotificationsReadWithResponse(context.Background(), nil); err == nil || len(rec.requests) != 1 {
 		t.Fatalf("POST without a key: err %v after %d requests, want the error after 1", err, len(rec.requests))
 	}
 	// With a key it is, with the same key.
 	rec = &recorder{script: []func(http.ResponseWriter){hangUp}}
 	api = newAPI(t, rec, client.Options{IdempotencyKey: func() string { return time.Now().String() }})
-	if _, err := api.MarkAllNotificationsReadWithResponse(context.Background()); err != nil || len(rec.requests) != 2 {
+	if _, err := api.MarkAllNotificationsReadWithResponse(context.Background(), nil); err != nil || len(rec.requests) != 2 {
 		t.Fatalf("POST with a key: err %v after %d requests", err, len(rec.requests))
 	}
 	if a, b := rec.requests[0].Header.Get("Idempotency-Key"), rec.requests[1].Header.Get("Idempotency-Key"); a == "" || a != b {
