@@ -314,6 +314,12 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 				}
 				s["enum"] = enum
 			}
+			idempotent := false
+			for _, p := range asList(op["parameters"]) {
+				if pm := obj(p); pm["in"] == "header" && pm["name"] == idempotencyKeyHeader {
+					idempotent = true
+				}
+			}
 			responses := obj(op["responses"])
 			if f.protected && f.access.NeedsIntegrations {
 				if r := obj(responses["403"]); r != nil {
@@ -341,6 +347,11 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 				}
 				h["X-Request-Id"] = headerRef("X-Request-Id")
 				status, _ := strconv.Atoi(code)
+				if idempotent && code != "default" && status != http.StatusConflict && status < 500 {
+					// A repeat with the same Idempotency-Key replays the first answer and says so.
+					h["Idempotent-Replayed"] = jsonObject{"description": "true when this is the kept answer of an earlier request with the same Idempotency-Key.",
+						"schema": jsonObject{"type": "string", "enum": []any{"true"}}}
+				}
 				for name, rh := range f.headers[status] {
 					schema := jsonObject{"type": "string"}
 					if rh.Items != nil && rh.Type != "" {

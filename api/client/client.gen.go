@@ -10557,6 +10557,7 @@ func (r GetCallResponse) ContentType() string {
 
 // TranscribeCallResponse202Headers the declared response headers of an HTTP 202 response for TranscribeCall
 type TranscribeCallResponse202Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -10565,6 +10566,7 @@ type TranscribeCallResponse202Headers struct {
 
 // TranscribeCallResponse400Headers the declared response headers of an HTTP 400 response for TranscribeCall
 type TranscribeCallResponse400Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -10573,12 +10575,14 @@ type TranscribeCallResponse400Headers struct {
 
 // TranscribeCallResponse401Headers the declared response headers of an HTTP 401 response for TranscribeCall
 type TranscribeCallResponse401Headers struct {
-	WWWAuthenticate string
-	XRequestId      string
+	IdempotentReplayed *string
+	WWWAuthenticate    string
+	XRequestId         string
 }
 
 // TranscribeCallResponse402Headers the declared response headers of an HTTP 402 response for TranscribeCall
 type TranscribeCallResponse402Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -10587,6 +10591,7 @@ type TranscribeCallResponse402Headers struct {
 
 // TranscribeCallResponse403Headers the declared response headers of an HTTP 403 response for TranscribeCall
 type TranscribeCallResponse403Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -10595,6 +10600,7 @@ type TranscribeCallResponse403Headers struct {
 
 // TranscribeCallResponse404Headers the declared response headers of an HTTP 404 response for TranscribeCall
 type TranscribeCallResponse404Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -10604,6 +10610,7 @@ type TranscribeCallResponse404Headers struct {
 // TranscribeCallResponse405Headers the declared response headers of an HTTP 405 response for TranscribeCall
 type TranscribeCallResponse405Headers struct {
 	Allow              string
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -10612,6 +10619,7 @@ type TranscribeCallResponse405Headers struct {
 
 // TranscribeCallResponse406Headers the declared response headers of an HTTP 406 response for TranscribeCall
 type TranscribeCallResponse406Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -10628,6 +10636,7 @@ type TranscribeCallResponse409Headers struct {
 
 // TranscribeCallResponse413Headers the declared response headers of an HTTP 413 response for TranscribeCall
 type TranscribeCallResponse413Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -10636,6 +10645,7 @@ type TranscribeCallResponse413Headers struct {
 
 // TranscribeCallResponse415Headers the declared response headers of an HTTP 415 response for TranscribeCall
 type TranscribeCallResponse415Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -10644,6 +10654,7 @@ type TranscribeCallResponse415Headers struct {
 
 // TranscribeCallResponse422Headers the declared response headers of an HTTP 422 response for TranscribeCall
 type TranscribeCallResponse422Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -10652,6 +10663,7 @@ type TranscribeCallResponse422Headers struct {
 
 // TranscribeCallResponse429Headers the declared response headers of an HTTP 429 response for TranscribeCall
 type TranscribeCallResponse429Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -11037,6 +11049,7 @@ func (r ListContactsResponse) ContentType() string {
 
 // CreateContactResponse201Headers the declared response headers of an HTTP 201 response for CreateContact
 type CreateContactResponse201Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -11045,6 +11058,7 @@ type CreateContactResponse201Headers struct {
 
 // CreateContactResponse400Headers the declared response headers of an HTTP 400 response for CreateContact
 type CreateContactResponse400Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -11053,12 +11067,14 @@ type CreateContactResponse400Headers struct {
 
 // CreateContactResponse401Headers the declared response headers of an HTTP 401 response for CreateContact
 type CreateContactResponse401Headers struct {
-	WWWAuthenticate string
-	XRequestId      string
+	IdempotentReplayed *string
+	WWWAuthenticate    string
+	XRequestId         string
 }
 
 // CreateContactResponse403Headers the declared response headers of an HTTP 403 response for CreateContact
 type CreateContactResponse403Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -11068,6 +11084,7 @@ type CreateContactResponse403Headers struct {
 // CreateContactResponse405Headers the declared response headers of an HTTP 405 response for CreateContact
 type CreateContactResponse405Headers struct {
 	Allow              string
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -11076,6 +11093,7 @@ type CreateContactResponse405Headers struct {
 
 // CreateContactResponse406Headers the declared response headers of an HTTP 406 response for CreateContact
 type CreateContactResponse406Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -11092,6 +11110,7 @@ type CreateContactResponse409Headers struct {
 
 // CreateContactResponse413Headers the declared response headers of an HTTP 413 response for CreateContact
 type CreateContactResponse413Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -11100,6 +11119,7 @@ type CreateContactResponse413Headers struct {
 
 // CreateContactResponse415Headers the declared response headers of an HTTP 415 response for CreateContact
 type CreateContactResponse415Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -11108,6 +11128,7 @@ type CreateContactResponse415Headers struct {
 
 // CreateContactResponse422Headers the declared response headers of an HTTP 422 response for CreateContact
 type CreateContactResponse422Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -11116,6 +11137,7 @@ type CreateContactResponse422Headers struct {
 
 // CreateContactResponse429Headers the declared response headers of an HTTP 429 response for CreateContact
 type CreateContactResponse429Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -11294,6 +11316,7 @@ func (r CreateContactResponse) ContentType() string {
 
 // BulkUpsertContactsResponse202Headers the declared response headers of an HTTP 202 response for BulkUpsertContacts
 type BulkUpsertContactsResponse202Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -11302,6 +11325,7 @@ type BulkUpsertContactsResponse202Headers struct {
 
 // BulkUpsertContactsResponse400Headers the declared response headers of an HTTP 400 response for BulkUpsertContacts
 type BulkUpsertContactsResponse400Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -11310,12 +11334,14 @@ type BulkUpsertContactsResponse400Headers struct {
 
 // BulkUpsertContactsResponse401Headers the declared response headers of an HTTP 401 response for BulkUpsertContacts
 type BulkUpsertContactsResponse401Headers struct {
-	WWWAuthenticate string
-	XRequestId      string
+	IdempotentReplayed *string
+	WWWAuthenticate    string
+	XRequestId         string
 }
 
 // BulkUpsertContactsResponse403Headers the declared response headers of an HTTP 403 response for BulkUpsertContacts
 type BulkUpsertContactsResponse403Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -11325,6 +11351,7 @@ type BulkUpsertContactsResponse403Headers struct {
 // BulkUpsertContactsResponse405Headers the declared response headers of an HTTP 405 response for BulkUpsertContacts
 type BulkUpsertContactsResponse405Headers struct {
 	Allow              string
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -11333,6 +11360,7 @@ type BulkUpsertContactsResponse405Headers struct {
 
 // BulkUpsertContactsResponse406Headers the declared response headers of an HTTP 406 response for BulkUpsertContacts
 type BulkUpsertContactsResponse406Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -11349,6 +11377,7 @@ type BulkUpsertContactsResponse409Headers struct {
 
 // BulkUpsertContactsResponse413Headers the declared response headers of an HTTP 413 response for BulkUpsertContacts
 type BulkUpsertContactsResponse413Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -11357,6 +11386,7 @@ type BulkUpsertContactsResponse413Headers struct {
 
 // BulkUpsertContactsResponse415Headers the declared response headers of an HTTP 415 response for BulkUpsertContacts
 type BulkUpsertContactsResponse415Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -11365,6 +11395,7 @@ type BulkUpsertContactsResponse415Headers struct {
 
 // BulkUpsertContactsResponse422Headers the declared response headers of an HTTP 422 response for BulkUpsertContacts
 type BulkUpsertContactsResponse422Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -11373,6 +11404,7 @@ type BulkUpsertContactsResponse422Headers struct {
 
 // BulkUpsertContactsResponse429Headers the declared response headers of an HTTP 429 response for BulkUpsertContacts
 type BulkUpsertContactsResponse429Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -12725,6 +12757,7 @@ func (r ListNotificationsResponse) ContentType() string {
 
 // MarkAllNotificationsReadResponse200Headers the declared response headers of an HTTP 200 response for MarkAllNotificationsRead
 type MarkAllNotificationsReadResponse200Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -12733,6 +12766,7 @@ type MarkAllNotificationsReadResponse200Headers struct {
 
 // MarkAllNotificationsReadResponse400Headers the declared response headers of an HTTP 400 response for MarkAllNotificationsRead
 type MarkAllNotificationsReadResponse400Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -12741,12 +12775,14 @@ type MarkAllNotificationsReadResponse400Headers struct {
 
 // MarkAllNotificationsReadResponse401Headers the declared response headers of an HTTP 401 response for MarkAllNotificationsRead
 type MarkAllNotificationsReadResponse401Headers struct {
-	WWWAuthenticate string
-	XRequestId      string
+	IdempotentReplayed *string
+	WWWAuthenticate    string
+	XRequestId         string
 }
 
 // MarkAllNotificationsReadResponse403Headers the declared response headers of an HTTP 403 response for MarkAllNotificationsRead
 type MarkAllNotificationsReadResponse403Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -12756,6 +12792,7 @@ type MarkAllNotificationsReadResponse403Headers struct {
 // MarkAllNotificationsReadResponse405Headers the declared response headers of an HTTP 405 response for MarkAllNotificationsRead
 type MarkAllNotificationsReadResponse405Headers struct {
 	Allow              string
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -12764,6 +12801,7 @@ type MarkAllNotificationsReadResponse405Headers struct {
 
 // MarkAllNotificationsReadResponse406Headers the declared response headers of an HTTP 406 response for MarkAllNotificationsRead
 type MarkAllNotificationsReadResponse406Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -12780,6 +12818,7 @@ type MarkAllNotificationsReadResponse409Headers struct {
 
 // MarkAllNotificationsReadResponse413Headers the declared response headers of an HTTP 413 response for MarkAllNotificationsRead
 type MarkAllNotificationsReadResponse413Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -12788,6 +12827,7 @@ type MarkAllNotificationsReadResponse413Headers struct {
 
 // MarkAllNotificationsReadResponse415Headers the declared response headers of an HTTP 415 response for MarkAllNotificationsRead
 type MarkAllNotificationsReadResponse415Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -12796,6 +12836,7 @@ type MarkAllNotificationsReadResponse415Headers struct {
 
 // MarkAllNotificationsReadResponse422Headers the declared response headers of an HTTP 422 response for MarkAllNotificationsRead
 type MarkAllNotificationsReadResponse422Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -12804,6 +12845,7 @@ type MarkAllNotificationsReadResponse422Headers struct {
 
 // MarkAllNotificationsReadResponse429Headers the declared response headers of an HTTP 429 response for MarkAllNotificationsRead
 type MarkAllNotificationsReadResponse429Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -12982,6 +13024,7 @@ func (r MarkAllNotificationsReadResponse) ContentType() string {
 
 // MarkNotificationReadResponse200Headers the declared response headers of an HTTP 200 response for MarkNotificationRead
 type MarkNotificationReadResponse200Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -12990,6 +13033,7 @@ type MarkNotificationReadResponse200Headers struct {
 
 // MarkNotificationReadResponse400Headers the declared response headers of an HTTP 400 response for MarkNotificationRead
 type MarkNotificationReadResponse400Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -12998,12 +13042,14 @@ type MarkNotificationReadResponse400Headers struct {
 
 // MarkNotificationReadResponse401Headers the declared response headers of an HTTP 401 response for MarkNotificationRead
 type MarkNotificationReadResponse401Headers struct {
-	WWWAuthenticate string
-	XRequestId      string
+	IdempotentReplayed *string
+	WWWAuthenticate    string
+	XRequestId         string
 }
 
 // MarkNotificationReadResponse403Headers the declared response headers of an HTTP 403 response for MarkNotificationRead
 type MarkNotificationReadResponse403Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -13012,6 +13058,7 @@ type MarkNotificationReadResponse403Headers struct {
 
 // MarkNotificationReadResponse404Headers the declared response headers of an HTTP 404 response for MarkNotificationRead
 type MarkNotificationReadResponse404Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -13021,6 +13068,7 @@ type MarkNotificationReadResponse404Headers struct {
 // MarkNotificationReadResponse405Headers the declared response headers of an HTTP 405 response for MarkNotificationRead
 type MarkNotificationReadResponse405Headers struct {
 	Allow              string
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -13029,6 +13077,7 @@ type MarkNotificationReadResponse405Headers struct {
 
 // MarkNotificationReadResponse406Headers the declared response headers of an HTTP 406 response for MarkNotificationRead
 type MarkNotificationReadResponse406Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -13045,6 +13094,7 @@ type MarkNotificationReadResponse409Headers struct {
 
 // MarkNotificationReadResponse413Headers the declared response headers of an HTTP 413 response for MarkNotificationRead
 type MarkNotificationReadResponse413Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -13053,6 +13103,7 @@ type MarkNotificationReadResponse413Headers struct {
 
 // MarkNotificationReadResponse415Headers the declared response headers of an HTTP 415 response for MarkNotificationRead
 type MarkNotificationReadResponse415Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -13061,6 +13112,7 @@ type MarkNotificationReadResponse415Headers struct {
 
 // MarkNotificationReadResponse422Headers the declared response headers of an HTTP 422 response for MarkNotificationRead
 type MarkNotificationReadResponse422Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -13069,6 +13121,7 @@ type MarkNotificationReadResponse422Headers struct {
 
 // MarkNotificationReadResponse429Headers the declared response headers of an HTTP 429 response for MarkNotificationRead
 type MarkNotificationReadResponse429Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -15948,6 +16001,7 @@ func (r ListWebhooksResponse) ContentType() string {
 
 // CreateWebhookResponse201Headers the declared response headers of an HTTP 201 response for CreateWebhook
 type CreateWebhookResponse201Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -15956,6 +16010,7 @@ type CreateWebhookResponse201Headers struct {
 
 // CreateWebhookResponse400Headers the declared response headers of an HTTP 400 response for CreateWebhook
 type CreateWebhookResponse400Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -15964,12 +16019,14 @@ type CreateWebhookResponse400Headers struct {
 
 // CreateWebhookResponse401Headers the declared response headers of an HTTP 401 response for CreateWebhook
 type CreateWebhookResponse401Headers struct {
-	WWWAuthenticate string
-	XRequestId      string
+	IdempotentReplayed *string
+	WWWAuthenticate    string
+	XRequestId         string
 }
 
 // CreateWebhookResponse403Headers the declared response headers of an HTTP 403 response for CreateWebhook
 type CreateWebhookResponse403Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -15979,6 +16036,7 @@ type CreateWebhookResponse403Headers struct {
 // CreateWebhookResponse405Headers the declared response headers of an HTTP 405 response for CreateWebhook
 type CreateWebhookResponse405Headers struct {
 	Allow              string
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -15987,6 +16045,7 @@ type CreateWebhookResponse405Headers struct {
 
 // CreateWebhookResponse406Headers the declared response headers of an HTTP 406 response for CreateWebhook
 type CreateWebhookResponse406Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -16003,6 +16062,7 @@ type CreateWebhookResponse409Headers struct {
 
 // CreateWebhookResponse413Headers the declared response headers of an HTTP 413 response for CreateWebhook
 type CreateWebhookResponse413Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -16011,6 +16071,7 @@ type CreateWebhookResponse413Headers struct {
 
 // CreateWebhookResponse415Headers the declared response headers of an HTTP 415 response for CreateWebhook
 type CreateWebhookResponse415Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -16019,6 +16080,7 @@ type CreateWebhookResponse415Headers struct {
 
 // CreateWebhookResponse422Headers the declared response headers of an HTTP 422 response for CreateWebhook
 type CreateWebhookResponse422Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -16027,6 +16089,7 @@ type CreateWebhookResponse422Headers struct {
 
 // CreateWebhookResponse429Headers the declared response headers of an HTTP 429 response for CreateWebhook
 type CreateWebhookResponse429Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -16833,6 +16896,7 @@ func (r ListWebhookDeliveriesResponse) ContentType() string {
 
 // ResendWebhookDeliveryResponse202Headers the declared response headers of an HTTP 202 response for ResendWebhookDelivery
 type ResendWebhookDeliveryResponse202Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -16841,12 +16905,14 @@ type ResendWebhookDeliveryResponse202Headers struct {
 
 // ResendWebhookDeliveryResponse401Headers the declared response headers of an HTTP 401 response for ResendWebhookDelivery
 type ResendWebhookDeliveryResponse401Headers struct {
-	WWWAuthenticate string
-	XRequestId      string
+	IdempotentReplayed *string
+	WWWAuthenticate    string
+	XRequestId         string
 }
 
 // ResendWebhookDeliveryResponse403Headers the declared response headers of an HTTP 403 response for ResendWebhookDelivery
 type ResendWebhookDeliveryResponse403Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -16855,6 +16921,7 @@ type ResendWebhookDeliveryResponse403Headers struct {
 
 // ResendWebhookDeliveryResponse404Headers the declared response headers of an HTTP 404 response for ResendWebhookDelivery
 type ResendWebhookDeliveryResponse404Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -16864,6 +16931,7 @@ type ResendWebhookDeliveryResponse404Headers struct {
 // ResendWebhookDeliveryResponse405Headers the declared response headers of an HTTP 405 response for ResendWebhookDelivery
 type ResendWebhookDeliveryResponse405Headers struct {
 	Allow              string
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -16872,6 +16940,7 @@ type ResendWebhookDeliveryResponse405Headers struct {
 
 // ResendWebhookDeliveryResponse406Headers the declared response headers of an HTTP 406 response for ResendWebhookDelivery
 type ResendWebhookDeliveryResponse406Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -16888,6 +16957,7 @@ type ResendWebhookDeliveryResponse409Headers struct {
 
 // ResendWebhookDeliveryResponse422Headers the declared response headers of an HTTP 422 response for ResendWebhookDelivery
 type ResendWebhookDeliveryResponse422Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -16896,6 +16966,7 @@ type ResendWebhookDeliveryResponse422Headers struct {
 
 // ResendWebhookDeliveryResponse429Headers the declared response headers of an HTTP 429 response for ResendWebhookDelivery
 type ResendWebhookDeliveryResponse429Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -17056,6 +17127,7 @@ func (r ResendWebhookDeliveryResponse) ContentType() string {
 
 // RotateWebhookSecretResponse200Headers the declared response headers of an HTTP 200 response for RotateWebhookSecret
 type RotateWebhookSecretResponse200Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -17064,12 +17136,14 @@ type RotateWebhookSecretResponse200Headers struct {
 
 // RotateWebhookSecretResponse401Headers the declared response headers of an HTTP 401 response for RotateWebhookSecret
 type RotateWebhookSecretResponse401Headers struct {
-	WWWAuthenticate string
-	XRequestId      string
+	IdempotentReplayed *string
+	WWWAuthenticate    string
+	XRequestId         string
 }
 
 // RotateWebhookSecretResponse403Headers the declared response headers of an HTTP 403 response for RotateWebhookSecret
 type RotateWebhookSecretResponse403Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -17078,6 +17152,7 @@ type RotateWebhookSecretResponse403Headers struct {
 
 // RotateWebhookSecretResponse404Headers the declared response headers of an HTTP 404 response for RotateWebhookSecret
 type RotateWebhookSecretResponse404Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -17087,6 +17162,7 @@ type RotateWebhookSecretResponse404Headers struct {
 // RotateWebhookSecretResponse405Headers the declared response headers of an HTTP 405 response for RotateWebhookSecret
 type RotateWebhookSecretResponse405Headers struct {
 	Allow              string
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -17095,6 +17171,7 @@ type RotateWebhookSecretResponse405Headers struct {
 
 // RotateWebhookSecretResponse406Headers the declared response headers of an HTTP 406 response for RotateWebhookSecret
 type RotateWebhookSecretResponse406Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -17111,6 +17188,7 @@ type RotateWebhookSecretResponse409Headers struct {
 
 // RotateWebhookSecretResponse422Headers the declared response headers of an HTTP 422 response for RotateWebhookSecret
 type RotateWebhookSecretResponse422Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -17119,6 +17197,7 @@ type RotateWebhookSecretResponse422Headers struct {
 
 // RotateWebhookSecretResponse429Headers the declared response headers of an HTTP 429 response for RotateWebhookSecret
 type RotateWebhookSecretResponse429Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -17279,6 +17358,7 @@ func (r RotateWebhookSecretResponse) ContentType() string {
 
 // TestWebhookResponse202Headers the declared response headers of an HTTP 202 response for TestWebhook
 type TestWebhookResponse202Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -17287,12 +17367,14 @@ type TestWebhookResponse202Headers struct {
 
 // TestWebhookResponse401Headers the declared response headers of an HTTP 401 response for TestWebhook
 type TestWebhookResponse401Headers struct {
-	WWWAuthenticate string
-	XRequestId      string
+	IdempotentReplayed *string
+	WWWAuthenticate    string
+	XRequestId         string
 }
 
 // TestWebhookResponse403Headers the declared response headers of an HTTP 403 response for TestWebhook
 type TestWebhookResponse403Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -17301,6 +17383,7 @@ type TestWebhookResponse403Headers struct {
 
 // TestWebhookResponse404Headers the declared response headers of an HTTP 404 response for TestWebhook
 type TestWebhookResponse404Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -17310,6 +17393,7 @@ type TestWebhookResponse404Headers struct {
 // TestWebhookResponse405Headers the declared response headers of an HTTP 405 response for TestWebhook
 type TestWebhookResponse405Headers struct {
 	Allow              string
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -17318,6 +17402,7 @@ type TestWebhookResponse405Headers struct {
 
 // TestWebhookResponse406Headers the declared response headers of an HTTP 406 response for TestWebhook
 type TestWebhookResponse406Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -17334,6 +17419,7 @@ type TestWebhookResponse409Headers struct {
 
 // TestWebhookResponse422Headers the declared response headers of an HTTP 422 response for TestWebhook
 type TestWebhookResponse422Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -17342,6 +17428,7 @@ type TestWebhookResponse422Headers struct {
 
 // TestWebhookResponse429Headers the declared response headers of an HTTP 429 response for TestWebhook
 type TestWebhookResponse429Headers struct {
+	IdempotentReplayed *string
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -20985,6 +21072,13 @@ func ParseTranscribeCallResponse(rsp *http.Response) (*TranscribeCallResponse, e
 	switch {
 	case rsp.StatusCode == 202:
 		var headers TranscribeCallResponse202Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -21016,6 +21110,13 @@ func ParseTranscribeCallResponse(rsp *http.Response) (*TranscribeCallResponse, e
 		response.Headers202 = &headers
 	case rsp.StatusCode == 400:
 		var headers TranscribeCallResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -21047,6 +21148,13 @@ func ParseTranscribeCallResponse(rsp *http.Response) (*TranscribeCallResponse, e
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers TranscribeCallResponse401Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -21064,6 +21172,13 @@ func ParseTranscribeCallResponse(rsp *http.Response) (*TranscribeCallResponse, e
 		response.Headers401 = &headers
 	case rsp.StatusCode == 402:
 		var headers TranscribeCallResponse402Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -21095,6 +21210,13 @@ func ParseTranscribeCallResponse(rsp *http.Response) (*TranscribeCallResponse, e
 		response.Headers402 = &headers
 	case rsp.StatusCode == 403:
 		var headers TranscribeCallResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -21126,6 +21248,13 @@ func ParseTranscribeCallResponse(rsp *http.Response) (*TranscribeCallResponse, e
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers TranscribeCallResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -21164,6 +21293,13 @@ func ParseTranscribeCallResponse(rsp *http.Response) (*TranscribeCallResponse, e
 			}
 			headers.Allow = value
 		}
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -21195,6 +21331,13 @@ func ParseTranscribeCallResponse(rsp *http.Response) (*TranscribeCallResponse, e
 		response.Headers405 = &headers
 	case rsp.StatusCode == 406:
 		var headers TranscribeCallResponse406Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -21257,6 +21400,13 @@ func ParseTranscribeCallResponse(rsp *http.Response) (*TranscribeCallResponse, e
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers TranscribeCallResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -21288,6 +21438,13 @@ func ParseTranscribeCallResponse(rsp *http.Response) (*TranscribeCallResponse, e
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers TranscribeCallResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -21319,6 +21476,13 @@ func ParseTranscribeCallResponse(rsp *http.Response) (*TranscribeCallResponse, e
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
 		var headers TranscribeCallResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -21350,6 +21514,13 @@ func ParseTranscribeCallResponse(rsp *http.Response) (*TranscribeCallResponse, e
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers TranscribeCallResponse429Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -21955,6 +22126,13 @@ func ParseCreateContactResponse(rsp *http.Response) (*CreateContactResponse, err
 	switch {
 	case rsp.StatusCode == 201:
 		var headers CreateContactResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -21986,6 +22164,13 @@ func ParseCreateContactResponse(rsp *http.Response) (*CreateContactResponse, err
 		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
 		var headers CreateContactResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -22017,6 +22202,13 @@ func ParseCreateContactResponse(rsp *http.Response) (*CreateContactResponse, err
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers CreateContactResponse401Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -22034,6 +22226,13 @@ func ParseCreateContactResponse(rsp *http.Response) (*CreateContactResponse, err
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers CreateContactResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -22072,6 +22271,13 @@ func ParseCreateContactResponse(rsp *http.Response) (*CreateContactResponse, err
 			}
 			headers.Allow = value
 		}
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -22103,6 +22309,13 @@ func ParseCreateContactResponse(rsp *http.Response) (*CreateContactResponse, err
 		response.Headers405 = &headers
 	case rsp.StatusCode == 406:
 		var headers CreateContactResponse406Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -22165,6 +22378,13 @@ func ParseCreateContactResponse(rsp *http.Response) (*CreateContactResponse, err
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreateContactResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -22196,6 +22416,13 @@ func ParseCreateContactResponse(rsp *http.Response) (*CreateContactResponse, err
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers CreateContactResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -22227,6 +22454,13 @@ func ParseCreateContactResponse(rsp *http.Response) (*CreateContactResponse, err
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
 		var headers CreateContactResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -22258,6 +22492,13 @@ func ParseCreateContactResponse(rsp *http.Response) (*CreateContactResponse, err
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreateContactResponse429Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -22485,6 +22726,13 @@ func ParseBulkUpsertContactsResponse(rsp *http.Response) (*BulkUpsertContactsRes
 	switch {
 	case rsp.StatusCode == 202:
 		var headers BulkUpsertContactsResponse202Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -22516,6 +22764,13 @@ func ParseBulkUpsertContactsResponse(rsp *http.Response) (*BulkUpsertContactsRes
 		response.Headers202 = &headers
 	case rsp.StatusCode == 400:
 		var headers BulkUpsertContactsResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -22547,6 +22802,13 @@ func ParseBulkUpsertContactsResponse(rsp *http.Response) (*BulkUpsertContactsRes
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers BulkUpsertContactsResponse401Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -22564,6 +22826,13 @@ func ParseBulkUpsertContactsResponse(rsp *http.Response) (*BulkUpsertContactsRes
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers BulkUpsertContactsResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -22602,6 +22871,13 @@ func ParseBulkUpsertContactsResponse(rsp *http.Response) (*BulkUpsertContactsRes
 			}
 			headers.Allow = value
 		}
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -22633,6 +22909,13 @@ func ParseBulkUpsertContactsResponse(rsp *http.Response) (*BulkUpsertContactsRes
 		response.Headers405 = &headers
 	case rsp.StatusCode == 406:
 		var headers BulkUpsertContactsResponse406Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -22695,6 +22978,13 @@ func ParseBulkUpsertContactsResponse(rsp *http.Response) (*BulkUpsertContactsRes
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers BulkUpsertContactsResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -22726,6 +23016,13 @@ func ParseBulkUpsertContactsResponse(rsp *http.Response) (*BulkUpsertContactsRes
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers BulkUpsertContactsResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -22757,6 +23054,13 @@ func ParseBulkUpsertContactsResponse(rsp *http.Response) (*BulkUpsertContactsRes
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
 		var headers BulkUpsertContactsResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -22788,6 +23092,13 @@ func ParseBulkUpsertContactsResponse(rsp *http.Response) (*BulkUpsertContactsRes
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers BulkUpsertContactsResponse429Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -25374,6 +25685,13 @@ func ParseMarkAllNotificationsReadResponse(rsp *http.Response) (*MarkAllNotifica
 	switch {
 	case rsp.StatusCode == 200:
 		var headers MarkAllNotificationsReadResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -25405,6 +25723,13 @@ func ParseMarkAllNotificationsReadResponse(rsp *http.Response) (*MarkAllNotifica
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers MarkAllNotificationsReadResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -25436,6 +25761,13 @@ func ParseMarkAllNotificationsReadResponse(rsp *http.Response) (*MarkAllNotifica
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers MarkAllNotificationsReadResponse401Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -25453,6 +25785,13 @@ func ParseMarkAllNotificationsReadResponse(rsp *http.Response) (*MarkAllNotifica
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers MarkAllNotificationsReadResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -25491,6 +25830,13 @@ func ParseMarkAllNotificationsReadResponse(rsp *http.Response) (*MarkAllNotifica
 			}
 			headers.Allow = value
 		}
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -25522,6 +25868,13 @@ func ParseMarkAllNotificationsReadResponse(rsp *http.Response) (*MarkAllNotifica
 		response.Headers405 = &headers
 	case rsp.StatusCode == 406:
 		var headers MarkAllNotificationsReadResponse406Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -25584,6 +25937,13 @@ func ParseMarkAllNotificationsReadResponse(rsp *http.Response) (*MarkAllNotifica
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers MarkAllNotificationsReadResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -25615,6 +25975,13 @@ func ParseMarkAllNotificationsReadResponse(rsp *http.Response) (*MarkAllNotifica
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers MarkAllNotificationsReadResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -25646,6 +26013,13 @@ func ParseMarkAllNotificationsReadResponse(rsp *http.Response) (*MarkAllNotifica
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
 		var headers MarkAllNotificationsReadResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -25677,6 +26051,13 @@ func ParseMarkAllNotificationsReadResponse(rsp *http.Response) (*MarkAllNotifica
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers MarkAllNotificationsReadResponse429Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -25911,6 +26292,13 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 	switch {
 	case rsp.StatusCode == 200:
 		var headers MarkNotificationReadResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -25942,6 +26330,13 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers MarkNotificationReadResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -25973,6 +26368,13 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers MarkNotificationReadResponse401Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -25990,6 +26392,13 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers MarkNotificationReadResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -26021,6 +26430,13 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers MarkNotificationReadResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -26059,6 +26475,13 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 			}
 			headers.Allow = value
 		}
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -26090,6 +26513,13 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 		response.Headers405 = &headers
 	case rsp.StatusCode == 406:
 		var headers MarkNotificationReadResponse406Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -26152,6 +26582,13 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers MarkNotificationReadResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -26183,6 +26620,13 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers MarkNotificationReadResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -26214,6 +26658,13 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
 		var headers MarkNotificationReadResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -26245,6 +26696,13 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers MarkNotificationReadResponse429Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -31804,6 +32262,13 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 	switch {
 	case rsp.StatusCode == 201:
 		var headers CreateWebhookResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -31835,6 +32300,13 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
 		var headers CreateWebhookResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -31866,6 +32338,13 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers CreateWebhookResponse401Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -31883,6 +32362,13 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers CreateWebhookResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -31921,6 +32407,13 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 			}
 			headers.Allow = value
 		}
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -31952,6 +32445,13 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 		response.Headers405 = &headers
 	case rsp.StatusCode == 406:
 		var headers CreateWebhookResponse406Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -32014,6 +32514,13 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreateWebhookResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -32045,6 +32552,13 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers CreateWebhookResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -32076,6 +32590,13 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
 		var headers CreateWebhookResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -32107,6 +32628,13 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreateWebhookResponse429Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -33602,6 +34130,13 @@ func ParseResendWebhookDeliveryResponse(rsp *http.Response) (*ResendWebhookDeliv
 	switch {
 	case rsp.StatusCode == 202:
 		var headers ResendWebhookDeliveryResponse202Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -33633,6 +34168,13 @@ func ParseResendWebhookDeliveryResponse(rsp *http.Response) (*ResendWebhookDeliv
 		response.Headers202 = &headers
 	case rsp.StatusCode == 401:
 		var headers ResendWebhookDeliveryResponse401Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -33650,6 +34192,13 @@ func ParseResendWebhookDeliveryResponse(rsp *http.Response) (*ResendWebhookDeliv
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers ResendWebhookDeliveryResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -33681,6 +34230,13 @@ func ParseResendWebhookDeliveryResponse(rsp *http.Response) (*ResendWebhookDeliv
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers ResendWebhookDeliveryResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -33719,6 +34275,13 @@ func ParseResendWebhookDeliveryResponse(rsp *http.Response) (*ResendWebhookDeliv
 			}
 			headers.Allow = value
 		}
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -33750,6 +34313,13 @@ func ParseResendWebhookDeliveryResponse(rsp *http.Response) (*ResendWebhookDeliv
 		response.Headers405 = &headers
 	case rsp.StatusCode == 406:
 		var headers ResendWebhookDeliveryResponse406Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -33812,6 +34382,13 @@ func ParseResendWebhookDeliveryResponse(rsp *http.Response) (*ResendWebhookDeliv
 		response.Headers409 = &headers
 	case rsp.StatusCode == 422:
 		var headers ResendWebhookDeliveryResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -33843,6 +34420,13 @@ func ParseResendWebhookDeliveryResponse(rsp *http.Response) (*ResendWebhookDeliv
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ResendWebhookDeliveryResponse429Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -34056,6 +34640,13 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers RotateWebhookSecretResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -34087,6 +34678,13 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers RotateWebhookSecretResponse401Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -34104,6 +34702,13 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers RotateWebhookSecretResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -34135,6 +34740,13 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers RotateWebhookSecretResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -34173,6 +34785,13 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 			}
 			headers.Allow = value
 		}
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -34204,6 +34823,13 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 		response.Headers405 = &headers
 	case rsp.StatusCode == 406:
 		var headers RotateWebhookSecretResponse406Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -34266,6 +34892,13 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 		response.Headers409 = &headers
 	case rsp.StatusCode == 422:
 		var headers RotateWebhookSecretResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -34297,6 +34930,13 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers RotateWebhookSecretResponse429Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -34510,6 +35150,13 @@ func ParseTestWebhookResponse(rsp *http.Response) (*TestWebhookResponse, error) 
 	switch {
 	case rsp.StatusCode == 202:
 		var headers TestWebhookResponse202Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -34541,6 +35188,13 @@ func ParseTestWebhookResponse(rsp *http.Response) (*TestWebhookResponse, error) 
 		response.Headers202 = &headers
 	case rsp.StatusCode == 401:
 		var headers TestWebhookResponse401Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -34558,6 +35212,13 @@ func ParseTestWebhookResponse(rsp *http.Response) (*TestWebhookResponse, error) 
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers TestWebhookResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -34589,6 +35250,13 @@ func ParseTestWebhookResponse(rsp *http.Response) (*TestWebhookResponse, error) 
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers TestWebhookResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -34627,6 +35295,13 @@ func ParseTestWebhookResponse(rsp *http.Response) (*TestWebhookResponse, error) 
 			}
 			headers.Allow = value
 		}
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -34658,6 +35333,13 @@ func ParseTestWebhookResponse(rsp *http.Response) (*TestWebhookResponse, error) 
 		response.Headers405 = &headers
 	case rsp.StatusCode == 406:
 		var headers TestWebhookResponse406Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -34720,6 +35402,13 @@ func ParseTestWebhookResponse(rsp *http.Response) (*TestWebhookResponse, error) 
 		response.Headers409 = &headers
 	case rsp.StatusCode == 422:
 		var headers TestWebhookResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -34751,6 +35440,13 @@ func ParseTestWebhookResponse(rsp *http.Response) (*TestWebhookResponse, error) 
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers TestWebhookResponse429Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
