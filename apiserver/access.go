@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"context"
 	"net/http"
 
 	restful "github.com/emicklei/go-restful/v3"
@@ -73,13 +72,5 @@ func integrationsRefusal(p *store.Principal) string {
 // principal is the authenticated key of the request.
 func principal(req *restful.Request) *store.Principal {
 	p, _ := req.Attribute(attrPrincipal).(*store.Principal)
-	return p
-}
-
-type principalKey struct{}
-
-// PrincipalFrom returns the principal stored in a context by the auth filter.
-func PrincipalFrom(ctx context.Context) *store.Principal {
-	p, _ := ctx.Value(principalKey{}).(*store.Principal)
 	return p
 }

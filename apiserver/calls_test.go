@@ -135,25 +135,6 @@ func insertTestNumber(t *testing.T, st *store.Store, accountID int64, e164, labe
 
 func strp(s string) *string { return &s }
 
-// callPage is a decoded GET /calls page.
-type callPage struct {
-	Data        []map[string]any `json:"data"`
-	CurrentPage int              `json:"current_page"`
-	LastPage    int              `json:"last_page"`
-	PerPage     int              `json:"per_page"`
-	Total       int              `json:"total"`
-	NextPageURL *string          `json:"next_page_url"`
-	PrevPageURL *string          `json:"prev_page_url"`
-}
-
-func (p callPage) ids() []string {
-	ids := []string{}
-	for _, row := range p.Data {
-		ids = append(ids, row["public_id"].(string))
-	}
-	return ids
-}
-
 // callsFixture is one account's calls, described in newCallsFixture.
 type callsFixture struct {
 	h                        *harness
@@ -212,13 +193,13 @@ func newCallsFixture(t *testing.T) callsFixture {
 	return f
 }
 
-func (f callsFixture) list(t *testing.T, query string) callPage {
+func (f callsFixture) list(t *testing.T, query string) rawPage {
 	t.Helper()
 	resp := f.h.api.Do(t, f.tenant.OwnerKey, "GET", "/v1/calls"+query, nil)
 	if resp.Status != 200 {
 		t.Fatalf("GET /v1/calls%s: %s", query, resp)
 	}
-	var p callPage
+	var p rawPage
 	resp.JSON(t, &p)
 	return p
 }
@@ -227,8 +208,8 @@ func TestCallsListRowsAndOrder(t *testing.T) {
 	f := newCallsFixture(t)
 	p := f.list(t, "")
 	want := []string{f.tie.publicID, f.answered.publicID, f.noAnswer.publicID, f.voicemail.publicID, f.old.publicID}
-	if !reflect.DeepEqual(p.ids(), want) {
-		t.Fatalf("default list = %v, want business calls newest first (ties by id) %v", p.ids(), want)
+	if !reflect.DeepEqual(p.ids("public_id"), want) {
+		t.Fatalf("default list = %v, want business calls newest first (ties by id) %v", p.ids("public_id"), want)
 	}
 	if p.Total != 5 || p.PerPage != 25 || p.CurrentPage != 1 || p.LastPage != 1 || p.NextPageURL != nil || p.PrevPageURL != nil {
 		t.Errorf("envelope = %+v", p)
@@ -276,9 +257,9 @@ func TestCallsListRowsAndOrder(t *testing.T) {
 	}
 	// The other account sees only its own call.
 	resp := f.h.api.Do(t, f.other.OwnerKey, "GET", "/v1/calls?activity=all", nil)
-	var op callPage
+	var op rawPage
 	resp.JSON(t, &op)
-	if !reflect.DeepEqual(op.ids(), []string{f.foreign.publicID}) || op.Data[0]["caller_display_name"] != "Foreign Caller" {
+	if !reflect.DeepEqual(op.ids("public_id"), []string{f.foreign.publicID}) || op.Data[0]["caller_display_name"] != "Foreign Caller" {
 		t.Errorf("other account's calls = %v", op.Data)
 	}
 }
@@ -344,8 +325,8 @@ func TestCallsListFilters(t *testing.T) {
 			for _, w := range c.want {
 				want = append(want, w.publicID)
 			}
-			if !reflect.DeepEqual(p.ids(), want) {
-				t.Errorf("ids = %v, want %v", p.ids(), want)
+			if !reflect.DeepEqual(p.ids("public_id"), want) {
+				t.Errorf("ids = %v, want %v", p.ids("public_id"), want)
 			}
 			if p.Total != len(want) {
 				t.Errorf("total = %d, want %d", p.Total, len(want))
@@ -362,7 +343,7 @@ func TestCallsListFilters(t *testing.T) {
 func TestCallsListPaging(t *testing.T) {
 	f := newCallsFixture(t)
 	p1 := f.list(t, "?per_page=2&status=")
-	if !reflect.DeepEqual(p1.ids(), []string{f.tie.publicID, f.answered.publicID}) || p1.Total != 5 || p1.LastPage != 3 ||
+	if !reflect.DeepEqual(p1.ids("public_id"), []string{f.tie.publicID, f.answered.publicID}) || p1.Total != 5 || p1.LastPage != 3 ||
 		p1.PerPage != 2 || p1.CurrentPage != 1 || p1.PrevPageURL != nil || p1.NextPageURL == nil {
 		t.Fatalf("page 1 = %+v", p1)
 	}
@@ -373,12 +354,12 @@ func TestCallsListPaging(t *testing.T) {
 	}
 	// Following the link gives page 2.
 	p2 := f.list(t, strings.TrimPrefix(*p1.NextPageURL, f.h.api.BaseURL+"/v1/calls"))
-	if !reflect.DeepEqual(p2.ids(), []string{f.noAnswer.publicID, f.voicemail.publicID}) || p2.CurrentPage != 2 ||
+	if !reflect.DeepEqual(p2.ids("public_id"), []string{f.noAnswer.publicID, f.voicemail.publicID}) || p2.CurrentPage != 2 ||
 		p2.PrevPageURL == nil || p2.NextPageURL == nil {
 		t.Errorf("page 2 = %+v", p2)
 	}
 	p3 := f.list(t, "?per_page=2&page=3")
-	if !reflect.DeepEqual(p3.ids(), []string{f.old.publicID}) || p3.NextPageURL != nil || p3.PrevPageURL == nil || p3.Total != 5 {
+	if !reflect.DeepEqual(p3.ids("public_id"), []string{f.old.publicID}) || p3.NextPageURL != nil || p3.PrevPageURL == nil || p3.Total != 5 {
 		t.Errorf("page 3 = %+v", p3)
 	}
 	if prev, _ := url.Parse(*p3.PrevPageURL); prev.Query().Get("page") != "2" {
@@ -474,14 +455,14 @@ func TestCallsListPeriodInHalfHourZone(t *testing.T) {
 	later := at(20, 0)
 	for _, perPage := range []string{"1", "25"} {
 		resp := h.api.Do(t, tenant.OwnerKey, "GET", "/v1/calls?period=today&per_page="+perPage, nil)
-		var p callPage
+		var p rawPage
 		resp.JSON(t, &p)
 		if p.Total != 2 || p.Data[0]["public_id"] != later.publicID {
 			t.Errorf("per_page=%s: %s", perPage, resp)
 		}
 	}
 	resp := h.api.Do(t, tenant.OwnerKey, "GET", "/v1/calls?date_to=2026-07-14&per_page=1", nil)
-	var p callPage
+	var p rawPage
 	resp.JSON(t, &p)
 	if p.Total != 1 || p.Data[0]["public_id"] == late.publicID {
 		t.Errorf("date_to=2026-07-14: %s", resp)

@@ -44,16 +44,6 @@ type contactJSON struct {
 	UpdatedAt string `json:"updated_at"`
 }
 
-type contactPageJSON struct {
-	Data        []contactJSON `json:"data"`
-	CurrentPage int           `json:"current_page"`
-	LastPage    int           `json:"last_page"`
-	PerPage     int           `json:"per_page"`
-	Total       int           `json:"total"`
-	NextPageURL *string       `json:"next_page_url"`
-	PrevPageURL *string       `json:"prev_page_url"`
-}
-
 var contactsEpoch = time.Date(2025, 3, 10, 9, 0, 0, 0, time.UTC)
 
 // newContactsHarness has a fake clock (to order contacts by change) and a rate limit
@@ -79,13 +69,13 @@ func createContact(t *testing.T, h *harness, key string, body map[string]any) co
 	return c
 }
 
-func listContacts(t *testing.T, h *harness, key, query string) contactPageJSON {
+func listContacts(t *testing.T, h *harness, key, query string) page[contactJSON] {
 	t.Helper()
 	resp := h.api.Do(t, key, "GET", "/v1/contacts"+query, nil)
 	if resp.Status != 200 {
 		t.Fatalf("GET /contacts%s: %s", query, resp)
 	}
-	var p contactPageJSON
+	var p page[contactJSON]
 	resp.JSON(t, &p)
 	return p
 }

@@ -32,42 +32,19 @@ func ibHarness(t *testing.T, opts ...func(*apiserver.Config)) (*harness, *clockt
 	return newHarness(t, append([]func(*apiserver.Config){base}, opts...)...), fake
 }
 
-// ibPage is a decoded page envelope with rows kept raw.
-type ibPage struct {
-	Data        []map[string]any `json:"data"`
-	CurrentPage int              `json:"current_page"`
-	LastPage    int              `json:"last_page"`
-	PerPage     int              `json:"per_page"`
-	Total       int              `json:"total"`
-	NextPageURL *string          `json:"next_page_url"`
-	PrevPageURL *string          `json:"prev_page_url"`
-	UnreadCount *int             `json:"unread_count"`
-	// Conversation is only on a conversation-messages page.
-	Conversation map[string]any `json:"conversation"`
-}
-
 // ibGetPage GETs path with key, wants 200 and decodes the page.
-func ibGetPage(t *testing.T, h *harness, key, path string) ibPage {
+func ibGetPage(t *testing.T, h *harness, key, path string) rawPage {
 	t.Helper()
 	resp := h.api.Do(t, key, "GET", path, nil)
 	if resp.Status != 200 {
 		t.Fatalf("GET %s: %s", path, resp)
 	}
-	var p ibPage
+	var p rawPage
 	resp.JSON(t, &p)
 	if p.Data == nil {
 		t.Fatalf("GET %s: data is not an array: %s", path, resp.Body)
 	}
 	return p
-}
-
-// ids lists the values of field of each row.
-func (p ibPage) ids(field string) []string {
-	out := make([]string, len(p.Data))
-	for i, row := range p.Data {
-		out[i], _ = row[field].(string)
-	}
-	return out
 }
 
 // ibWantIDs fails unless got equals want in order.
@@ -82,7 +59,7 @@ func ibWantIDs(t *testing.T, what string, got []string, want ...string) {
 }
 
 // ibWantEnvelope checks the paging fields; next and prev are query strings of the wanted links or "".
-func ibWantEnvelope(t *testing.T, h *harness, p ibPage, path string, current, last, perPage, total int, next, prev string) {
+func ibWantEnvelope(t *testing.T, h *harness, p rawPage, path string, current, last, perPage, total int, next, prev string) {
 	t.Helper()
 	if p.CurrentPage != current || p.LastPage != last || p.PerPage != perPage || p.Total != total {
 		t.Errorf("%s: current_page %d last_page %d per_page %d total %d, want %d %d %d %d",

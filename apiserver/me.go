@@ -65,9 +65,8 @@ func (r meResource) get(req *restful.Request, resp *restful.Response) {
 
 // canTranscribe: the key may start transcriptions and nothing else stands in the way.
 func canTranscribe(p *store.Principal) bool {
-	plan, err := plans.Lookup(p.Account.Plan)
-	return err == nil && plan.Transcription && p.Abilities.Has(auth.Transcribe) && p.User.CanTranscribe &&
-		!p.Account.TranscriptionDisabled && p.Account.Status == "active"
+	return plans.TranscriptionGate(p.Account.Plan, p.Account.TranscriptionDisabled) == "" &&
+		p.Abilities.Has(auth.Transcribe) && p.User.CanTranscribe && p.Account.Status == "active"
 }
 
 // realtime describes the account's private live channel (see realtime.go).

@@ -66,7 +66,7 @@ func (f ibNotifications) state(t *testing.T, key string) (int, map[string]bool) 
 	return *page.UnreadCount, read
 }
 
-func ibWantUnreadCount(t *testing.T, p ibPage, want int) {
+func ibWantUnreadCount(t *testing.T, p rawPage, want int) {
 	t.Helper()
 	if p.UnreadCount == nil || *p.UnreadCount != want {
 		t.Errorf("unread_count = %v, want %d", p.UnreadCount, want)

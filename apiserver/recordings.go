@@ -208,7 +208,7 @@ func (r recordingsResource) estimate(req *restful.Request, resp *restful.Respons
 		r.internalError(req, resp, err)
 		return
 	}
-	plan, planErr := plans.Lookup(in.Plan)
+	plan, _ := plans.Lookup(in.Plan) // an unknown plan: no allowance, and not available
 	charge := billing.Estimate(billing.Input{
 		Minutes:              billing.MinutesFor(rec.DurationSeconds, rec.SizeBytes),
 		RatePencePerMin:      in.RatePencePerMin,
@@ -220,7 +220,7 @@ func (r recordingsResource) estimate(req *restful.Request, resp *restful.Respons
 		DailySpendLimitPence: in.DailySpendLimitPence,
 	})
 	writeJSON(resp, http.StatusOK, TranscriptEstimate{
-		Available:       planErr == nil && plan.Transcription && !in.TranscriptionDisabled,
+		Available:       plans.TranscriptionGate(in.Plan, in.TranscriptionDisabled) == "",
 		Minutes:         charge.Minutes,
 		CostPence:       charge.CostPence,
 		RatePencePerMin: in.RatePencePerMin,

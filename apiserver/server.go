@@ -112,12 +112,6 @@ func New(cfg Config, st *store.Store, extra ...func(*Server) Resource) *restful.
 	return c
 }
 
-// Store gives resources outside this package the data layer.
-func (s *Server) Store() *store.Store { return s.store }
-
-// Clock gives resources the injected clock.
-func (s *Server) Clock() clock.PassiveClock { return s.cfg.Clock }
-
 func (s *Server) serviceError(se restful.ServiceError, req *restful.Request, resp *restful.Response) {
 	// go-restful's own headers, such as Allow on a 405.
 	for name, values := range se.Header {
@@ -201,7 +195,6 @@ func (s *Server) authenticate(req *restful.Request, resp *restful.Response, chai
 	resp.Header().Del("WWW-Authenticate")
 	req.SetAttribute(attrPrincipal, &p)
 	req.SetAttribute(attrUserRequests, userRequests{window: window, now: now, count: hits})
-	req.Request = req.Request.WithContext(context.WithValue(req.Request.Context(), principalKey{}, &p))
 	chain.ProcessFilter(req, resp)
 }
 

@@ -48,11 +48,11 @@ func (r callsResource) transcribe(req *restful.Request, resp *restful.Response) 
 		writeError(resp, http.StatusForbidden, "This key's user is no longer allowed to start transcriptions; the account owner can allow it again.")
 		return
 	}
-	if plan, err := plans.Lookup(p.Account.Plan); err != nil || !plan.Transcription {
+	switch plans.TranscriptionGate(p.Account.Plan, p.Account.TranscriptionDisabled) {
+	case plans.TranscriptionNotInPlan:
 		writeError(resp, http.StatusForbidden, "The account's plan does not include transcription.")
 		return
-	}
-	if p.Account.TranscriptionDisabled {
+	case plans.TranscriptionSwitchedOff:
 		writeError(resp, http.StatusForbidden, "Transcription is switched off for this account.")
 		return
 	}

@@ -45,7 +45,7 @@ func Start(ctx context.Context) (*Env, error) {
 	if assets == "" {
 		return nil, errors.New("KUBEBUILDER_ASSETS is not set: run via make test / make run, or export KUBEBUILDER_ASSETS=$(hack/envtest-binaries.sh)")
 	}
-	root, err := moduleRoot()
+	root, err := ModuleRoot()
 	if err != nil {
 		return nil, err
 	}
@@ -166,8 +166,9 @@ func (e *Env) WriteKubeconfig(path string) error {
 	return os.WriteFile(path, data, 0o600)
 }
 
-// moduleRoot walks up from the working directory to the directory holding go.mod.
-func moduleRoot() (string, error) {
+// ModuleRoot walks up from the working directory to the directory holding go.mod (tests
+// run in their package's directory).
+func ModuleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err

@@ -34,7 +34,7 @@ func TestStartWithoutAssetsSaysWhatToDo(t *testing.T) {
 }
 
 func TestModuleRootFromASubdirectory(t *testing.T) {
-	root, err := moduleRoot()
+	root, err := ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/events"
+	"github.com/switchboard-dev/switchboard/internal/must"
 )
 
 var started = time.Date(2026, 11, 2, 9, 30, 0, 0, time.UTC)
@@ -115,7 +116,7 @@ func TestForCallBuildsThePayloadFromFacts(t *testing.T) {
 			for k, v := range tc.want {
 				want[k] = v
 			}
-			if got, want := canonical(t, ev.Body), mustJSON(t, want); got != want {
+			if got, want := canonical(t, ev.Body), must.JSON(t, want); got != want {
 				t.Errorf("payload\n got %s\nwant %s", got, want)
 			}
 		})
@@ -154,14 +155,5 @@ func canonical(t *testing.T, body []byte) string {
 	if err := json.Unmarshal(body, &v); err != nil {
 		t.Fatal(err)
 	}
-	return mustJSON(t, v)
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return must.JSON(t, v)
 }

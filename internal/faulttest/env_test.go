@@ -102,7 +102,7 @@ func start() (_ *env, err error) {
 			e.stop()
 		}
 	}()
-	root, err := moduleRoot()
+	root, err := controlplane.ModuleRoot()
 	if err != nil {
 		return nil, err
 	}
@@ -570,23 +570,6 @@ func tail(path string, lines int) string {
 		all = all[len(all)-lines:]
 	}
 	return strings.Join(all, "\n")
-}
-
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
 
 func uniqueRef(prefix string, i int) string {

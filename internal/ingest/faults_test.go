@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-dev/switchboard/internal/must"
 )
 
 // A report over the size limit is 413 {message}, like the public API, not 400.
@@ -31,7 +33,7 @@ func TestDatabaseUnavailableIs503(t *testing.T) {
 	for _, c := range []struct{ method, path, body string }{
 		{"GET", "/platform/v1/numbers", ""},
 		{"POST", "/platform/v1/texts", `{"to":"+442079460555","from":"+447700900123","body":"Hi","received_at":"2026-11-20T13:00:00Z"}`},
-		{"POST", "/platform/v1/calls", mustJSON(t, call("c1", "answered", nil))},
+		{"POST", "/platform/v1/calls", must.JSON(t, call("c1", "answered", nil))},
 	} {
 		req, _ := http.NewRequest(c.method, f.platform+c.path, strings.NewReader(c.body))
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -47,13 +49,4 @@ func TestDatabaseUnavailableIs503(t *testing.T) {
 				resp.StatusCode, resp.Header.Get("Retry-After"), out)
 		}
 	}
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

@@ -89,6 +89,36 @@ type problems map[string][]string
 
 func (p problems) add(field, msg string) { p[field] = append(p[field], msg) }
 
+// phoneNumbers reads a report's to and from numbers as E.164, noting each that is not a
+// phone number.
+func (p problems) phoneNumbers(to, from string) (toE164, fromE164 string) {
+	toE164, ok := phone.ToE164(to)
+	if !ok {
+		p.add("to", "must be a phone number")
+	}
+	fromE164, ok = phone.ToE164(from)
+	if !ok {
+		p.add("from", "must be a phone number")
+	}
+	return toE164, fromE164
+}
+
+// requireTime notes a missing timestamp.
+func (p problems) requireTime(field string, t time.Time) {
+	if t.IsZero() {
+		p.add(field, "is required (RFC 3339)")
+	}
+}
+
+// answered writes the 422 when there are problems, and says whether it did.
+func (p problems) answered(w http.ResponseWriter) bool {
+	if len(p) == 0 {
+		return false
+	}
+	writeProblems(w, p)
+	return true
+}
+
 func writeJSON(w http.ResponseWriter, status int, body any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -225,20 +255,11 @@ func (h *Handler) reportCall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := problems{}
-	to, okTo := phone.ToE164(in.To)
-	if !okTo {
-		p.add("to", "must be a phone number")
-	}
-	from, okFrom := phone.ToE164(in.From)
-	if !okFrom {
-		p.add("from", "must be a phone number")
-	}
+	to, from := p.phoneNumbers(in.To, in.From)
 	if !contains(dispositions, in.Disposition) {
 		p.add("disposition", "must be one of "+strings.Join(dispositions, ", "))
 	}
-	if in.StartedAt.IsZero() {
-		p.add("started_at", "is required (RFC 3339)")
-	}
+	p.requireTime("started_at", in.StartedAt)
 	for field, v := range map[string]int{"duration_seconds": in.DurationSeconds, "talk_seconds": in.TalkSeconds, "forward_seconds": in.ForwardSeconds} {
 		if v < 0 {
 			p.add(field, "must not be negative")
@@ -273,8 +294,7 @@ func (h *Handler) reportCall(w http.ResponseWriter, r *http.Request) {
 			p.add("recording.duration_seconds", "must not be negative")
 		}
 	}
-	if len(p) > 0 {
-		writeProblems(w, p)
+	if p.answered(w) {
 		return
 	}
 
@@ -373,22 +393,12 @@ func (h *Handler) reportText(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := problems{}
-	to, okTo := phone.ToE164(in.To)
-	if !okTo {
-		p.add("to", "must be a phone number")
-	}
-	from, okFrom := phone.ToE164(in.From)
-	if !okFrom {
-		p.add("from", "must be a phone number")
-	}
+	to, from := p.phoneNumbers(in.To, in.From)
 	if in.Body == "" || len(in.Body) > 5000 {
 		p.add("body", "must be 1 to 5000 characters")
 	}
-	if in.ReceivedAt.IsZero() {
-		p.add("received_at", "is required (RFC 3339)")
-	}
-	if len(p) > 0 {
-		writeProblems(w, p)
+	p.requireTime("received_at", in.ReceivedAt)
+	if p.answered(w) {
 		return
 	}
 	n, found := h.liveNumber(w, r, to)
@@ -419,22 +429,12 @@ func (h *Handler) reportSlip(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := problems{}
-	to, okTo := phone.ToE164(in.To)
-	if !okTo {
-		p.add("to", "must be a phone number")
-	}
-	from, okFrom := phone.ToE164(in.From)
-	if !okFrom {
-		p.add("from", "must be a phone number")
-	}
-	if in.ReceivedAt.IsZero() {
-		p.add("received_at", "is required (RFC 3339)")
-	}
+	to, from := p.phoneNumbers(in.To, in.From)
+	p.requireTime("received_at", in.ReceivedAt)
 	if len(in.CallerName) > 200 || len(in.Department) > 200 {
 		p.add("caller_name", "caller_name and department must be at most 200 characters")
 	}
-	if len(p) > 0 {
-		writeProblems(w, p)
+	if p.answered(w) {
 		return
 	}
 	n, found := h.liveNumber(w, r, to)

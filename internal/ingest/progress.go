@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard-dev/switchboard/internal/events"
-	"github.com/switchboard-dev/switchboard/internal/phone"
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
@@ -45,22 +44,12 @@ func (h *Handler) reportProgress(w http.ResponseWriter, r *http.Request) {
 	if in.State != "ringing" && in.State != "answered" {
 		p.add("state", "must be ringing or answered")
 	}
-	to, okTo := phone.ToE164(in.To)
-	if !okTo {
-		p.add("to", "must be a phone number")
-	}
-	from, okFrom := phone.ToE164(in.From)
-	if !okFrom {
-		p.add("from", "must be a phone number")
-	}
-	if in.StartedAt.IsZero() {
-		p.add("started_at", "is required (RFC 3339)")
-	}
+	to, from := p.phoneNumbers(in.To, in.From)
+	p.requireTime("started_at", in.StartedAt)
 	if len(in.CallerName) > 200 {
 		p.add("caller_name", "must be at most 200 characters")
 	}
-	if len(p) > 0 {
-		writeProblems(w, p)
+	if p.answered(w) {
 		return
 	}
 	ctx := r.Context()

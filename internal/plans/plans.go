@@ -82,3 +82,22 @@ func IntegrationsGate(plan string, addons []string, accountStatus string, platfo
 	}
 	return ReasonPlanRequired
 }
+
+// Why an account may not transcribe (TranscriptionGate).
+const (
+	TranscriptionNotInPlan   = "not_in_plan"
+	TranscriptionSwitchedOff = "switched_off"
+)
+
+// TranscriptionGate decides whether an account may transcribe at all: "" when it may, else
+// why not — its plan has no transcription (an unknown plan has none), or transcription is
+// switched off for the account. The plan is named first: switching it back on would not help.
+func TranscriptionGate(plan string, switchedOff bool) string {
+	if p, err := Lookup(plan); err != nil || !p.Transcription {
+		return TranscriptionNotInPlan
+	}
+	if switchedOff {
+		return TranscriptionSwitchedOff
+	}
+	return ""
+}

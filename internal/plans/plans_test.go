@@ -27,3 +27,23 @@ func TestIntegrationsGate(t *testing.T) {
 		})
 	}
 }
+
+func TestTranscriptionGate(t *testing.T) {
+	tests := []struct {
+		plan        string
+		switchedOff bool
+		want        string
+	}{
+		{Business, false, ""},
+		{Team, false, ""},
+		{Team, true, TranscriptionSwitchedOff},
+		{Starter, false, TranscriptionNotInPlan},
+		{Starter, true, TranscriptionNotInPlan}, // the plan is the reason to name
+		{"enterprise-legacy", false, TranscriptionNotInPlan},
+	}
+	for _, tc := range tests {
+		if got := TranscriptionGate(tc.plan, tc.switchedOff); got != tc.want {
+			t.Errorf("TranscriptionGate(%q, %v) = %q, want %q", tc.plan, tc.switchedOff, got, tc.want)
+		}
+	}
+}

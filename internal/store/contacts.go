@@ -512,19 +512,9 @@ func bulkSave(ctx context.Context, tx pgx.Tx, accountID int64, rows []bulkRow, n
 	return tx.SendBatch(ctx, b).Close()
 }
 
-// ContactNameSQL is a scalar subquery giving the display name of the account's contact
-// that has the phone number e164Expr, or NULL. accountIDExpr and e164Expr are SQL
-// expressions of the outer query, e.g. ContactNameSQL("c.account_id", "c.from_e164").
-// It uses the contact_phones (account_id, e164) index. When several contacts have the
-// number, one where it is the primary number wins, then the most recently changed.
-func ContactNameSQL(accountIDExpr, e164Expr string) string {
-	return `(SELECT ct.display_name FROM contact_phones cp JOIN contacts ct ON ct.id = cp.contact_id
-		WHERE cp.account_id = ` + accountIDExpr + ` AND cp.e164 = ` + e164Expr + `
-		ORDER BY cp.is_primary DESC, ct.updated_at DESC, ct.id DESC LIMIT 1)`
-}
-
 // ContactNamesByE164 names callers: for each of the E.164 numbers that belongs to one of
-// the account's contacts, the contact's display name (chosen as ContactNameSQL does).
+// the account's contacts, the contact's display name. When several contacts have the
+// number, one where it is the primary number wins, then the most recently changed.
 // Numbers without a contact are absent from the map.
 func (s *Store) ContactNamesByE164(ctx context.Context, accountID int64, e164s []string) (map[string]string, error) {
 	out := map[string]string{}

@@ -59,18 +59,6 @@ func TestContactNamesForCallers(t *testing.T) {
 	if fmt.Sprint(names) != fmt.Sprint(want) {
 		t.Errorf("ContactNamesByE164 = %v, want %v", names, want)
 	}
-
-	// The SQL form gives the same answers inside another query.
-	for e164, wantName := range map[string]*string{"+442079460000": strp("Primary Holder"), "+447700900001": strp("Newer"), "+447700900002": nil} {
-		var got *string
-		if err := st.Pool.QueryRow(ctx, `SELECT `+store.ContactNameSQL("x.account_id", "x.e164")+`
-			FROM (SELECT $1::bigint AS account_id, $2::text AS e164) x`, acct, e164).Scan(&got); err != nil {
-			t.Fatal(err)
-		}
-		if fmt.Sprint(got != nil) != fmt.Sprint(wantName != nil) || (got != nil && *got != *wantName) {
-			t.Errorf("ContactNameSQL(%s) = %v, want %v", e164, got, wantName)
-		}
-	}
 }
 
 func TestBulkUpsertContactsCountsFailuresAndKeepsTheRest(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/events"
+	"github.com/switchboard-dev/switchboard/internal/must"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
@@ -73,8 +74,8 @@ func TestQueueCallEventPayloadAndOncePerCall(t *testing.T) {
 			"transcript_api": "https://api.example.test/v1/recordings/" + rec.PublicID + "/transcript",
 			"recording_api":  "https://api.example.test/v1/recordings/" + rec.PublicID + "/stream-url"},
 	}
-	if got, _ := json.Marshal(p); string(got) != mustJSON(t, want) {
-		t.Errorf("call.ended payload\n got %s\nwant %s", got, mustJSON(t, want))
+	if got, _ := json.Marshal(p); string(got) != must.JSON(t, want) {
+		t.Errorf("call.ended payload\n got %s\nwant %s", got, must.JSON(t, want))
 	}
 
 	summary, intent, mood, urgency := "Wants a quote.", "quote_request", "positive", "low"
@@ -262,13 +263,4 @@ func TestClaimEventsConcurrentClaimersSplitTheOutbox(t *testing.T) {
 			t.Errorf("event %s claimed %d times", id, c)
 		}
 	}
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
