@@ -12,7 +12,7 @@ import (
 	restful "github.com/emicklei/go-restful/v3"
 	"github.com/swaggest/jsonschema-go"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/events"
 )
@@ -434,8 +434,8 @@ func headerParam(name, desc string, schema jsonObject) jsonObject {
 
 // eventNames are the events an endpoint can subscribe to, and with test also test.
 func eventNames(withTest bool) []string {
-	out := make([]string, 0, len(sbv1.SubscribableEvents)+1)
-	for _, e := range sbv1.SubscribableEvents {
+	out := make([]string, 0, len(switchboardv1alpha1.SubscribableEvents)+1)
+	for _, e := range switchboardv1alpha1.SubscribableEvents {
 		out = append(out, string(e))
 	}
 	if withTest {
