@@ -16,6 +16,9 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
+// transcriptionJobStatus is what patchStatus compares for a job.
+func transcriptionJobStatus(job *switchboardv1alpha1.TranscriptionJob) any { return job.Status }
+
 // finished reports whether the job reached Completed or Failed.
 func finished(job *switchboardv1alpha1.TranscriptionJob) bool {
 	p := job.Status.Phase
