@@ -521,7 +521,7 @@ var (
 
 // setEnum gives a text property its values; a nullable one keeps null among them.
 func setEnum(prop jsonObject, values []string) {
-	if prop == nil || prop["enum"] != nil || !(prop["type"] == "string" || slices.Contains(asList(prop["type"]), any("string"))) {
+	if prop == nil || prop["enum"] != nil || (prop["type"] != "string" && !slices.Contains(asList(prop["type"]), any("string"))) {
 		return
 	}
 	enum := toAny(values)

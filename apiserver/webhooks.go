@@ -18,7 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -532,7 +532,7 @@ func (r webhooksResource) endpoint(req *restful.Request, resp *restful.Response)
 
 // kubeName reports whether name can name a namespaced object.
 func kubeName(name string) bool {
-	return len(validation.IsDNS1123Subdomain(name)) == 0 && len(path.IsValidPathSegmentName(name)) == 0
+	return len(validation.IsDNS1123Subdomain(name)) == 0 && len(content.IsPathSegmentName(name)) == 0
 }
 
 // deliveryRecords merges the endpoint's live deliveries and its history (newest first),
