@@ -138,8 +138,7 @@ func BenchmarkLiveChannel(b *testing.B) {
 	connect := func(t apitest.Tenant, keyID int64) (*websocket.Conn, error) {
 		dctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
-		ws, _, err := websocket.Dial(dctx, //nolint:bodyclose // coder/websocket: the handshake response's body needs no closing
-			"ws://"+addr+"/app/"+appKey+"?protocol=7", nil)
+		ws, _, err := websocket.Dial(dctx, "ws://"+addr+"/app/"+appKey+"?protocol=7", nil)
 		if err != nil {
 			return nil, err
 		}
