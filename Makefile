@@ -69,7 +69,7 @@ envtest: ## Build (once) and cache kube-apiserver and etcd for envtest.
 	@hack/envtest-binaries.sh >/dev/null
 
 .PHONY: test
-test: tools verify-generated verify-config vet envtest ## Run unit and envtest integration tests (real kube-apiserver, etcd, PostgreSQL).
+test: tools verify-generated verify-config vet lint envtest ## Run unit and envtest integration tests (real kube-apiserver, etcd, PostgreSQL).
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed on:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" go test $(GO_TEST_FLAGS) ./...
 

@@ -12,7 +12,7 @@ import (
 	restful "github.com/emicklei/go-restful/v3"
 	"github.com/swaggest/jsonschema-go"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/events"
 )
@@ -449,8 +449,8 @@ func headerParam(name, desc string, schema jsonObject) jsonObject {
 
 // eventNames are the events an endpoint can subscribe to, and with test also test.
 func eventNames(withTest bool) []string {
-	out := make([]string, 0, len(sbv1.SubscribableEvents)+1)
-	for _, e := range sbv1.SubscribableEvents {
+	out := make([]string, 0, len(switchboardv1alpha1.SubscribableEvents)+1)
+	for _, e := range switchboardv1alpha1.SubscribableEvents {
 		out = append(out, string(e))
 	}
 	if withTest {
@@ -536,7 +536,7 @@ var (
 
 // setEnum gives a text property its values; a nullable one keeps null among them.
 func setEnum(prop jsonObject, values []string) {
-	if prop == nil || prop["enum"] != nil || !(prop["type"] == "string" || slices.Contains(asList(prop["type"]), any("string"))) {
+	if prop == nil || prop["enum"] != nil || (prop["type"] != "string" && !slices.Contains(asList(prop["type"]), any("string"))) {
 		return
 	}
 	enum := toAny(values)

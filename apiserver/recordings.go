@@ -126,7 +126,7 @@ func (r recordingsResource) AddToContainer(c *restful.Container) {
 	c.Add(ws)
 
 	// The signed links point at the audio route, served without an API key.
-	mediaResource{r.Server}.AddToContainer(c)
+	mediaResource(r).AddToContainer(c)
 }
 
 func (r recordingsResource) streamURL(req *restful.Request, resp *restful.Response) {

@@ -73,7 +73,7 @@ func (r sharedPagesResource) voicemailPage(req *restful.Request, resp *restful.R
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "default-src 'none'; media-src 'self'; style-src 'unsafe-inline'")
 	resp.WriteHeader(http.StatusOK)
-	audio := recordingsResource{r.Server}.recordingLink(publicID, now.Add(r.cfg.Media.linkTTL()))
+	audio := recordingsResource(r).recordingLink(publicID, now.Add(r.cfg.Media.linkTTL()))
 	_ = voicemailPageTemplate.Execute(resp, map[string]any{"Page": page, "Audio": audio,
 		"Received": page.ReceivedAt.UTC().Format(time.RFC1123)})
 }

@@ -18,13 +18,13 @@ import (
 	"github.com/jackc/pgx/v5"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/metrics"
@@ -205,9 +205,9 @@ func (r webhooksResource) list(req *restful.Request, resp *restful.Response) {
 		return
 	}
 	// Adding needs Integrations too, so can_add is false while POST /webhooks would be refused.
-	canAdd := len(eps) < sbv1.MaxWebhookEndpointsPerAccount && integrationsRefusal(p) == ""
+	canAdd := len(eps) < switchboardv1alpha1.MaxWebhookEndpointsPerAccount && integrationsRefusal(p) == ""
 	out := WebhookList{CanAdd: canAdd, Events: subscribable(),
-		Max: sbv1.MaxWebhookEndpointsPerAccount, Endpoints: make([]Webhook, 0, len(eps))}
+		Max: switchboardv1alpha1.MaxWebhookEndpointsPerAccount, Endpoints: make([]Webhook, 0, len(eps))}
 	for i := range eps {
 		out.Endpoints = append(out.Endpoints, webhookView(&eps[i]))
 	}
@@ -250,15 +250,15 @@ func (r webhooksResource) create(req *restful.Request, resp *restful.Response) {
 		r.internalError(req, resp, err)
 		return
 	}
-	if len(eps) >= sbv1.MaxWebhookEndpointsPerAccount {
-		writeError(resp, http.StatusConflict, fmt.Sprintf("This account already has %d webhook endpoints, the most allowed. Remove one first.", sbv1.MaxWebhookEndpointsPerAccount))
+	if len(eps) >= switchboardv1alpha1.MaxWebhookEndpointsPerAccount {
+		writeError(resp, http.StatusConflict, fmt.Sprintf("This account already has %d webhook endpoints, the most allowed. Remove one first.", switchboardv1alpha1.MaxWebhookEndpointsPerAccount))
 		return
 	}
 	id := newEndpointName()
-	ep := &sbv1.WebhookEndpoint{
-		ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: ns, Labels: map[string]string{sbv1.AccountLabel: acct}},
-		Spec: sbv1.WebhookEndpointSpec{AccountID: acct, DisplayName: name, URL: url, Events: evts,
-			SigningSecretRef: &sbv1.LocalSecretReference{Name: webhooks.SecretName(id)}},
+	ep := &switchboardv1alpha1.WebhookEndpoint{
+		ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: ns, Labels: map[string]string{switchboardv1alpha1.AccountLabel: acct}},
+		Spec: switchboardv1alpha1.WebhookEndpointSpec{AccountID: acct, DisplayName: name, URL: url, Events: evts,
+			SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: webhooks.SecretName(id)}},
 	}
 	if err := r.cfg.Kube.Create(ctx, ep); err != nil {
 		r.kubeError(req, resp, err)
@@ -345,7 +345,7 @@ func (r webhooksResource) rotate(req *restful.Request, resp *restful.Response) {
 	secret := webhooks.NewSecret()
 	if ep.Spec.SigningSecretRef == nil {
 		base := ep.DeepCopy()
-		ep.Spec.SigningSecretRef = &sbv1.LocalSecretReference{Name: webhooks.SecretName(ep.Name)}
+		ep.Spec.SigningSecretRef = &switchboardv1alpha1.LocalSecretReference{Name: webhooks.SecretName(ep.Name)}
 		if err := r.cfg.Kube.Patch(ctx, ep, client.MergeFrom(base)); err != nil {
 			r.kubeError(req, resp, err)
 			return
@@ -362,7 +362,7 @@ func (r webhooksResource) rotate(req *restful.Request, resp *restful.Response) {
 		if sec.Data == nil {
 			sec.Data = map[string][]byte{}
 		}
-		sec.Data[sbv1.SigningSecretKey] = []byte(secret)
+		sec.Data[switchboardv1alpha1.SigningSecretKey] = []byte(secret)
 		err = r.cfg.Kube.Patch(ctx, sec, client.MergeFrom(base))
 	}
 	if err != nil {
@@ -487,8 +487,8 @@ func (r webhooksResource) limit(req *restful.Request, resp *restful.Response, op
 }
 
 // endpoints lists the account's endpoints (not being removed), oldest first.
-func (r webhooksResource) endpoints(ctx context.Context, account string) ([]sbv1.WebhookEndpoint, error) {
-	list := &sbv1.WebhookEndpointList{}
+func (r webhooksResource) endpoints(ctx context.Context, account string) ([]switchboardv1alpha1.WebhookEndpoint, error) {
+	list := &switchboardv1alpha1.WebhookEndpointList{}
 	if err := r.wc.Reader.List(ctx, list, client.InNamespace(tenancy.Namespace(account))); err != nil {
 		return nil, err
 	}
@@ -509,10 +509,10 @@ func (r webhooksResource) endpoints(ctx context.Context, account string) ([]sbv1
 }
 
 // endpoint reads the path's endpoint of the caller's account, or writes the 404.
-func (r webhooksResource) endpoint(req *restful.Request, resp *restful.Response) (*sbv1.WebhookEndpoint, bool) {
+func (r webhooksResource) endpoint(req *restful.Request, resp *restful.Response) (*switchboardv1alpha1.WebhookEndpoint, bool) {
 	acct := principal(req).Account.PublicID
 	name := req.PathParameter("endpoint")
-	ep := &sbv1.WebhookEndpoint{}
+	ep := &switchboardv1alpha1.WebhookEndpoint{}
 	err := r.wc.Reader.Get(req.Request.Context(), types.NamespacedName{Namespace: tenancy.Namespace(acct), Name: name}, ep)
 	if apierrors.IsNotFound(err) || (err == nil && (ep.Spec.AccountID != acct || ep.DeletionTimestamp != nil)) ||
 		(err != nil && len(name) > 253) {
@@ -534,17 +534,17 @@ func (r webhooksResource) endpoint(req *restful.Request, resp *restful.Response)
 
 // kubeName reports whether name can name a namespaced object.
 func kubeName(name string) bool {
-	return len(validation.IsDNS1123Subdomain(name)) == 0 && len(path.IsValidPathSegmentName(name)) == 0
+	return len(validation.IsDNS1123Subdomain(name)) == 0 && len(content.IsPathSegmentName(name)) == 0
 }
 
 // deliveryRecords merges the endpoint's live deliveries and its history (newest first),
 // optionally of one event only.
-func (r webhooksResource) deliveryRecords(ctx context.Context, accountID int64, ep *sbv1.WebhookEndpoint, since time.Time, eventID string) ([]WebhookDeliveryRecord, error) {
+func (r webhooksResource) deliveryRecords(ctx context.Context, accountID int64, ep *switchboardv1alpha1.WebhookEndpoint, since time.Time, eventID string) ([]WebhookDeliveryRecord, error) {
 	sel := client.MatchingLabels{webhooks.LabelEndpoint: ep.Name}
 	if eventID != "" {
 		sel[webhooks.LabelEventID] = eventID
 	}
-	live := &sbv1.WebhookDeliveryList{}
+	live := &switchboardv1alpha1.WebhookDeliveryList{}
 	if err := r.wc.Reader.List(ctx, live, client.InNamespace(ep.Namespace), sel); err != nil {
 		return nil, err
 	}
@@ -657,7 +657,7 @@ func lowerCaseScheme(validURL string) string {
 	return strings.ToLower(scheme) + ":" + rest
 }
 
-func checkEvents(fe fieldErrors, evts *[]string, required bool) []sbv1.WebhookEventType {
+func checkEvents(fe fieldErrors, evts *[]string, required bool) []switchboardv1alpha1.WebhookEventType {
 	if evts == nil {
 		if required {
 			fe.add("events", "The events are required: one or more of "+strings.Join(subscribable(), ", ")+".")
@@ -668,28 +668,28 @@ func checkEvents(fe fieldErrors, evts *[]string, required bool) []sbv1.WebhookEv
 		fe.add("events", "Choose one or more of "+strings.Join(subscribable(), ", ")+".")
 		return nil
 	}
-	var out []sbv1.WebhookEventType
+	var out []switchboardv1alpha1.WebhookEventType
 	for _, e := range *evts {
 		if !slices.Contains(subscribable(), e) {
 			fe.add("events", fmt.Sprintf("%q is not an event an endpoint can receive; use %s.", e, strings.Join(subscribable(), ", ")))
 			continue
 		}
-		if !slices.Contains(out, sbv1.WebhookEventType(e)) {
-			out = append(out, sbv1.WebhookEventType(e))
+		if !slices.Contains(out, switchboardv1alpha1.WebhookEventType(e)) {
+			out = append(out, switchboardv1alpha1.WebhookEventType(e))
 		}
 	}
 	return out
 }
 
 func subscribable() []string {
-	out := make([]string, len(sbv1.SubscribableEvents))
-	for i, e := range sbv1.SubscribableEvents {
+	out := make([]string, len(switchboardv1alpha1.SubscribableEvents))
+	for i, e := range switchboardv1alpha1.SubscribableEvents {
 		out[i] = string(e)
 	}
 	return out
 }
 
-func webhookView(ep *sbv1.WebhookEndpoint) Webhook {
+func webhookView(ep *switchboardv1alpha1.WebhookEndpoint) Webhook {
 	w := Webhook{PublicID: ep.Name, Name: ep.Spec.DisplayName, URL: ep.Spec.URL, Events: make([]string, 0, len(ep.Spec.Events)), Status: "active"}
 	for _, e := range ep.Spec.Events {
 		w.Events = append(w.Events, string(e))
@@ -705,7 +705,7 @@ func webhookView(ep *sbv1.WebhookEndpoint) Webhook {
 	return w
 }
 
-func notActiveWord(ep *sbv1.WebhookEndpoint) string {
+func notActiveWord(ep *switchboardv1alpha1.WebhookEndpoint) string {
 	if webhooks.SwitchedOff(ep) {
 		return "switched off after failing for 24 hours"
 	}

@@ -8,7 +8,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
@@ -25,7 +25,7 @@ func (h *webhookHarness) testIdempotentCreate(t *testing.T) {
 		!bytes.Equal(first.Body, again.Body) {
 		t.Fatalf("create %s, repeat %s %v", first, again, again.Header)
 	}
-	var eps sbv1.WebhookEndpointList
+	var eps switchboardv1alpha1.WebhookEndpointList
 	if err := h.kube.List(context.Background(), &eps, client.InNamespace(tenancy.Namespace(tenant.Account.PublicID))); err != nil {
 		t.Fatal(err)
 	}

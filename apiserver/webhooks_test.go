@@ -19,7 +19,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/apiserver"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/auth"
@@ -97,9 +97,9 @@ func (h *webhookHarness) create(t *testing.T, key, url string) map[string]any {
 	return resp.Map(t)["endpoint"].(map[string]any)
 }
 
-func (h *webhookHarness) endpoint(t *testing.T, tenant apitest.Tenant, id string) *sbv1.WebhookEndpoint {
+func (h *webhookHarness) endpoint(t *testing.T, tenant apitest.Tenant, id string) *switchboardv1alpha1.WebhookEndpoint {
 	t.Helper()
-	ep := &sbv1.WebhookEndpoint{}
+	ep := &switchboardv1alpha1.WebhookEndpoint{}
 	if err := h.kube.Get(context.Background(), types.NamespacedName{Namespace: tenancy.Namespace(tenant.Account.PublicID), Name: id}, ep); err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func (h *webhookHarness) testLifecycle(t *testing.T) {
 	if err := h.kube.Get(ctx, types.NamespacedName{Namespace: ep.Namespace, Name: ep.Spec.SigningSecretRef.Name}, sec); err != nil {
 		t.Fatal(err)
 	}
-	if string(sec.Data[sbv1.SigningSecretKey]) != created.Secret || !metav1.IsControlledBy(sec, ep) {
+	if string(sec.Data[switchboardv1alpha1.SigningSecretKey]) != created.Secret || !metav1.IsControlledBy(sec, ep) {
 		t.Errorf("secret resource %v", sec.OwnerReferences)
 	}
 
@@ -181,7 +181,7 @@ func (h *webhookHarness) testLifecycle(t *testing.T) {
 	if resp.Status != 200 || rotated.Endpoint["public_id"] != id || !strings.HasPrefix(rotated.Secret, "whsec_") || rotated.Secret == created.Secret {
 		t.Fatalf("rotate: %s", resp)
 	}
-	if err := h.kube.Get(ctx, client.ObjectKeyFromObject(sec), sec); err != nil || string(sec.Data[sbv1.SigningSecretKey]) != rotated.Secret {
+	if err := h.kube.Get(ctx, client.ObjectKeyFromObject(sec), sec); err != nil || string(sec.Data[switchboardv1alpha1.SigningSecretKey]) != rotated.Secret {
 		t.Errorf("rotated secret not stored: %v", err)
 	}
 
@@ -305,7 +305,7 @@ func (h *webhookHarness) testKubectl(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := ep.DeepCopy()
-	ep.Status.Phase = sbv1.WebhookEndpointPhaseSwitchedOff
+	ep.Status.Phase = switchboardv1alpha1.WebhookEndpointPhaseSwitchedOff
 	ep.Status.FailingSince = &failing
 	if err := h.kube.Status().Patch(ctx, ep, client.MergeFrom(base)); err != nil {
 		t.Fatal(err)
@@ -326,9 +326,9 @@ func (h *webhookHarness) testKubectl(t *testing.T) {
 	}
 
 	// An endpoint made with kubectl apply is listed too.
-	made := &sbv1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Name: "crm-kubectl", Namespace: tenancy.Namespace(tenant.Account.PublicID)},
-		Spec: sbv1.WebhookEndpointSpec{AccountID: tenant.Account.PublicID, DisplayName: "kubectl", URL: "https://hooks.example.com/kc",
-			Events: []sbv1.WebhookEventType{sbv1.EventTranscriptReady}}}
+	made := &switchboardv1alpha1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Name: "crm-kubectl", Namespace: tenancy.Namespace(tenant.Account.PublicID)},
+		Spec: switchboardv1alpha1.WebhookEndpointSpec{AccountID: tenant.Account.PublicID, DisplayName: "kubectl", URL: "https://hooks.example.com/kc",
+			Events: []switchboardv1alpha1.WebhookEventType{switchboardv1alpha1.EventTranscriptReady}}}
 	if err := h.kube.Create(ctx, made); err != nil {
 		t.Fatal(err)
 	}
@@ -350,12 +350,12 @@ func (h *webhookHarness) testTestEvent(t *testing.T) {
 	if resp.Status != 202 || resp.Map(t)["queued"] != true {
 		t.Fatalf("test: %s", resp)
 	}
-	list := &sbv1.WebhookDeliveryList{}
+	list := &switchboardv1alpha1.WebhookDeliveryList{}
 	if err := h.kube.List(ctx, list, client.InNamespace(tenancy.Namespace(tenant.Account.PublicID))); err != nil || len(list.Items) != 1 {
 		t.Fatalf("deliveries %v %v", list.Items, err)
 	}
 	d := list.Items[0]
-	if d.Spec.EventType != sbv1.EventTest || d.Spec.EndpointName != id || len(d.OwnerReferences) != 1 || d.OwnerReferences[0].Name != id {
+	if d.Spec.EventType != switchboardv1alpha1.EventTest || d.Spec.EndpointName != id || len(d.OwnerReferences) != 1 || d.OwnerReferences[0].Name != id {
 		t.Errorf("delivery %+v", d)
 	}
 	var body string
@@ -405,7 +405,7 @@ func (h *webhookHarness) testDeliveries(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := metav1.NewTime(now.Add(5 * time.Minute))
-	live.Status = sbv1.WebhookDeliveryStatus{Phase: sbv1.WebhookDeliveryPhaseRetrying, Attempts: 2, NextAttemptAt: &next, LastResponseCode: 503, LastError: "HTTP 503"}
+	live.Status = switchboardv1alpha1.WebhookDeliveryStatus{Phase: switchboardv1alpha1.WebhookDeliveryPhaseRetrying, Attempts: 2, NextAttemptAt: &next, LastResponseCode: 503, LastError: "HTTP 503"}
 	if err := h.kube.Status().Update(ctx, live); err != nil {
 		t.Fatal(err)
 	}
@@ -447,7 +447,7 @@ func (h *webhookHarness) testDeliveries(t *testing.T) {
 		if resp.Status != 202 || resp.Map(t)["queued"] != true {
 			t.Errorf("resend %s: %s", ev, resp)
 		}
-		list := &sbv1.WebhookDeliveryList{}
+		list := &switchboardv1alpha1.WebhookDeliveryList{}
 		_ = h.kube.List(ctx, list, client.InNamespace(ep.Namespace), client.MatchingLabels{webhooks.LabelEventID: ev.String()})
 		if len(list.Items) != 1 || list.Items[0].Spec.ResendOf != webhooks.DeliveryName(ev.String(), id, "") || list.Items[0].Spec.EventID != ev.String() {
 			t.Errorf("resent delivery %+v", list.Items)

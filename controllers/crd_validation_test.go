@@ -20,40 +20,40 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
 const testEventID = "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1f34"
 
-func validEndpoint(ns string) *sbv1.WebhookEndpoint {
-	return &sbv1.WebhookEndpoint{
+func validEndpoint(ns string) *switchboardv1alpha1.WebhookEndpoint {
+	return &switchboardv1alpha1.WebhookEndpoint{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wh-crm"},
-		Spec: sbv1.WebhookEndpointSpec{
+		Spec: switchboardv1alpha1.WebhookEndpointSpec{
 			AccountID:        "acc_123",
 			DisplayName:      "CRM",
 			URL:              "https://hooks.example.com/switchboard",
-			Events:           []sbv1.WebhookEventType{sbv1.EventCallEnded, sbv1.EventTranscriptReady},
-			SigningSecretRef: &sbv1.LocalSecretReference{Name: "wh-crm-signing"},
+			Events:           []switchboardv1alpha1.WebhookEventType{switchboardv1alpha1.EventCallEnded, switchboardv1alpha1.EventTranscriptReady},
+			SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: "wh-crm-signing"},
 		},
 	}
 }
 
-func validDelivery(ns string) *sbv1.WebhookDelivery {
-	return &sbv1.WebhookDelivery{
+func validDelivery(ns string) *switchboardv1alpha1.WebhookDelivery {
+	return &switchboardv1alpha1.WebhookDelivery{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wh-crm-" + testEventID},
-		Spec: sbv1.WebhookDeliverySpec{
+		Spec: switchboardv1alpha1.WebhookDeliverySpec{
 			AccountID:    "acc_123",
 			EndpointName: "wh-crm",
 			EventID:      testEventID,
-			EventType:    sbv1.EventCallEnded,
+			EventType:    switchboardv1alpha1.EventCallEnded,
 		},
 	}
 }
 
-func validJob(ns string) *sbv1.TranscriptionJob {
-	return &sbv1.TranscriptionJob{
+func validJob(ns string) *switchboardv1alpha1.TranscriptionJob {
+	return &switchboardv1alpha1.TranscriptionJob{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "call-abc"},
-		Spec: sbv1.TranscriptionJobSpec{
+		Spec: switchboardv1alpha1.TranscriptionJobSpec{
 			AccountID:          "acc_123",
 			CallPublicID:       "call_abc",
 			RecordingPublicID:  "rec_abc",
@@ -85,39 +85,45 @@ var _ = Describe("WebhookEndpoint validation", func() {
 		noRef := validEndpoint(ns)
 		noRef.Name = "wh-no-ref"
 		noRef.Spec.SigningSecretRef = nil
-		noRef.Spec.Events = []sbv1.WebhookEventType{sbv1.EventCallEnded, sbv1.EventVoicemailReceived, sbv1.EventTranscriptReady}
+		noRef.Spec.Events = []switchboardv1alpha1.WebhookEventType{switchboardv1alpha1.EventCallEnded, switchboardv1alpha1.EventVoicemailReceived, switchboardv1alpha1.EventTranscriptReady}
 		noRef.Spec.Paused = true
 		Expect(k8sClient.Create(ctx, noRef)).To(Succeed())
 	})
 
 	DescribeTable("rejects a bad spec with a clear message",
-		func(mutate func(*sbv1.WebhookEndpoint), msgs ...string) {
+		func(mutate func(*switchboardv1alpha1.WebhookEndpoint), msgs ...string) {
 			ep := validEndpoint(ns)
 			mutate(ep)
 			expectInvalid(k8sClient.Create(ctx, ep), msgs...)
 		},
-		Entry("http:// URL", func(e *sbv1.WebhookEndpoint) { e.Spec.URL = "http://hooks.example.com/x" },
+		Entry("http:// URL", func(e *switchboardv1alpha1.WebhookEndpoint) { e.Spec.URL = "http://hooks.example.com/x" },
 			"url must start with https://"),
-		Entry("URL without a host", func(e *sbv1.WebhookEndpoint) { e.Spec.URL = "https://" },
+		Entry("URL without a host", func(e *switchboardv1alpha1.WebhookEndpoint) { e.Spec.URL = "https://" },
 			"url must be an absolute URL with a host name"),
-		Entry("URL too long", func(e *sbv1.WebhookEndpoint) { e.Spec.URL = "https://example.com/" + strings.Repeat("a", 2048) },
+		Entry("URL too long", func(e *switchboardv1alpha1.WebhookEndpoint) {
+			e.Spec.URL = "https://example.com/" + strings.Repeat("a", 2048)
+		},
 			"spec.url", "Too long"),
-		Entry("unknown event", func(e *sbv1.WebhookEndpoint) { e.Spec.Events = []sbv1.WebhookEventType{"call.started"} },
+		Entry("unknown event", func(e *switchboardv1alpha1.WebhookEndpoint) {
+			e.Spec.Events = []switchboardv1alpha1.WebhookEventType{"call.started"}
+		},
 			`Unsupported value: "call.started"`, `"call.ended"`),
-		Entry("test is not subscribable", func(e *sbv1.WebhookEndpoint) { e.Spec.Events = []sbv1.WebhookEventType{sbv1.EventTest} },
+		Entry("test is not subscribable", func(e *switchboardv1alpha1.WebhookEndpoint) {
+			e.Spec.Events = []switchboardv1alpha1.WebhookEventType{switchboardv1alpha1.EventTest}
+		},
 			`Unsupported value: "test"`),
-		Entry("no events", func(e *sbv1.WebhookEndpoint) { e.Spec.Events = []sbv1.WebhookEventType{} },
+		Entry("no events", func(e *switchboardv1alpha1.WebhookEndpoint) { e.Spec.Events = []switchboardv1alpha1.WebhookEventType{} },
 			"spec.events", "at least 1 items"),
-		Entry("repeated event", func(e *sbv1.WebhookEndpoint) {
-			e.Spec.Events = []sbv1.WebhookEventType{sbv1.EventCallEnded, sbv1.EventCallEnded}
+		Entry("repeated event", func(e *switchboardv1alpha1.WebhookEndpoint) {
+			e.Spec.Events = []switchboardv1alpha1.WebhookEventType{switchboardv1alpha1.EventCallEnded, switchboardv1alpha1.EventCallEnded}
 		}, "spec.events[1]", "Duplicate value"),
-		Entry("empty name", func(e *sbv1.WebhookEndpoint) { e.Spec.DisplayName = "" },
+		Entry("empty name", func(e *switchboardv1alpha1.WebhookEndpoint) { e.Spec.DisplayName = "" },
 			"spec.displayName", "at least 1 chars"),
-		Entry("name over 100 characters", func(e *sbv1.WebhookEndpoint) { e.Spec.DisplayName = strings.Repeat("n", 101) },
+		Entry("name over 100 characters", func(e *switchboardv1alpha1.WebhookEndpoint) { e.Spec.DisplayName = strings.Repeat("n", 101) },
 			"spec.displayName", "Too long"),
-		Entry("bad secret name", func(e *sbv1.WebhookEndpoint) { e.Spec.SigningSecretRef.Name = "Not_A_Name" },
+		Entry("bad secret name", func(e *switchboardv1alpha1.WebhookEndpoint) { e.Spec.SigningSecretRef.Name = "Not_A_Name" },
 			"name must be a valid Secret name"),
-		Entry("no account", func(e *sbv1.WebhookEndpoint) { e.Spec.AccountID = "" },
+		Entry("no account", func(e *switchboardv1alpha1.WebhookEndpoint) { e.Spec.AccountID = "" },
 			"spec.accountID"),
 	)
 
@@ -150,7 +156,7 @@ var _ = Describe("WebhookDelivery validation", func() {
 		Expect(k8sClient.Create(ctx, validDelivery(ns))).To(Succeed())
 		test := validDelivery(ns)
 		test.Name = "wh-crm-test"
-		test.Spec.EventType = sbv1.EventTest
+		test.Spec.EventType = switchboardv1alpha1.EventTest
 		Expect(k8sClient.Create(ctx, test)).To(Succeed())
 		resend := validDelivery(ns)
 		resend.Name = "wh-crm-resend"
@@ -159,20 +165,20 @@ var _ = Describe("WebhookDelivery validation", func() {
 	})
 
 	DescribeTable("rejects a bad spec with a clear message",
-		func(mutate func(*sbv1.WebhookDelivery), msgs ...string) {
+		func(mutate func(*switchboardv1alpha1.WebhookDelivery), msgs ...string) {
 			d := validDelivery(ns)
 			mutate(d)
 			expectInvalid(k8sClient.Create(ctx, d), msgs...)
 		},
-		Entry("eventID not a UUID", func(d *sbv1.WebhookDelivery) { d.Spec.EventID = "not-a-uuid" },
+		Entry("eventID not a UUID", func(d *switchboardv1alpha1.WebhookDelivery) { d.Spec.EventID = "not-a-uuid" },
 			"eventID must be a lower-case UUID"),
-		Entry("upper-case eventID", func(d *sbv1.WebhookDelivery) { d.Spec.EventID = strings.ToUpper(testEventID) },
+		Entry("upper-case eventID", func(d *switchboardv1alpha1.WebhookDelivery) { d.Spec.EventID = strings.ToUpper(testEventID) },
 			"eventID must be a lower-case UUID"),
-		Entry("unknown event type", func(d *sbv1.WebhookDelivery) { d.Spec.EventType = "call.started" },
+		Entry("unknown event type", func(d *switchboardv1alpha1.WebhookDelivery) { d.Spec.EventType = "call.started" },
 			`Unsupported value: "call.started"`),
-		Entry("bad endpoint name", func(d *sbv1.WebhookDelivery) { d.Spec.EndpointName = "Bad Name" },
+		Entry("bad endpoint name", func(d *switchboardv1alpha1.WebhookDelivery) { d.Spec.EndpointName = "Bad Name" },
 			"endpointName must be the name of a WebhookEndpoint"),
-		Entry("no endpoint", func(d *sbv1.WebhookDelivery) { d.Spec.EndpointName = "" },
+		Entry("no endpoint", func(d *switchboardv1alpha1.WebhookDelivery) { d.Spec.EndpointName = "" },
 			"spec.endpointName"),
 	)
 
@@ -191,8 +197,8 @@ var _ = Describe("WebhookDelivery validation", func() {
 		d := validDelivery(ns)
 		Expect(k8sClient.Create(ctx, d)).To(Succeed())
 		now := metav1.Now()
-		d.Status = sbv1.WebhookDeliveryStatus{
-			Phase: sbv1.WebhookDeliveryPhaseRetrying, Attempts: 2, NextAttemptAt: &now, LastAttemptAt: &now,
+		d.Status = switchboardv1alpha1.WebhookDeliveryStatus{
+			Phase: switchboardv1alpha1.WebhookDeliveryPhaseRetrying, Attempts: 2, NextAttemptAt: &now, LastAttemptAt: &now,
 			LastResponseCode: 503, LastError: "HTTP 503",
 		}
 		Expect(k8sClient.Status().Update(ctx, d)).To(Succeed())
@@ -212,7 +218,7 @@ var _ = Describe("TranscriptionJob validation", func() {
 
 	It("defaults allowanceMinutes and bundleMinutes to 0 when a manifest leaves them out", func() {
 		u := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": sbv1.GroupVersion.String(),
+			"apiVersion": switchboardv1alpha1.GroupVersion.String(),
 			"kind":       "TranscriptionJob",
 			"metadata":   map[string]any{"namespace": ns, "name": "from-yaml"},
 			"spec": map[string]any{
@@ -221,29 +227,29 @@ var _ = Describe("TranscriptionJob validation", func() {
 			},
 		}}
 		Expect(k8sClient.Create(ctx, u)).To(Succeed())
-		var got sbv1.TranscriptionJob
+		var got switchboardv1alpha1.TranscriptionJob
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "from-yaml"}, &got)).To(Succeed())
 		Expect(got.Spec.AllowanceMinutes).To(BeZero())
 		Expect(got.Spec.BundleMinutes).To(BeZero())
 	})
 
 	DescribeTable("rejects a bad spec with a clear message",
-		func(mutate func(*sbv1.TranscriptionJob), msgs ...string) {
+		func(mutate func(*switchboardv1alpha1.TranscriptionJob), msgs ...string) {
 			j := validJob(ns)
 			mutate(j)
 			expectInvalid(k8sClient.Create(ctx, j), msgs...)
 		},
-		Entry("negative pence", func(j *sbv1.TranscriptionJob) { j.Spec.ChargedAmountPence = -1 },
+		Entry("negative pence", func(j *switchboardv1alpha1.TranscriptionJob) { j.Spec.ChargedAmountPence = -1 },
 			"spec.chargedAmountPence", "greater than or equal to 0"),
-		Entry("negative minutes", func(j *sbv1.TranscriptionJob) { j.Spec.ChargedMinutes = -1 },
+		Entry("negative minutes", func(j *switchboardv1alpha1.TranscriptionJob) { j.Spec.ChargedMinutes = -1 },
 			"spec.chargedMinutes", "greater than or equal to 0"),
-		Entry("negative allowance", func(j *sbv1.TranscriptionJob) { j.Spec.AllowanceMinutes = -1 },
+		Entry("negative allowance", func(j *switchboardv1alpha1.TranscriptionJob) { j.Spec.AllowanceMinutes = -1 },
 			"spec.allowanceMinutes", "greater than or equal to 0"),
-		Entry("more free minutes than charged", func(j *sbv1.TranscriptionJob) { j.Spec.AllowanceMinutes, j.Spec.BundleMinutes = 4, 2 },
+		Entry("more free minutes than charged", func(j *switchboardv1alpha1.TranscriptionJob) { j.Spec.AllowanceMinutes, j.Spec.BundleMinutes = 4, 2 },
 			"allowanceMinutes plus bundleMinutes cannot exceed chargedMinutes"),
-		Entry("no charge id", func(j *sbv1.TranscriptionJob) { j.Spec.ChargeID = "" },
+		Entry("no charge id", func(j *switchboardv1alpha1.TranscriptionJob) { j.Spec.ChargeID = "" },
 			"spec.chargeID"),
-		Entry("no call", func(j *sbv1.TranscriptionJob) { j.Spec.CallPublicID = "" },
+		Entry("no call", func(j *switchboardv1alpha1.TranscriptionJob) { j.Spec.CallPublicID = "" },
 			"spec.callPublicID"),
 	)
 
@@ -263,10 +269,10 @@ var _ = Describe("Status subresource", func() {
 		key := client.ObjectKeyFromObject(ep)
 
 		By("writing status with a plain Update")
-		ep.Status.Phase = sbv1.WebhookEndpointPhaseSwitchedOff
+		ep.Status.Phase = switchboardv1alpha1.WebhookEndpointPhaseSwitchedOff
 		ep.Spec.DisplayName = "Changed"
 		Expect(k8sClient.Update(ctx, ep)).To(Succeed())
-		var got sbv1.WebhookEndpoint
+		var got switchboardv1alpha1.WebhookEndpoint
 		Expect(k8sClient.Get(ctx, key, &got)).To(Succeed())
 		Expect(got.Spec.DisplayName).To(Equal("Changed"))
 		Expect(got.Status.Phase).To(BeEmpty())
@@ -274,26 +280,26 @@ var _ = Describe("Status subresource", func() {
 
 		By("writing status through the status subresource")
 		now := metav1.Now()
-		got.Status.Phase = sbv1.WebhookEndpointPhaseActive
+		got.Status.Phase = switchboardv1alpha1.WebhookEndpointPhaseActive
 		got.Status.FailingSince = &now
 		got.Status.ObservedGeneration = got.Generation
 		got.Status.Conditions = []metav1.Condition{{
-			Type: sbv1.ConditionReady, Status: metav1.ConditionTrue, Reason: sbv1.ReasonActive,
+			Type: switchboardv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: switchboardv1alpha1.ReasonActive,
 			Message: "deliveries are sent", LastTransitionTime: now, ObservedGeneration: got.Generation,
 		}}
 		got.Spec.DisplayName = "Ignored"
 		Expect(k8sClient.Status().Update(ctx, &got)).To(Succeed())
 		Expect(k8sClient.Get(ctx, key, &got)).To(Succeed())
-		Expect(got.Status.Phase).To(Equal(sbv1.WebhookEndpointPhaseActive))
+		Expect(got.Status.Phase).To(Equal(switchboardv1alpha1.WebhookEndpointPhaseActive))
 		Expect(got.Status.Conditions).To(HaveLen(1))
 		Expect(got.Spec.DisplayName).To(Equal("Changed"), "spec written through /status must be ignored")
 		Expect(got.Generation).To(Equal(int64(2)), "a status write must not bump the generation")
 
 		By("the manager's cache seeing the same object")
 		Eventually(func(g Gomega) {
-			var cached sbv1.WebhookEndpoint
+			var cached switchboardv1alpha1.WebhookEndpoint
 			g.Expect(mgr.GetClient().Get(ctx, key, &cached)).To(Succeed())
-			g.Expect(cached.Status.Phase).To(Equal(sbv1.WebhookEndpointPhaseActive))
+			g.Expect(cached.Status.Phase).To(Equal(switchboardv1alpha1.WebhookEndpointPhaseActive))
 		}).Should(Succeed())
 	})
 })
@@ -341,7 +347,7 @@ var _ = Describe("Installed CRDs", func() {
 
 	It("lists all three kinds under `kubectl get switchboard`", func() {
 		Eventually(func(g Gomega) {
-			list, err := discoveryC.ServerResourcesForGroupVersion(sbv1.GroupVersion.String())
+			list, err := discoveryC.ServerResourcesForGroupVersion(switchboardv1alpha1.GroupVersion.String())
 			g.Expect(err).NotTo(HaveOccurred())
 			var inCategory []string
 			for _, r := range list.APIResources {

@@ -16,7 +16,7 @@ import (
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/apiserver"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/store"
@@ -79,7 +79,7 @@ var _ = Describe("Transcription through the API", func() {
 		Expect(resp.Status).To(Equal(http.StatusAccepted))
 		Expect(resp.Map(GinkgoT())).To(Equal(map[string]any{"call_public_id": c.PublicID, "status": "completed", "summary_status": "completed"}))
 		Expect(txtest.MoneyOf(GinkgoT(), tj.store, t.Account.ID)).To(Equal(txtest.Money{BalancePence: 990, LedgerSum: 990, LedgerEntries: 2}))
-		var jobs sbv1.TranscriptionJobList
+		var jobs switchboardv1alpha1.TranscriptionJobList
 		Expect(k8sClient.List(ctx, &jobs)).To(Succeed())
 		n := 0
 		for _, j := range jobs.Items {
@@ -110,7 +110,7 @@ var _ = Describe("Transcription through the API", func() {
 			Expect(resp.Status).To(Equal(tc.status), resp.String())
 		}
 		Expect(countRows(`SELECT count(*) FROM transcription_charges WHERE account_id IN ($1, $2)`, t.Account.ID, other.Account.ID)).To(BeZero())
-		var jobs sbv1.TranscriptionJobList
+		var jobs switchboardv1alpha1.TranscriptionJobList
 		Expect(k8sClient.List(ctx, &jobs, client.InNamespace(tenancy.Namespace(t.Account.PublicID)))).To(Succeed())
 		Expect(jobs.Items).To(BeEmpty())
 	})

@@ -10,7 +10,6 @@ import (
 	"context"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	kubeevents "k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -91,10 +90,7 @@ func (r *TranscriptionJobReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	base := job.DeepCopy()
 	defer func() {
 		job.Status.ObservedGeneration = job.Generation
-		if equality.Semantic.DeepEqual(base.Status, job.Status) {
-			return
-		}
-		if err := r.Status().Patch(ctx, job, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		if err := patchStatus(ctx, r.Client, base, job, transcriptionJobStatus, client.MergeFromWithOptimisticLock{}); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, client.IgnoreNotFound(err)})
 		}
 	}()

@@ -25,7 +25,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/plans"
@@ -156,9 +156,9 @@ func jobKey(ch *store.TranscriptionCharge) types.NamespacedName {
 	return types.NamespacedName{Namespace: tenancy.Namespace(ch.AccountPublicID), Name: transcription.JobName(ch.PublicID)}
 }
 
-func eventuallyPhase(ch *store.TranscriptionCharge, phase sbv1.TranscriptionJobPhase) *sbv1.TranscriptionJob {
+func eventuallyPhase(ch *store.TranscriptionCharge, phase switchboardv1alpha1.TranscriptionJobPhase) *switchboardv1alpha1.TranscriptionJob {
 	GinkgoHelper()
-	job := &sbv1.TranscriptionJob{}
+	job := &switchboardv1alpha1.TranscriptionJob{}
 	Eventually(func(g Gomega) {
 		g.Expect(k8sClient.Get(ctx, jobKey(ch), job)).To(Succeed())
 		g.Expect(job.Status.Phase).To(Equal(phase))
@@ -187,11 +187,11 @@ var _ = Describe("TranscriptionJob controller", func() {
 		ch := start(t, c)
 
 		By("the job exists at once, in the account's namespace, recorded on the charge")
-		var job sbv1.TranscriptionJob
+		var job switchboardv1alpha1.TranscriptionJob
 		Expect(k8sClient.Get(ctx, jobKey(ch), &job)).To(Succeed())
-		Expect(job.Spec).To(Equal(sbv1.TranscriptionJobSpec{AccountID: t.Account.PublicID, CallPublicID: c.PublicID,
+		Expect(job.Spec).To(Equal(switchboardv1alpha1.TranscriptionJobSpec{AccountID: t.Account.PublicID, CallPublicID: c.PublicID,
 			RecordingPublicID: c.RecordingPublicID, ChargeID: ch.PublicID, ChargedMinutes: 2, ChargedAmountPence: 10}))
-		Expect(job.Labels).To(HaveKeyWithValue(sbv1.AccountLabel, t.Account.PublicID))
+		Expect(job.Labels).To(HaveKeyWithValue(switchboardv1alpha1.AccountLabel, t.Account.PublicID))
 		var ns corev1.Namespace
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Name: tenancy.Namespace(t.Account.PublicID)}, &ns)).To(Succeed())
 		Expect(ns.Labels).To(HaveKeyWithValue(tenancy.LabelAccount, t.Account.PublicID))
@@ -203,12 +203,12 @@ var _ = Describe("TranscriptionJob controller", func() {
 		Expect(transcription.EnsureJob(ctx, k8sClient, *ch)).To(Succeed())
 
 		By("the job completes")
-		done := eventuallyPhase(ch, sbv1.TranscriptionJobPhaseCompleted)
+		done := eventuallyPhase(ch, switchboardv1alpha1.TranscriptionJobPhaseCompleted)
 		Expect(done.Status.Attempts).To(Equal(int32(1)))
 		Expect(done.Status.ObservedGeneration).To(Equal(done.Generation))
 		Expect(done.Status.StartedAt).NotTo(BeNil())
 		Expect(done.Status.CompletedAt.Time).To(BeTemporally("==", tj.clock.Now()))
-		for _, cond := range []string{sbv1.ConditionReady, sbv1.ConditionTranscribed, sbv1.ConditionSummarized} {
+		for _, cond := range []string{switchboardv1alpha1.ConditionReady, switchboardv1alpha1.ConditionTranscribed, switchboardv1alpha1.ConditionSummarized} {
 			Expect(meta.IsStatusConditionTrue(done.Status.Conditions, cond)).To(BeTrue(), cond)
 		}
 		Expect(done.Status.Refunded).To(BeFalse())
@@ -241,10 +241,10 @@ var _ = Describe("TranscriptionJob controller", func() {
 		Expect(txtest.MoneyOf(GinkgoT(), tj.store, t.Account.ID)).To(Equal(txtest.Money{BalancePence: 990, LedgerSum: 990, LedgerEntries: 2}))
 
 		By("the finished job stays until the TTL has passed, then leaves etcd")
-		Consistently(func() error { return k8sClient.Get(ctx, jobKey(ch), &sbv1.TranscriptionJob{}) }).WithTimeout(time.Second).Should(Succeed())
+		Consistently(func() error { return k8sClient.Get(ctx, jobKey(ch), &switchboardv1alpha1.TranscriptionJob{}) }).WithTimeout(time.Second).Should(Succeed())
 		tj.clock.Step(tjTTL + time.Second)
 		Eventually(func() bool {
-			return apierrors.IsNotFound(k8sClient.Get(ctx, jobKey(ch), &sbv1.TranscriptionJob{}))
+			return apierrors.IsNotFound(k8sClient.Get(ctx, jobKey(ch), &switchboardv1alpha1.TranscriptionJob{}))
 		}).WithTimeout(5 * time.Second).Should(BeTrue())
 		Expect(transcriptOf(t, c).Status).To(Equal("completed"), "the result stays in PostgreSQL")
 	})
@@ -253,7 +253,7 @@ var _ = Describe("TranscriptionJob controller", func() {
 		t := funded(1000)
 		c := recorded(t, "fail:2 Please send the invoice.", txtest.CallOptions{})
 		ch := start(t, c)
-		job := eventuallyPhase(ch, sbv1.TranscriptionJobPhaseCompleted)
+		job := eventuallyPhase(ch, switchboardv1alpha1.TranscriptionJobPhaseCompleted)
 		Expect(job.Status.Attempts).To(Equal(int32(3)))
 		Expect(transcriptOf(t, c).Text).To(Equal("Please send the invoice."))
 		Expect(txtest.MoneyOf(GinkgoT(), tj.store, t.Account.ID).BalancePence).To(Equal(int64(995)))
@@ -266,14 +266,14 @@ var _ = Describe("TranscriptionJob controller", func() {
 		ch := start(t, c)
 		Expect(txtest.MoneyOf(GinkgoT(), tj.store, t.Account.ID)).To(Equal(txtest.Money{BalancePence: 990, LedgerSum: 990, LedgerEntries: 2}))
 
-		job := eventuallyPhase(ch, sbv1.TranscriptionJobPhaseFailed)
+		job := eventuallyPhase(ch, switchboardv1alpha1.TranscriptionJobPhaseFailed)
 		Expect(job.Status.Attempts).To(Equal(int32(3)))
 		Expect(job.Status.Refunded).To(BeTrue())
 		Expect(job.Status.FailureReason).To(ContainSubstring("Speech to text failed 3 times"))
-		ready := meta.FindStatusCondition(job.Status.Conditions, sbv1.ConditionReady)
+		ready := meta.FindStatusCondition(job.Status.Conditions, switchboardv1alpha1.ConditionReady)
 		Expect(ready.Status).To(Equal(metav1.ConditionFalse))
-		Expect(ready.Reason).To(Equal(sbv1.ReasonAttemptsExceeded))
-		Expect(meta.IsStatusConditionTrue(job.Status.Conditions, sbv1.ConditionRefunded)).To(BeTrue())
+		Expect(ready.Reason).To(Equal(switchboardv1alpha1.ReasonAttemptsExceeded))
+		Expect(meta.IsStatusConditionTrue(job.Status.Conditions, switchboardv1alpha1.ConditionRefunded)).To(BeTrue())
 		Eventually(func(g Gomega) {
 			evs := kubeEventsAbout(g, job)
 			g.Expect(evs).To(HaveLen(1))
@@ -296,10 +296,10 @@ var _ = Describe("TranscriptionJob controller", func() {
 		missing := txtest.RecordedCall(GinkgoT(), tj.store, t.Account.ID, txtest.CallOptions{}) // no audio stored
 		refused := recorded(t, "refuse this", txtest.CallOptions{})
 		chMissing, chRefused := start(t, missing), start(t, refused)
-		for ch, reason := range map[*store.TranscriptionCharge]string{chMissing: sbv1.ReasonRecordingMissing, chRefused: sbv1.ReasonEngineRefused} {
-			job := eventuallyPhase(ch, sbv1.TranscriptionJobPhaseFailed)
+		for ch, reason := range map[*store.TranscriptionCharge]string{chMissing: switchboardv1alpha1.ReasonRecordingMissing, chRefused: switchboardv1alpha1.ReasonEngineRefused} {
+			job := eventuallyPhase(ch, switchboardv1alpha1.TranscriptionJobPhaseFailed)
 			Expect(job.Status.Attempts).To(Equal(int32(1)))
-			Expect(meta.FindStatusCondition(job.Status.Conditions, sbv1.ConditionReady).Reason).To(Equal(reason))
+			Expect(meta.FindStatusCondition(job.Status.Conditions, switchboardv1alpha1.ConditionReady).Reason).To(Equal(reason))
 			Expect(job.Status.Refunded).To(BeTrue())
 		}
 		Expect(txtest.MoneyOf(GinkgoT(), tj.store, t.Account.ID)).To(Equal(txtest.Money{BalancePence: 1000, LedgerSum: 1000, LedgerEntries: 5}))
@@ -309,11 +309,11 @@ var _ = Describe("TranscriptionJob controller", func() {
 		t := funded(1000)
 		c := recorded(t, "no summary for this one", txtest.CallOptions{})
 		ch := start(t, c)
-		job := eventuallyPhase(ch, sbv1.TranscriptionJobPhaseCompleted)
+		job := eventuallyPhase(ch, switchboardv1alpha1.TranscriptionJobPhaseCompleted)
 		Expect(job.Status.SummaryAttempts).To(Equal(int32(3)))
-		sum := meta.FindStatusCondition(job.Status.Conditions, sbv1.ConditionSummarized)
+		sum := meta.FindStatusCondition(job.Status.Conditions, switchboardv1alpha1.ConditionSummarized)
 		Expect(sum.Status).To(Equal(metav1.ConditionFalse))
-		Expect(sum.Reason).To(Equal(sbv1.ReasonSummaryFailed))
+		Expect(sum.Reason).To(Equal(switchboardv1alpha1.ReasonSummaryFailed))
 		tr := transcriptOf(t, c)
 		Expect(tr.Status).To(Equal("completed"))
 		Expect(tr.SummaryStatus).To(Equal("failed"))
@@ -325,7 +325,7 @@ var _ = Describe("TranscriptionJob controller", func() {
 		t := funded(1000)
 		c := recorded(t, "Voicemail: call me", txtest.CallOptions{Kind: "voicemail"})
 		ch := start(t, c)
-		eventuallyPhase(ch, sbv1.TranscriptionJobPhaseCompleted)
+		eventuallyPhase(ch, switchboardv1alpha1.TranscriptionJobPhaseCompleted)
 		Expect(transcriptOf(t, c).SummaryStatus).To(Equal("completed"))
 		Expect(countRows(`SELECT count(*) FROM events WHERE call_id = $1 AND type = 'transcript.ready'`, c.ID)).To(BeZero())
 	})
@@ -343,7 +343,7 @@ var _ = Describe("TranscriptionJob controller", func() {
 		made, err := sweeper.SweepOnce(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(made).To(BeZero())
-		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, jobKey(ch), &sbv1.TranscriptionJob{}))).To(BeTrue())
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, jobKey(ch), &switchboardv1alpha1.TranscriptionJob{}))).To(BeTrue())
 
 		By("a request for the same call meanwhile charges nothing")
 		again, err := tj.store.StartTranscription(ctx, store.TranscribeRequest{AccountID: t.Account.ID, CallPublicID: c.PublicID, Now: tj.clock.Now()})
@@ -355,7 +355,7 @@ var _ = Describe("TranscriptionJob controller", func() {
 		made, err = sweeper.SweepOnce(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(made).To(BeNumerically(">=", 1))
-		eventuallyPhase(ch, sbv1.TranscriptionJobPhaseCompleted)
+		eventuallyPhase(ch, switchboardv1alpha1.TranscriptionJobPhaseCompleted)
 		made, err = sweeper.SweepOnce(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(made).To(BeZero())
@@ -368,16 +368,16 @@ var _ = Describe("TranscriptionJob controller", func() {
 		ch := &store.TranscriptionCharge{PublicID: "chg_doesnotexist", AccountPublicID: t.Account.PublicID, CallPublicID: "call_x",
 			RecordingPublicID: "rec_x", Minutes: 1, AmountPence: 5}
 		Expect(transcription.EnsureJob(ctx, k8sClient, *ch)).To(Succeed())
-		job := eventuallyPhase(ch, sbv1.TranscriptionJobPhaseFailed)
-		Expect(meta.FindStatusCondition(job.Status.Conditions, sbv1.ConditionReady).Reason).To(Equal(sbv1.ReasonInvalidSpec))
+		job := eventuallyPhase(ch, switchboardv1alpha1.TranscriptionJobPhaseFailed)
+		Expect(meta.FindStatusCondition(job.Status.Conditions, switchboardv1alpha1.ConditionReady).Reason).To(Equal(switchboardv1alpha1.ReasonInvalidSpec))
 		Expect(job.Status.Refunded).To(BeFalse())
 		Expect(txtest.MoneyOf(GinkgoT(), tj.store, t.Account.ID)).To(Equal(txtest.Money{BalancePence: 1000, LedgerSum: 1000, LedgerEntries: 1}))
 	})
 
 	It("ignores a job outside its account's namespace", func() {
 		ns := newNamespace()
-		job := &sbv1.TranscriptionJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stray"},
-			Spec: sbv1.TranscriptionJobSpec{AccountID: "acct_other", CallPublicID: "call_x", RecordingPublicID: "rec_x", ChargeID: "chg_x", ChargedMinutes: 1}}
+		job := &switchboardv1alpha1.TranscriptionJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stray"},
+			Spec: switchboardv1alpha1.TranscriptionJobSpec{AccountID: "acct_other", CallPublicID: "call_x", RecordingPublicID: "rec_x", ChargeID: "chg_x", ChargedMinutes: 1}}
 		Expect(k8sClient.Create(ctx, job)).To(Succeed())
 		Consistently(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "stray"}, job)).To(Succeed())
@@ -406,7 +406,7 @@ var _ = Describe("Automatic transcription", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Outcome).To(Equal(store.TranscribeStarted))
 		Expect(res.Charge.Automatic).To(BeTrue())
-		eventuallyPhase(res.Charge, sbv1.TranscriptionJobPhaseCompleted)
+		eventuallyPhase(res.Charge, switchboardv1alpha1.TranscriptionJobPhaseCompleted)
 		Expect(transcriptOf(t, plain).Text).To(Equal("Auto one."))
 
 		By("never on a number in privacy mode, nor for a voicemail")

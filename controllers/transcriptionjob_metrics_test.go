@@ -10,7 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/transcription/txtest"
 )
 
@@ -39,7 +39,7 @@ var _ = Describe("Transcription metrics", func() {
 		Expect(minutes("balance") - balanceBefore).To(Equal(float64(ch.Minutes - ch.AllowanceMinutes - ch.BundleMinutes)))
 		Expect(pence() - penceBefore).To(Equal(float64(ch.AmountPence)))
 
-		eventuallyPhase(ch, sbv1.TranscriptionJobPhaseFailed)
+		eventuallyPhase(ch, switchboardv1alpha1.TranscriptionJobPhaseFailed)
 		Expect(failed() - failedBefore).To(Equal(1.0))
 		Expect(durations() - durationsBefore).To(Equal(1.0))
 		Expect(refunded() - refundedBefore).To(Equal(float64(ch.AmountPence)))

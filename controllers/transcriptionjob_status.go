@@ -17,6 +17,9 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/metrics"
 )
 
+// transcriptionJobStatus is what patchStatus compares for a job.
+func transcriptionJobStatus(job *switchboardv1alpha1.TranscriptionJob) any { return job.Status }
+
 // finished reports whether the job reached Completed or Failed.
 func finished(job *switchboardv1alpha1.TranscriptionJob) bool {
 	p := job.Status.Phase

@@ -17,7 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
 // DeliveryBacklog tells the dispatcher how much delivery work is waiting, so that it creates
@@ -61,7 +61,7 @@ func NewDeliveryBacklog(clk clock.PassiveClock) *DeliveryBacklog {
 
 // SetupWithManager follows WebhookDeliveries and WebhookEndpoints through the manager's cache.
 func (b *DeliveryBacklog) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
-	inf, err := mgr.GetCache().GetInformer(ctx, &sbv1.WebhookDelivery{})
+	inf, err := mgr.GetCache().GetInformer(ctx, &switchboardv1alpha1.WebhookDelivery{})
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (b *DeliveryBacklog) SetupWithManager(ctx context.Context, mgr ctrl.Manager
 	}); err != nil {
 		return err
 	}
-	epInf, err := mgr.GetCache().GetInformer(ctx, &sbv1.WebhookEndpoint{})
+	epInf, err := mgr.GetCache().GetInformer(ctx, &switchboardv1alpha1.WebhookEndpoint{})
 	if err != nil {
 		return err
 	}
@@ -84,9 +84,9 @@ func (b *DeliveryBacklog) SetupWithManager(ctx context.Context, mgr ctrl.Manager
 	return err
 }
 
-func deliveryPending(d *sbv1.WebhookDelivery) bool {
+func deliveryPending(d *switchboardv1alpha1.WebhookDelivery) bool {
 	switch d.Status.Phase {
-	case sbv1.WebhookDeliveryPhaseSucceeded, sbv1.WebhookDeliveryPhaseFailed, sbv1.WebhookDeliveryPhaseCancelled:
+	case switchboardv1alpha1.WebhookDeliveryPhaseSucceeded, switchboardv1alpha1.WebhookDeliveryPhaseFailed, switchboardv1alpha1.WebhookDeliveryPhaseCancelled:
 		return false
 	}
 	return d.Status.Attempts == 0
@@ -132,7 +132,7 @@ func (b *DeliveryBacklog) signal() {
 }
 
 func (b *DeliveryBacklog) seen(o any) {
-	d, ok := o.(*sbv1.WebhookDelivery)
+	d, ok := o.(*switchboardv1alpha1.WebhookDelivery)
 	if !ok {
 		return
 	}
@@ -146,7 +146,7 @@ func (b *DeliveryBacklog) gone(o any) {
 	if t, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
 		o = t.Obj
 	}
-	d, ok := o.(*sbv1.WebhookDelivery)
+	d, ok := o.(*switchboardv1alpha1.WebhookDelivery)
 	if !ok {
 		return
 	}
@@ -156,7 +156,7 @@ func (b *DeliveryBacklog) gone(o any) {
 }
 
 func (b *DeliveryBacklog) endpointSeen(o any) {
-	ep, ok := o.(*sbv1.WebhookEndpoint)
+	ep, ok := o.(*switchboardv1alpha1.WebhookEndpoint)
 	if !ok {
 		return
 	}
@@ -178,7 +178,7 @@ func (b *DeliveryBacklog) endpointGone(o any) {
 	if t, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
 		o = t.Obj
 	}
-	if ep, ok := o.(*sbv1.WebhookEndpoint); ok {
+	if ep, ok := o.(*switchboardv1alpha1.WebhookEndpoint); ok {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		delete(b.failing, client.ObjectKeyFromObject(ep))

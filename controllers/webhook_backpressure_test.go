@@ -15,7 +15,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
 func TestEventsToDispatch(t *testing.T) {
@@ -76,10 +76,10 @@ func TestDeliveryBacklogCounts(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	b := NewDeliveryBacklog(clk)
 	ep := types.NamespacedName{Namespace: "acct-1", Name: "whep-a"}
-	d := func(name string, attempts int32, phase sbv1.WebhookDeliveryPhase) *sbv1.WebhookDelivery {
-		return &sbv1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: ep.Namespace, Name: name},
-			Spec:   sbv1.WebhookDeliverySpec{EndpointName: ep.Name},
-			Status: sbv1.WebhookDeliveryStatus{Attempts: attempts, Phase: phase}}
+	d := func(name string, attempts int32, phase switchboardv1alpha1.WebhookDeliveryPhase) *switchboardv1alpha1.WebhookDelivery {
+		return &switchboardv1alpha1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: ep.Namespace, Name: name},
+			Spec:   switchboardv1alpha1.WebhookDeliverySpec{EndpointName: ep.Name},
+			Status: switchboardv1alpha1.WebhookDeliveryStatus{Attempts: attempts, Phase: phase}}
 	}
 	key := func(name string) types.NamespacedName {
 		return types.NamespacedName{Namespace: ep.Namespace, Name: name}
@@ -101,7 +101,7 @@ func TestDeliveryBacklogCounts(t *testing.T) {
 	check("creation failed", 2, 2)
 	b.Unreserve(key("d1")) // seen: a reservation no longer
 	check("unreserve of a seen delivery", 2, 2)
-	b.seen(d("d2", 1, sbv1.WebhookDeliveryPhaseRetrying))
+	b.seen(d("d2", 1, switchboardv1alpha1.WebhookDeliveryPhaseRetrying))
 	check("d2 attempted and retrying", 1, 2)
 	select {
 	case <-b.Changed():
@@ -109,18 +109,18 @@ func TestDeliveryBacklogCounts(t *testing.T) {
 		t.Error("no change signalled when d2 stopped pending")
 	}
 	b.gone(toolscache.DeletedFinalStateUnknown{Obj: d("d1", 0, "")})
-	b.gone(d("d2", 1, sbv1.WebhookDeliveryPhaseRetrying))
+	b.gone(d("d2", 1, switchboardv1alpha1.WebhookDeliveryPhaseRetrying))
 	check("both deleted", 0, 0)
 
 	// An endpoint failing past the grace holds its backlog without counting.
 	b.seen(d("d4", 0, ""))
-	failingEp := &sbv1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ep.Namespace, Name: ep.Name},
-		Status: sbv1.WebhookEndpointStatus{FailingSince: &metav1.Time{Time: clk.Now()}}}
+	failingEp := &switchboardv1alpha1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ep.Namespace, Name: ep.Name},
+		Status: switchboardv1alpha1.WebhookEndpointStatus{FailingSince: &metav1.Time{Time: clk.Now()}}}
 	b.endpointSeen(failingEp)
 	check("failing a moment", 1, 1)
 	clk.Step(failingGrace)
 	check("failing past the grace", 0, 1)
-	b.endpointSeen(&sbv1.WebhookEndpoint{ObjectMeta: failingEp.ObjectMeta})
+	b.endpointSeen(&switchboardv1alpha1.WebhookEndpoint{ObjectMeta: failingEp.ObjectMeta})
 	check("recovered", 1, 1)
 }
 
@@ -141,10 +141,10 @@ func TestReserveIfRoomBoundsOneEndpoint(t *testing.T) {
 	try("a repeat of a known creation still may", "d1", stuck, 2, true)
 	try("another endpoint has its own bound", "o1", other, 1, true)
 	// A retrying delivery still counts; a removed one makes room.
-	b.seen(&sbv1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: "acct-1", Name: "d1"},
-		Spec: sbv1.WebhookDeliverySpec{EndpointName: stuck.Name}, Status: sbv1.WebhookDeliveryStatus{Attempts: 1, Phase: sbv1.WebhookDeliveryPhaseRetrying}})
+	b.seen(&switchboardv1alpha1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: "acct-1", Name: "d1"},
+		Spec: switchboardv1alpha1.WebhookDeliverySpec{EndpointName: stuck.Name}, Status: switchboardv1alpha1.WebhookDeliveryStatus{Attempts: 1, Phase: switchboardv1alpha1.WebhookDeliveryPhaseRetrying}})
 	try("retrying counts", "d3", stuck, 2, false)
-	b.gone(&sbv1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: "acct-1", Name: "d1"}, Spec: sbv1.WebhookDeliverySpec{EndpointName: stuck.Name}})
+	b.gone(&switchboardv1alpha1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: "acct-1", Name: "d1"}, Spec: switchboardv1alpha1.WebhookDeliverySpec{EndpointName: stuck.Name}})
 	try("room after a removal", "d3", stuck, 2, true)
 	if _, ok := b.ReserveIfRoom(key("d4"), stuck, 0); !ok {
 		t.Error("no bound (0) refused a reservation")

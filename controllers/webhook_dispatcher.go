@@ -20,7 +20,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
@@ -163,11 +163,11 @@ func (w *WebhookDispatcher) limit() int {
 	limit := w.BatchSize
 	if w.Backlog != nil {
 		pending, live := w.Backlog.Load()
-		limit = eventsToDispatch(w.MaxPending, pending, live, w.MaxLive, w.BatchSize, sbv1.MaxWebhookEndpointsPerAccount)
+		limit = eventsToDispatch(w.MaxPending, pending, live, w.MaxLive, w.BatchSize, switchboardv1alpha1.MaxWebhookEndpointsPerAccount)
 	}
 	if w.First != nil {
 		// Back-pressure on the engine: at most five first attempts an event.
-		limit = min(limit, w.First.Free()/sbv1.MaxWebhookEndpointsPerAccount)
+		limit = min(limit, w.First.Free()/switchboardv1alpha1.MaxWebhookEndpointsPerAccount)
 	}
 	return limit
 }
@@ -215,7 +215,7 @@ func (w *WebhookDispatcher) fanOut(ctx context.Context, evs []store.PendingEvent
 	if w.Parallel <= 0 {
 		w.Parallel = 32
 	}
-	endpoints := map[string][]sbv1.WebhookEndpoint{}
+	endpoints := map[string][]switchboardv1alpha1.WebhookEndpoint{}
 	var (
 		mu       sync.Mutex
 		wg       sync.WaitGroup
@@ -237,7 +237,7 @@ func (w *WebhookDispatcher) fanOut(ctx context.Context, evs []store.PendingEvent
 		progress[ev.ID] = p
 		eps, ok := endpoints[ev.AccountPublicID]
 		if !ok {
-			list := &sbv1.WebhookEndpointList{}
+			list := &switchboardv1alpha1.WebhookEndpointList{}
 			if err := w.Reader.List(ctx, list, client.InNamespace(tenancy.Namespace(ev.AccountPublicID))); err != nil {
 				fail(p, err)
 				continue
@@ -279,7 +279,7 @@ func (w *WebhookDispatcher) fanOut(ctx context.Context, evs []store.PendingEvent
 // deliver makes the delivery of ev to ep: a first attempt when the engine admits it, a
 // resource otherwise, or a cancelled row when ep is paused or already has
 // MaxLivePerEndpoint live deliveries.
-func (w *WebhookDispatcher) deliver(ctx context.Context, ev store.PendingEvent, ep *sbv1.WebhookEndpoint, p *eventProgress) error {
+func (w *WebhookDispatcher) deliver(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, p *eventProgress) error {
 	if !webhooks.Deliverable(ep) {
 		// Paused or switched off: the event is not delivered; it is listed as cancelled
 		// and can be resent once the endpoint is active.
@@ -308,7 +308,7 @@ func (w *WebhookDispatcher) deliver(ctx context.Context, ev store.PendingEvent, 
 
 // firstAttempt runs an admitted first attempt, hands the delivery to the controller when it
 // needs it, and finishes the event when it is the event's last part.
-func (w *WebhookDispatcher) firstAttempt(ctx context.Context, ev store.PendingEvent, ep *sbv1.WebhookEndpoint, secret string,
+func (w *WebhookDispatcher) firstAttempt(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, secret string,
 	admitted func(), p *eventProgress) {
 	defer w.jobs.Done()
 	ok := func() bool {
@@ -323,12 +323,12 @@ func (w *WebhookDispatcher) firstAttempt(ctx context.Context, ev store.PendingEv
 		case delivery.NotAttempted:
 			err = w.createDelivery(ctx, ev, ep, nil, nil)
 		case delivery.NeedsRetry:
-			err = w.createDelivery(ctx, ev, ep, func(d *sbv1.WebhookDelivery) {
+			err = w.createDelivery(ctx, ev, ep, func(d *switchboardv1alpha1.WebhookDelivery) {
 				if d.Annotations == nil {
 					d.Annotations = map[string]string{}
 				}
 				d.Annotations[webhooks.AnnotationFirstAttempt] = sentAt.UTC().Format(time.RFC3339Nano)
-			}, func(d *sbv1.WebhookDelivery) { firstAttemptFailed(d, sentAt, res) })
+			}, func(d *switchboardv1alpha1.WebhookDelivery) { firstAttemptFailed(d, sentAt, res) })
 		}
 		if err != nil && ctx.Err() == nil {
 			w.Log.Error(err, "first webhook attempt", "event", ev.ID, "endpoint", ep.Name)
@@ -357,20 +357,20 @@ func (w *WebhookDispatcher) firstAttempt(ctx context.Context, ev store.PendingEv
 
 // firstAttemptFailed is the status of a delivery whose first attempt, made by the engine,
 // failed: retrying on the spec's schedule.
-func firstAttemptFailed(d *sbv1.WebhookDelivery, sentAt time.Time, res webhooks.Result) {
+func firstAttemptFailed(d *switchboardv1alpha1.WebhookDelivery, sentAt time.Time, res webhooks.Result) {
 	next, _ := webhooks.NextAttempt(1, sentAt)
-	d.Status = sbv1.WebhookDeliveryStatus{Phase: sbv1.WebhookDeliveryPhaseRetrying, Attempts: 1,
+	d.Status = switchboardv1alpha1.WebhookDeliveryStatus{Phase: switchboardv1alpha1.WebhookDeliveryPhaseRetrying, Attempts: 1,
 		LastAttemptAt: &metav1.Time{Time: sentAt}, LastResponseCode: int32(res.StatusCode), LastError: truncate(res.Error, 1024),
 		NextAttemptAt: &metav1.Time{Time: next}, ObservedGeneration: d.Generation}
-	setDeliveryConditions(d, sbv1.ReasonRetryScheduled, "Attempt failed ("+d.Status.LastError+"); retry at "+next.UTC().Format(time.RFC3339))
+	setDeliveryConditions(d, switchboardv1alpha1.ReasonRetryScheduled, "Attempt failed ("+d.Status.LastError+"); retry at "+next.UTC().Format(time.RFC3339))
 }
 
 // createDelivery creates the resource of ev's delivery to ep, as meta changes it and with
 // the status status sets (nil: a new delivery), or records it cancelled when ep already has
 // MaxLivePerEndpoint live deliveries. A resource that already exists (a repeat) is left as
 // it is.
-func (w *WebhookDispatcher) createDelivery(ctx context.Context, ev store.PendingEvent, ep *sbv1.WebhookEndpoint,
-	meta, status func(*sbv1.WebhookDelivery)) error {
+func (w *WebhookDispatcher) createDelivery(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint,
+	meta, status func(*switchboardv1alpha1.WebhookDelivery)) error {
 	d := webhooks.NewDelivery(ep, ev.ID.String(), ev.Type, "", "")
 	if meta != nil {
 		meta(d)
@@ -397,13 +397,13 @@ func (w *WebhookDispatcher) createDelivery(ctx context.Context, ev store.Pending
 
 // recordCancelled lists the event's delivery to ep as cancelled (resendable), without a
 // resource.
-func (w *WebhookDispatcher) recordCancelled(ctx context.Context, ev store.PendingEvent, ep *sbv1.WebhookEndpoint, name, why string) error {
+func (w *WebhookDispatcher) recordCancelled(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, name, why string) error {
 	now := w.Clock.Now()
 	err := w.Store.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: ev.AccountPublicID,
 		EndpointPublicID: ep.Name, DeliveryName: name, EventID: ev.ID, EventType: ev.Type, Status: "cancelled",
 		LastError: why, CreatedAt: now, FinishedAt: now})
 	if err == nil {
-		metrics.WebhookDeliveryFinished(sbv1.WebhookDeliveryPhaseCancelled)
+		metrics.WebhookDeliveryFinished(switchboardv1alpha1.WebhookDeliveryPhaseCancelled)
 	}
 	return err
 }

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
@@ -86,7 +86,7 @@ var _ = Describe("Webhook metrics", func() {
 		e.clk.SetTime(t0.Add(24 * time.Hour))
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
-			g.Expect(ep.Status.Phase).To(Equal(sbv1.WebhookEndpointPhaseSwitchedOff))
+			g.Expect(ep.Status.Phase).To(Equal(switchboardv1alpha1.WebhookEndpointPhaseSwitchedOff))
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 		// At least: this manager watches the whole cluster, where earlier specs' endpoints (failing
 		// since the same t0) may still be, and the switch-off or cancellation of those counts too.

@@ -10,7 +10,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,11 +22,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
@@ -95,7 +95,7 @@ func (r *WebhookDeliveryReconciler) SetupWithManager(ctx context.Context, mgr ct
 	r.wake = make(chan event.GenericEvent, 4096)
 	r.slots = delivery.NewSlots(r.PerEndpoint, func(d types.NamespacedName) bool {
 		select {
-		case r.wake <- event.GenericEvent{Object: &sbv1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: d.Name}}}:
+		case r.wake <- event.GenericEvent{Object: &switchboardv1alpha1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: d.Name}}}:
 			return true
 		default: // full: it comes back after parkedRetry
 			return false
@@ -104,21 +104,21 @@ func (r *WebhookDeliveryReconciler) SetupWithManager(ctx context.Context, mgr ct
 	r.inFlight = delivery.NewInFlight()
 	r.removed = delivery.NewRemoved(delivery.DefaultRemovedKept)
 	r.health = delivery.NewHealthWriter(mgr.GetClient(), r.HealthWriteGap, r.WriteTimer, mgr.GetLogger().WithName("webhook-endpoint-health"))
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &sbv1.WebhookDelivery{}, deliveryEndpointIndex, func(o client.Object) []string {
-		return []string{o.(*sbv1.WebhookDelivery).Spec.EndpointName}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &switchboardv1alpha1.WebhookDelivery{}, deliveryEndpointIndex, func(o client.Object) []string {
+		return []string{o.(*switchboardv1alpha1.WebhookDelivery).Spec.EndpointName}
 	}); err != nil {
 		return err
 	}
 	skip := r.SkipNameValidation
 	return ctrl.NewControllerManagedBy(mgr).
 		// A deletion needs no reconcile: it only forgets what was kept about the delivery.
-		For(&sbv1.WebhookDelivery{}, builder.WithPredicates(predicate.Funcs{DeleteFunc: func(e event.DeleteEvent) bool {
-			if d, ok := e.Object.(*sbv1.WebhookDelivery); ok {
+		For(&switchboardv1alpha1.WebhookDelivery{}, builder.WithPredicates(predicate.Funcs{DeleteFunc: func(e event.DeleteEvent) bool {
+			if d, ok := e.Object.(*switchboardv1alpha1.WebhookDelivery); ok {
 				r.slots.Forget(endpointKey(d), client.ObjectKeyFromObject(d))
 			}
 			return false
 		}})).
-		Watches(&sbv1.WebhookEndpoint{}, r.endpointEvents()).
+		Watches(&switchboardv1alpha1.WebhookEndpoint{}, r.endpointEvents()).
 		WatchesRawSource(source.Channel(r.wake, &handler.EnqueueRequestForObject{})).
 		Named("webhookdelivery").
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, SkipNameValidation: &skip}).
@@ -128,8 +128,8 @@ func (r *WebhookDeliveryReconciler) SetupWithManager(ctx context.Context, mgr ct
 // Reconcile advances one delivery: it asks delivery.Plan what the delivery needs and does
 // that; the deferred patch writes the status it decided (nothing when it only waits).
 func (r *WebhookDeliveryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
-	log := logr.FromContextOrDiscard(ctx)
-	d := &sbv1.WebhookDelivery{}
+	log := logf.FromContext(ctx)
+	d := &switchboardv1alpha1.WebhookDelivery{}
 	if err := r.Get(ctx, req.NamespacedName, d); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -143,7 +143,7 @@ func (r *WebhookDeliveryReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 		if st.removed {
 			return
 		}
-		if err := r.patchStatus(ctx, base, d); err != nil && !apierrors.IsNotFound(err) {
+		if err := r.patchDeliveryStatus(ctx, base, d); err != nil && !apierrors.IsNotFound(err) {
 			log.Error(err, "patch delivery status")
 			if reterr == nil {
 				reterr = err
@@ -179,7 +179,7 @@ type deliveryState struct {
 // a removed endpoint.
 func (r *WebhookDeliveryReconciler) endpointEvents() handler.EventHandler {
 	enqueue := func(ctx context.Context, ep client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-		list := &sbv1.WebhookDeliveryList{}
+		list := &switchboardv1alpha1.WebhookDeliveryList{}
 		if err := r.List(ctx, list, client.InNamespace(ep.GetNamespace()), client.MatchingFields{deliveryEndpointIndex: ep.GetName()}); err != nil {
 			return
 		}
@@ -192,7 +192,7 @@ func (r *WebhookDeliveryReconciler) endpointEvents() handler.EventHandler {
 			enqueue(ctx, e.Object, q)
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			oldEp, newEp := e.ObjectOld.(*sbv1.WebhookEndpoint), e.ObjectNew.(*sbv1.WebhookEndpoint)
+			oldEp, newEp := e.ObjectOld.(*switchboardv1alpha1.WebhookEndpoint), e.ObjectNew.(*switchboardv1alpha1.WebhookEndpoint)
 			if newEp.DeletionTimestamp != nil {
 				r.inFlight.Cancel(client.ObjectKeyFromObject(newEp))
 			}
@@ -209,7 +209,7 @@ func (r *WebhookDeliveryReconciler) endpointEvents() handler.EventHandler {
 }
 
 // endpointKey is the key of d's endpoint.
-func endpointKey(d *sbv1.WebhookDelivery) types.NamespacedName {
+func endpointKey(d *switchboardv1alpha1.WebhookDelivery) types.NamespacedName {
 	return types.NamespacedName{Namespace: d.Namespace, Name: d.Spec.EndpointName}
 }
 

@@ -21,14 +21,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
 // reconcileAttempt makes the attempt that is due, in one of the endpoint's slots.
-func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *sbv1.WebhookDelivery, ep *sbv1.WebhookEndpoint,
+func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *switchboardv1alpha1.WebhookDelivery, ep *switchboardv1alpha1.WebhookEndpoint,
 	st *deliveryState) (ctrl.Result, error) {
 	epKey := endpointKey(d)
 	// A new delivery keeps an empty status until an attempt fails (the API shows it as
@@ -83,13 +83,13 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *sbv
 		return ctrl.Result{}, ctx.Err()
 	}
 	if endpointRemoved {
-		return ctrl.Result{}, r.cancel(ctx, d, st, sbv1.ReasonEndpointNotFound, "The endpoint was removed during the attempt")
+		return ctrl.Result{}, r.cancel(ctx, d, st, switchboardv1alpha1.ReasonEndpointNotFound, "The endpoint was removed during the attempt")
 	}
 	return r.recordAttempt(ctx, d, ep, st, sentAt, res)
 }
 
 // recordAttempt counts an attempt and decides what follows it.
-func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *sbv1.WebhookDelivery, ep *sbv1.WebhookEndpoint,
+func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *switchboardv1alpha1.WebhookDelivery, ep *switchboardv1alpha1.WebhookEndpoint,
 	st *deliveryState, sentAt time.Time, res webhooks.Result) (ctrl.Result, error) {
 	d.Status.Attempts++
 	d.Status.LastAttemptAt = &metav1.Time{Time: sentAt}
@@ -98,15 +98,15 @@ func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *sbv1.W
 	d.Status.NextAttemptAt = nil
 	r.health.Record(ep, res.OK, res.StatusCode, sentAt)
 	if res.OK {
-		d.Status.Phase = sbv1.WebhookDeliveryPhaseSucceeded
-		setDeliveryConditions(d, sbv1.ReasonSucceeded, fmt.Sprintf("The endpoint answered %d", res.StatusCode))
+		d.Status.Phase = switchboardv1alpha1.WebhookDeliveryPhaseSucceeded
+		setDeliveryConditions(d, switchboardv1alpha1.ReasonSucceeded, fmt.Sprintf("The endpoint answered %d", res.StatusCode))
 		metrics.WebhookDeliveryFinished(d.Status.Phase)
 		return ctrl.Result{}, r.finish(ctx, d, st)
 	}
 	next, ok := webhooks.NextAttempt(int(d.Status.Attempts), sentAt)
 	if !ok {
-		d.Status.Phase = sbv1.WebhookDeliveryPhaseFailed
-		setDeliveryConditions(d, sbv1.ReasonRetriesExhausted, "The last retry failed: "+d.Status.LastError)
+		d.Status.Phase = switchboardv1alpha1.WebhookDeliveryPhaseFailed
+		setDeliveryConditions(d, switchboardv1alpha1.ReasonRetriesExhausted, "The last retry failed: "+d.Status.LastError)
 		if r.Recorder != nil {
 			r.Recorder.Eventf(ep, d, corev1.EventTypeWarning, "DeliveryFailed", "Deliver",
 				"Event %s (%s) failed after %d attempts; last error: %s", d.Spec.EventID, d.Spec.EventType, d.Status.Attempts, d.Status.LastError)
@@ -114,15 +114,15 @@ func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *sbv1.W
 		metrics.WebhookDeliveryFinished(d.Status.Phase)
 		return ctrl.Result{}, r.finish(ctx, d, st)
 	}
-	d.Status.Phase = sbv1.WebhookDeliveryPhaseRetrying
+	d.Status.Phase = switchboardv1alpha1.WebhookDeliveryPhaseRetrying
 	d.Status.NextAttemptAt = &metav1.Time{Time: next}
-	setDeliveryConditions(d, sbv1.ReasonRetryScheduled, "Attempt failed ("+d.Status.LastError+"); retry at "+next.UTC().Format(time.RFC3339))
+	setDeliveryConditions(d, switchboardv1alpha1.ReasonRetryScheduled, "Attempt failed ("+d.Status.LastError+"); retry at "+next.UTC().Format(time.RFC3339))
 	return ctrl.Result{RequeueAfter: capWait(next.Sub(r.Clock.Now()), r.MaxRequeue)}, nil
 }
 
 // cancel ends a delivery as cancelled (resendable).
-func (r *WebhookDeliveryReconciler) cancel(ctx context.Context, d *sbv1.WebhookDelivery, st *deliveryState, reason, msg string) error {
-	d.Status.Phase = sbv1.WebhookDeliveryPhaseCancelled
+func (r *WebhookDeliveryReconciler) cancel(ctx context.Context, d *switchboardv1alpha1.WebhookDelivery, st *deliveryState, reason, msg string) error {
+	d.Status.Phase = switchboardv1alpha1.WebhookDeliveryPhaseCancelled
 	d.Status.NextAttemptAt = nil
 	setDeliveryConditions(d, reason, msg)
 	metrics.WebhookDeliveryFinished(d.Status.Phase)
@@ -130,11 +130,11 @@ func (r *WebhookDeliveryReconciler) cancel(ctx context.Context, d *sbv1.WebhookD
 }
 
 // fail ends a delivery as failed without an attempt (its event is gone).
-func (r *WebhookDeliveryReconciler) fail(ctx context.Context, d *sbv1.WebhookDelivery, st *deliveryState, msg string) error {
-	d.Status.Phase = sbv1.WebhookDeliveryPhaseFailed
+func (r *WebhookDeliveryReconciler) fail(ctx context.Context, d *switchboardv1alpha1.WebhookDelivery, st *deliveryState, msg string) error {
+	d.Status.Phase = switchboardv1alpha1.WebhookDeliveryPhaseFailed
 	d.Status.LastError = msg
 	d.Status.NextAttemptAt = nil
-	setDeliveryConditions(d, sbv1.ReasonRetriesExhausted, msg)
+	setDeliveryConditions(d, switchboardv1alpha1.ReasonRetriesExhausted, msg)
 	metrics.WebhookDeliveryFinished(d.Status.Phase)
 	return r.finish(ctx, d, st)
 }
@@ -142,7 +142,7 @@ func (r *WebhookDeliveryReconciler) fail(ctx context.Context, d *sbv1.WebhookDel
 // finish writes a finished delivery to the history, then removes its resource. The status
 // is not written to the API server first: the history row is the record, which keeps a
 // successful delivery at two writes (create and delete).
-func (r *WebhookDeliveryReconciler) finish(ctx context.Context, d *sbv1.WebhookDelivery, st *deliveryState) error {
+func (r *WebhookDeliveryReconciler) finish(ctx context.Context, d *switchboardv1alpha1.WebhookDelivery, st *deliveryState) error {
 	id, _ := uuid.Parse(d.Spec.EventID)
 	err := r.Store.RecordFinishedDelivery(ctx, store.FinishedDelivery{
 		AccountPublicID: d.Spec.AccountID, EndpointPublicID: d.Spec.EndpointName, DeliveryName: d.Name, EventID: id,
@@ -156,7 +156,7 @@ func (r *WebhookDeliveryReconciler) finish(ctx context.Context, d *sbv1.WebhookD
 	return r.remove(ctx, d, st)
 }
 
-func (r *WebhookDeliveryReconciler) remove(ctx context.Context, d *sbv1.WebhookDelivery, st *deliveryState) error {
+func (r *WebhookDeliveryReconciler) remove(ctx context.Context, d *switchboardv1alpha1.WebhookDelivery, st *deliveryState) error {
 	err := r.Delete(ctx, d, client.Preconditions{UID: &d.UID})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return err
@@ -168,8 +168,8 @@ func (r *WebhookDeliveryReconciler) remove(ctx context.Context, d *sbv1.WebhookD
 
 // endpoint reads the delivery's endpoint; nil when it does not exist (checked past the
 // cache before concluding so).
-func (r *WebhookDeliveryReconciler) endpoint(ctx context.Context, key types.NamespacedName) (*sbv1.WebhookEndpoint, error) {
-	ep := &sbv1.WebhookEndpoint{}
+func (r *WebhookDeliveryReconciler) endpoint(ctx context.Context, key types.NamespacedName) (*switchboardv1alpha1.WebhookEndpoint, error) {
+	ep := &switchboardv1alpha1.WebhookEndpoint{}
 	err := r.Get(ctx, key, ep)
 	if apierrors.IsNotFound(err) {
 		err = r.APIReader.Get(ctx, key, ep)
@@ -185,7 +185,7 @@ func (r *WebhookDeliveryReconciler) endpoint(ctx context.Context, key types.Name
 
 // signingSecret reads the endpoint's current secret ("" when not there yet): from the cache,
 // and past it before concluding it is missing.
-func signingSecret(ctx context.Context, cached, api client.Reader, ep *sbv1.WebhookEndpoint) (string, error) {
+func signingSecret(ctx context.Context, cached, api client.Reader, ep *switchboardv1alpha1.WebhookEndpoint) (string, error) {
 	if ep.Spec.SigningSecretRef == nil {
 		return "", nil
 	}
@@ -201,5 +201,5 @@ func signingSecret(ctx context.Context, cached, api client.Reader, ep *sbv1.Webh
 	if err != nil {
 		return "", err
 	}
-	return string(sec.Data[sbv1.SigningSecretKey]), nil
+	return string(sec.Data[switchboardv1alpha1.SigningSecretKey]), nil
 }

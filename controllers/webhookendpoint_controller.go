@@ -10,7 +10,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
@@ -18,8 +17,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
@@ -54,16 +54,17 @@ func (r *WebhookEndpointReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	skip := r.SkipNameValidation
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&sbv1.WebhookEndpoint{}).
+		For(&switchboardv1alpha1.WebhookEndpoint{}).
 		Owns(&corev1.Secret{}).
+		Named("webhookendpoint").
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4, SkipNameValidation: &skip}).
 		Complete(r)
 }
 
 // Reconcile brings one endpoint to the state its spec asks for.
 func (r *WebhookEndpointReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
-	log := logr.FromContextOrDiscard(ctx)
-	ep := &sbv1.WebhookEndpoint{}
+	log := logf.FromContext(ctx)
+	ep := &switchboardv1alpha1.WebhookEndpoint{}
 	if err := r.Get(ctx, req.NamespacedName, ep); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -75,7 +76,7 @@ func (r *WebhookEndpointReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 
 	base := ep.DeepCopy()
 	defer func() {
-		if err := r.patchStatus(ctx, base, ep); err != nil && !apierrors.IsNotFound(err) {
+		if err := r.patchEndpointStatus(ctx, base, ep); err != nil && !apierrors.IsNotFound(err) {
 			log.Error(err, "patch endpoint status")
 			if reterr == nil {
 				reterr = err
@@ -85,7 +86,7 @@ func (r *WebhookEndpointReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	return r.reconcileNormal(ctx, ep)
 }
 
-func (r *WebhookEndpointReconciler) reconcileNormal(ctx context.Context, ep *sbv1.WebhookEndpoint) (ctrl.Result, error) {
+func (r *WebhookEndpointReconciler) reconcileNormal(ctx context.Context, ep *switchboardv1alpha1.WebhookEndpoint) (ctrl.Result, error) {
 	if res, err := r.reconcileSigningSecret(ctx, ep); err != nil || !res.IsZero() {
 		return res, err
 	}

@@ -18,7 +18,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
@@ -27,7 +27,7 @@ import (
 // reconcileSigningSecret makes sure the endpoint has a signing secret. An endpoint created
 // without spec.signingSecretRef (kubectl apply) gets a generated one in a Secret it owns;
 // the owner reads it once by rotating it through the API.
-func (r *WebhookEndpointReconciler) reconcileSigningSecret(ctx context.Context, ep *sbv1.WebhookEndpoint) (ctrl.Result, error) {
+func (r *WebhookEndpointReconciler) reconcileSigningSecret(ctx context.Context, ep *switchboardv1alpha1.WebhookEndpoint) (ctrl.Result, error) {
 	if ep.Spec.SigningSecretRef == nil {
 		name := webhooks.SecretName(ep.Name)
 		sec, err := r.secret(ctx, types.NamespacedName{Namespace: ep.Namespace, Name: name})
@@ -44,7 +44,7 @@ func (r *WebhookEndpointReconciler) reconcileSigningSecret(ctx context.Context, 
 			return ctrl.Result{}, nil
 		}
 		specBase := ep.DeepCopy()
-		ep.Spec.SigningSecretRef = &sbv1.LocalSecretReference{Name: name}
+		ep.Spec.SigningSecretRef = &switchboardv1alpha1.LocalSecretReference{Name: name}
 		status := ep.Status
 		if err := r.Patch(ctx, ep, client.MergeFrom(specBase)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("set spec.signingSecretRef: %w", err)
@@ -53,7 +53,7 @@ func (r *WebhookEndpointReconciler) reconcileSigningSecret(ctx context.Context, 
 		r.event(ep, corev1.EventTypeNormal, "SigningSecretGenerated", "GenerateSigningSecret", "Generated a signing secret in Secret "+name)
 	}
 	sec, err := r.secret(ctx, types.NamespacedName{Namespace: ep.Namespace, Name: ep.Spec.SigningSecretRef.Name})
-	if apierrors.IsNotFound(err) || (err == nil && len(sec.Data[sbv1.SigningSecretKey]) == 0) {
+	if apierrors.IsNotFound(err) || (err == nil && len(sec.Data[switchboardv1alpha1.SigningSecretKey]) == 0) {
 		setSecretCondition(ep, false, "Secret "+ep.Spec.SigningSecretRef.Name+" is missing or has no \"secret\" key")
 		// The Secret watch brings us back when it appears; look again in a while anyway.
 		return ctrl.Result{RequeueAfter: 30 * time.Second}, nil
@@ -86,11 +86,11 @@ func (r *WebhookEndpointReconciler) secret(ctx context.Context, key types.Namesp
 // switches a switched-off endpoint on with a clean failure record (status first, then the
 // annotation goes, so a stale read never sees the annotation gone and the old record). An
 // active endpoint that has failed for 24 hours is switched off here.
-func (r *WebhookEndpointReconciler) reconcilePhase(ctx context.Context, ep *sbv1.WebhookEndpoint) (ctrl.Result, error) {
+func (r *WebhookEndpointReconciler) reconcilePhase(ctx context.Context, ep *switchboardv1alpha1.WebhookEndpoint) (ctrl.Result, error) {
 	now := r.Clock.Now()
 	switch {
 	case webhooks.SwitchedOff(ep):
-		ep.Status.Phase = sbv1.WebhookEndpointPhaseSwitchedOff
+		ep.Status.Phase = switchboardv1alpha1.WebhookEndpointPhaseSwitchedOff
 		if ep.Status.SwitchedOffAt == nil {
 			ep.Status.SwitchedOffAt = &metav1.Time{Time: now}
 			if t, err := time.Parse(time.RFC3339, ep.Annotations[webhooks.AnnotationSwitchedOff]); err == nil {
@@ -98,13 +98,13 @@ func (r *WebhookEndpointReconciler) reconcilePhase(ctx context.Context, ep *sbv1
 			}
 		}
 	case ep.Spec.Paused:
-		ep.Status.Phase = sbv1.WebhookEndpointPhasePaused
+		ep.Status.Phase = switchboardv1alpha1.WebhookEndpointPhasePaused
 	case ep.Annotations[webhooks.AnnotationSwitchedOff] != "":
 		// Set active after a switch-off.
 		if ep.Status.SwitchedOffAt != nil || ep.Status.OwnersNotifiedAt != nil || ep.Status.FailingSince != nil ||
-			ep.Status.Phase != sbv1.WebhookEndpointPhaseActive {
+			ep.Status.Phase != switchboardv1alpha1.WebhookEndpointPhaseActive {
 			ep.Status.SwitchedOffAt, ep.Status.OwnersNotifiedAt, ep.Status.FailingSince = nil, nil, nil
-			ep.Status.Phase = sbv1.WebhookEndpointPhaseActive
+			ep.Status.Phase = switchboardv1alpha1.WebhookEndpointPhaseActive
 			r.event(ep, corev1.EventTypeNormal, "SwitchedOn", "SwitchOn", "Set active again after being switched off")
 			setPhaseConditions(ep)
 			return ctrl.Result{RequeueAfter: time.Millisecond}, nil // the annotation goes next time
@@ -117,7 +117,7 @@ func (r *WebhookEndpointReconciler) reconcilePhase(ctx context.Context, ep *sbv1
 		}
 		ep.Status = status
 	default:
-		ep.Status.Phase = sbv1.WebhookEndpointPhaseActive
+		ep.Status.Phase = switchboardv1alpha1.WebhookEndpointPhaseActive
 		if ep.Status.FailingSince != nil && webhooks.ShouldSwitchOff(&ep.Status.FailingSince.Time, now) {
 			if err := r.switchOff(ctx, ep, now); err != nil {
 				return ctrl.Result{}, err
@@ -130,7 +130,7 @@ func (r *WebhookEndpointReconciler) reconcilePhase(ctx context.Context, ep *sbv1
 
 // switchOff pauses the endpoint and marks it switched off in one write (spec.paused and the
 // annotation), so kubectl and the API show it paused; the status follows.
-func (r *WebhookEndpointReconciler) switchOff(ctx context.Context, ep *sbv1.WebhookEndpoint, now time.Time) error {
+func (r *WebhookEndpointReconciler) switchOff(ctx context.Context, ep *switchboardv1alpha1.WebhookEndpoint, now time.Time) error {
 	status := ep.Status
 	specBase := ep.DeepCopy()
 	ep.Spec.Paused = true
@@ -143,7 +143,7 @@ func (r *WebhookEndpointReconciler) switchOff(ctx context.Context, ep *sbv1.Webh
 	}
 	metrics.WebhookEndpointSwitchedOff()
 	ep.Status = status
-	ep.Status.Phase = sbv1.WebhookEndpointPhaseSwitchedOff
+	ep.Status.Phase = switchboardv1alpha1.WebhookEndpointPhaseSwitchedOff
 	ep.Status.SwitchedOffAt = &metav1.Time{Time: now}
 	r.event(ep, corev1.EventTypeWarning, "SwitchedOff", "SwitchOff", "Deliveries failed continuously for 24 hours; switched off")
 	return nil
@@ -151,8 +151,8 @@ func (r *WebhookEndpointReconciler) switchOff(ctx context.Context, ep *sbv1.Webh
 
 // reconcileOwnersNotice emails the owners once per switch-off. The claim row in PostgreSQL
 // is taken before sending, so a restarted manager or a second replica never sends again.
-func (r *WebhookEndpointReconciler) reconcileOwnersNotice(ctx context.Context, ep *sbv1.WebhookEndpoint) error {
-	if ep.Status.Phase != sbv1.WebhookEndpointPhaseSwitchedOff || ep.Status.OwnersNotifiedAt != nil {
+func (r *WebhookEndpointReconciler) reconcileOwnersNotice(ctx context.Context, ep *switchboardv1alpha1.WebhookEndpoint) error {
+	if ep.Status.Phase != switchboardv1alpha1.WebhookEndpointPhaseSwitchedOff || ep.Status.OwnersNotifiedAt != nil {
 		return nil
 	}
 	now := r.Clock.Now()
@@ -179,7 +179,7 @@ func (r *WebhookEndpointReconciler) reconcileOwnersNotice(ctx context.Context, e
 	return nil
 }
 
-func (r *WebhookEndpointReconciler) sendSwitchOffNotice(ctx context.Context, ep *sbv1.WebhookEndpoint, failingSince time.Time) error {
+func (r *WebhookEndpointReconciler) sendSwitchOffNotice(ctx context.Context, ep *switchboardv1alpha1.WebhookEndpoint, failingSince time.Time) error {
 	acct, err := r.Store.GetAccountByPublicID(ctx, ep.Spec.AccountID)
 	if err != nil {
 		if err == store.ErrNotFound {
@@ -206,8 +206,8 @@ func (r *WebhookEndpointReconciler) sendSwitchOffNotice(ctx context.Context, ep 
 }
 
 // switchOffTimer brings an active, failing endpoint back when its 24 hours are up.
-func (r *WebhookEndpointReconciler) switchOffTimer(ep *sbv1.WebhookEndpoint) ctrl.Result {
-	if ep.Status.Phase != sbv1.WebhookEndpointPhaseActive || ep.Status.FailingSince == nil {
+func (r *WebhookEndpointReconciler) switchOffTimer(ep *switchboardv1alpha1.WebhookEndpoint) ctrl.Result {
+	if ep.Status.Phase != switchboardv1alpha1.WebhookEndpointPhaseActive || ep.Status.FailingSince == nil {
 		return ctrl.Result{}
 	}
 	wait := webhooks.SwitchOffAt(ep.Status.FailingSince.Time).Sub(r.Clock.Now())

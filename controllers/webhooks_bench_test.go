@@ -35,7 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/controlplane"
 	"github.com/switchboard-dev/switchboard/internal/delivery"
@@ -98,7 +98,7 @@ type benchRun struct {
 	ns      string
 	rcv     *benchReceiver
 	clk     clock.WithTicker
-	eps     []*sbv1.WebhookEndpoint
+	eps     []*switchboardv1alpha1.WebhookEndpoint
 	created map[uuid.UUID]time.Time
 	stop    func()
 	maxRQ   time.Duration
@@ -165,10 +165,10 @@ func (r *benchRun) setup(clk clock.WithTicker) {
 	}
 	for i := range endpoints {
 		name := fmt.Sprintf("whep-bench-%d", i)
-		ep := &sbv1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.ns},
-			Spec: sbv1.WebhookEndpointSpec{AccountID: r.tenant.Account.PublicID, DisplayName: name,
-				URL: fmt.Sprintf("%s/ep/%d", r.rcv.srv.URL, i), Events: []sbv1.WebhookEventType{sbv1.EventCallEnded},
-				SigningSecretRef: &sbv1.LocalSecretReference{Name: webhooks.SecretName(name)}}}
+		ep := &switchboardv1alpha1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.ns},
+			Spec: switchboardv1alpha1.WebhookEndpointSpec{AccountID: r.tenant.Account.PublicID, DisplayName: name,
+				URL: fmt.Sprintf("%s/ep/%d", r.rcv.srv.URL, i), Events: []switchboardv1alpha1.WebhookEventType{switchboardv1alpha1.EventCallEnded},
+				SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: webhooks.SecretName(name)}}}
 		if err := r.kube.Create(ctx, ep); err != nil {
 			r.b.Fatal(err)
 		}
@@ -216,7 +216,7 @@ func (r *benchRun) enqueue(n, rate int) {
 // liveDeliveries counts WebhookDelivery objects in etcd (an uncached list).
 func (r *benchRun) liveDeliveries() int {
 	list := &metav1.PartialObjectMetadataList{}
-	list.SetGroupVersionKind(sbv1.GroupVersion.WithKind("WebhookDeliveryList"))
+	list.SetGroupVersionKind(switchboardv1alpha1.GroupVersion.WithKind("WebhookDeliveryList"))
 	// One item and the remaining count: the sampler must not load the API server itself.
 	if err := r.kube.List(context.Background(), list, client.InNamespace(r.ns), client.Limit(1)); err != nil {
 		return -1
@@ -402,9 +402,9 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 		r.enqueue(n, 0)
 		ctx := context.Background()
 		// First pass: every delivery attempted once.
-		var retrying []sbv1.WebhookDelivery
+		var retrying []switchboardv1alpha1.WebhookDelivery
 		r.waitFor("first attempts", 30*time.Minute, func() bool {
-			list := &sbv1.WebhookDeliveryList{}
+			list := &switchboardv1alpha1.WebhookDeliveryList{}
 			if err := kube.List(ctx, list, client.InNamespace(r.ns)); err != nil {
 				return false
 			}
@@ -422,7 +422,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 		r.report("20% answered 500, first attempts", n)
 		wrong := 0
 		for _, d := range retrying {
-			if d.Status.Phase != sbv1.WebhookDeliveryPhaseRetrying || !d.Status.NextAttemptAt.Time.Equal(d.Status.LastAttemptAt.Add(time.Minute)) {
+			if d.Status.Phase != switchboardv1alpha1.WebhookDeliveryPhaseRetrying || !d.Status.NextAttemptAt.Time.Equal(d.Status.LastAttemptAt.Add(time.Minute)) {
 				wrong++
 			}
 		}
@@ -434,7 +434,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 			clk.Step(delay)
 			r.startManager()
 			r.waitFor("retries", 30*time.Minute, func() bool {
-				list := &sbv1.WebhookDeliveryList{}
+				list := &switchboardv1alpha1.WebhookDeliveryList{}
 				if err := kube.List(ctx, list, client.InNamespace(r.ns)); err != nil {
 					return false
 				}

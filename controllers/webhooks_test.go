@@ -34,7 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/api/webhookverify"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/events"
@@ -191,12 +191,12 @@ func newWebhookEnv() *whEnv {
 	e.rcv = startReceiver()
 	e.ns = tenancy.Namespace(e.tenant.Account.PublicID)
 	Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns,
-		Labels: map[string]string{sbv1.AccountLabel: e.tenant.Account.PublicID}}})).To(Succeed())
+		Labels: map[string]string{switchboardv1alpha1.AccountLabel: e.tenant.Account.PublicID}}})).To(Succeed())
 	e.start()
 	DeferCleanup(func() {
 		e.stop()
-		_ = k8sClient.DeleteAllOf(ctx, &sbv1.WebhookDelivery{}, client.InNamespace(e.ns))
-		_ = k8sClient.DeleteAllOf(ctx, &sbv1.WebhookEndpoint{}, client.InNamespace(e.ns))
+		_ = k8sClient.DeleteAllOf(ctx, &switchboardv1alpha1.WebhookDelivery{}, client.InNamespace(e.ns))
+		_ = k8sClient.DeleteAllOf(ctx, &switchboardv1alpha1.WebhookEndpoint{}, client.InNamespace(e.ns))
 	})
 	return e
 }
@@ -243,27 +243,27 @@ func (e *whEnv) restart() {
 }
 
 // endpoint creates an endpoint the way the API does: with a Secret it owns.
-func (e *whEnv) endpoint(name string, evts ...sbv1.WebhookEventType) (*sbv1.WebhookEndpoint, string) {
+func (e *whEnv) endpoint(name string, evts ...switchboardv1alpha1.WebhookEventType) (*switchboardv1alpha1.WebhookEndpoint, string) {
 	GinkgoHelper()
 	return e.endpointAt(e.rcv, name, evts...)
 }
 
-func (e *whEnv) endpointAt(rcv *receiver, name string, evts ...sbv1.WebhookEventType) (*sbv1.WebhookEndpoint, string) {
+func (e *whEnv) endpointAt(rcv *receiver, name string, evts ...switchboardv1alpha1.WebhookEventType) (*switchboardv1alpha1.WebhookEndpoint, string) {
 	GinkgoHelper()
 	if len(evts) == 0 {
-		evts = []sbv1.WebhookEventType{sbv1.EventCallEnded}
+		evts = []switchboardv1alpha1.WebhookEventType{switchboardv1alpha1.EventCallEnded}
 	}
-	ep := &sbv1.WebhookEndpoint{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns, Labels: map[string]string{sbv1.AccountLabel: e.tenant.Account.PublicID}},
-		Spec: sbv1.WebhookEndpointSpec{AccountID: e.tenant.Account.PublicID, DisplayName: "CRM " + name, URL: rcv.srv.URL + "/hooks",
-			Events: evts, SigningSecretRef: &sbv1.LocalSecretReference{Name: webhooks.SecretName(name)}},
+	ep := &switchboardv1alpha1.WebhookEndpoint{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns, Labels: map[string]string{switchboardv1alpha1.AccountLabel: e.tenant.Account.PublicID}},
+		Spec: switchboardv1alpha1.WebhookEndpointSpec{AccountID: e.tenant.Account.PublicID, DisplayName: "CRM " + name, URL: rcv.srv.URL + "/hooks",
+			Events: evts, SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: webhooks.SecretName(name)}},
 	}
 	Expect(k8sClient.Create(ctx, ep)).To(Succeed())
 	secret := webhooks.NewSecret()
 	Expect(k8sClient.Create(ctx, webhooks.NewSigningSecret(ep, webhooks.SecretName(name), secret))).To(Succeed())
 	Eventually(func(g Gomega) {
 		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
-		g.Expect(ep.Status.Phase).To(Equal(sbv1.WebhookEndpointPhaseActive))
+		g.Expect(ep.Status.Phase).To(Equal(switchboardv1alpha1.WebhookEndpointPhaseActive))
 	}).WithTimeout(20 * time.Second).Should(Succeed())
 	return ep, secret
 }
@@ -303,21 +303,21 @@ func (e *whEnv) history(eventID uuid.UUID) []historyRow {
 }
 
 // live returns the live delivery resources of an event.
-func (e *whEnv) live(eventID uuid.UUID) []sbv1.WebhookDelivery {
-	list := &sbv1.WebhookDeliveryList{}
+func (e *whEnv) live(eventID uuid.UUID) []switchboardv1alpha1.WebhookDelivery {
+	list := &switchboardv1alpha1.WebhookDeliveryList{}
 	Expect(k8sClient.List(ctx, list, client.InNamespace(e.ns), client.MatchingLabels{webhooks.LabelEventID: eventID.String()})).To(Succeed())
 	return list.Items
 }
 
-func (e *whEnv) waitRetrying(eventID uuid.UUID, attempts int32) sbv1.WebhookDelivery {
+func (e *whEnv) waitRetrying(eventID uuid.UUID, attempts int32) switchboardv1alpha1.WebhookDelivery {
 	GinkgoHelper()
-	var d sbv1.WebhookDelivery
+	var d switchboardv1alpha1.WebhookDelivery
 	Eventually(func(g Gomega) {
 		items := e.live(eventID)
 		g.Expect(items).To(HaveLen(1))
 		d = items[0]
 		g.Expect(d.Status.Attempts).To(Equal(attempts))
-		g.Expect(d.Status.Phase).To(Equal(sbv1.WebhookDeliveryPhaseRetrying))
+		g.Expect(d.Status.Phase).To(Equal(switchboardv1alpha1.WebhookDeliveryPhaseRetrying))
 	}).WithTimeout(20 * time.Second).Should(Succeed())
 	return d
 }
@@ -326,7 +326,7 @@ func verifyWith(secret string, at time.Time, r received) error {
 	return webhookverify.Verifier{Secret: secret, Now: func() time.Time { return at }}.Verify(r.header, r.body)
 }
 
-func (e *whEnv) patchEndpoint(ep *sbv1.WebhookEndpoint, mutate func(*sbv1.WebhookEndpoint)) {
+func (e *whEnv) patchEndpoint(ep *switchboardv1alpha1.WebhookEndpoint, mutate func(*switchboardv1alpha1.WebhookEndpoint)) {
 	GinkgoHelper()
 	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
 	base := ep.DeepCopy()
@@ -342,7 +342,7 @@ var _ = Describe("Webhook delivery", func() {
 
 	It("delivers an outbox event signed, with the spec's headers, then keeps it only in the history", func() {
 		ep, secret := e.endpoint("whep-crm")
-		_, _ = e.endpoint("whep-voicemail", sbv1.EventVoicemailReceived)
+		_, _ = e.endpoint("whep-voicemail", switchboardv1alpha1.EventVoicemailReceived)
 		id := e.event(events.CallEnded)
 
 		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
@@ -359,7 +359,7 @@ var _ = Describe("Webhook delivery", func() {
 		Expect(verifyWith(secret, t0.Add(time.Minute), r)).To(Succeed())
 		Expect(verifyWith("whsec_wrong", t0, r)).To(MatchError(webhookverify.ErrBadSignature))
 
-		Eventually(func() []sbv1.WebhookDelivery { return e.live(id) }).Should(BeEmpty(), "etcd holds only live deliveries")
+		Eventually(func() []switchboardv1alpha1.WebhookDelivery { return e.live(id) }).Should(BeEmpty(), "etcd holds only live deliveries")
 		// The dispatcher marks the event when its batch's transaction commits, which may be a
 		// moment after the delivery itself finished.
 		Eventually(func(g Gomega) {
@@ -379,7 +379,7 @@ var _ = Describe("Webhook delivery", func() {
 		ep, _ := e.endpoint("whep-direct")
 		wc, err := client.NewWithWatch(cp.Config, client.Options{Scheme: cp.Scheme})
 		Expect(err).NotTo(HaveOccurred())
-		watch, err := wc.Watch(ctx, &sbv1.WebhookDeliveryList{}, client.InNamespace(e.ns))
+		watch, err := wc.Watch(ctx, &switchboardv1alpha1.WebhookDeliveryList{}, client.InNamespace(e.ns))
 		Expect(err).NotTo(HaveOccurred())
 		defer watch.Stop()
 
@@ -423,7 +423,7 @@ var _ = Describe("Webhook delivery", func() {
 		for _, r := range e.rcv.all() {
 			Expect(r.header.Get("X-Service-Delivery")).To(Equal(id.String()), "the same event id on every retry")
 		}
-		Eventually(func() []sbv1.WebhookDelivery { return e.live(id) }).WithTimeout(20 * time.Second).Should(BeEmpty())
+		Eventually(func() []switchboardv1alpha1.WebhookDelivery { return e.live(id) }).WithTimeout(20 * time.Second).Should(BeEmpty())
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
 		Expect(ep.Status.FailingSince.Time).To(BeTemporally("==", t0))
 		By("kubectl describe shows the failure on the endpoint")
@@ -466,7 +466,7 @@ var _ = Describe("Webhook delivery", func() {
 		newSecret := webhooks.NewSecret()
 		sec := &corev1.Secret{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: e.ns, Name: webhooks.SecretName(ep.Name)}, sec)).To(Succeed())
-		sec.Data[sbv1.SigningSecretKey] = []byte(newSecret)
+		sec.Data[switchboardv1alpha1.SigningSecretKey] = []byte(newSecret)
 		Expect(k8sClient.Update(ctx, sec)).To(Succeed())
 		time.Sleep(300 * time.Millisecond) // let the manager's cache see the rotation
 		e.rcv.status.Store(200)
@@ -495,12 +495,12 @@ var _ = Describe("Webhook delivery", func() {
 		retrying := e.event(events.CallEnded)
 		e.waitRetrying(retrying, 1)
 
-		e.patchEndpoint(ep, func(ep *sbv1.WebhookEndpoint) { ep.Spec.Paused = true })
+		e.patchEndpoint(ep, func(ep *switchboardv1alpha1.WebhookEndpoint) { ep.Spec.Paused = true })
 		Eventually(func() []historyRow { return e.history(retrying) }).WithTimeout(20 * time.Second).Should(
 			Equal([]historyRow{{Status: "cancelled", Attempts: 1, Code: 500, Err: "HTTP 500: the endpoint did not answer with a 2xx status", Endpoint: ep.Name}}))
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
-			g.Expect(ep.Status.Phase).To(Equal(sbv1.WebhookEndpointPhasePaused))
+			g.Expect(ep.Status.Phase).To(Equal(switchboardv1alpha1.WebhookEndpointPhasePaused))
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 
 		whilePaused := e.event(events.CallEnded)
@@ -510,7 +510,7 @@ var _ = Describe("Webhook delivery", func() {
 		Consistently(func() int { return len(e.rcv.all()) }).WithTimeout(500 * time.Millisecond).Should(Equal(1))
 
 		e.rcv.status.Store(200)
-		e.patchEndpoint(ep, func(ep *sbv1.WebhookEndpoint) { ep.Spec.Paused = false })
+		e.patchEndpoint(ep, func(ep *switchboardv1alpha1.WebhookEndpoint) { ep.Spec.Paused = false })
 		after := e.event(events.CallEnded)
 		Eventually(func() []historyRow { return e.history(after) }).WithTimeout(20 * time.Second).Should(
 			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 200, Endpoint: ep.Name}}))
@@ -526,13 +526,13 @@ var _ = Describe("Webhook delivery", func() {
 		}
 		Eventually(func() int { return len(e.history(id)) }).WithTimeout(20 * time.Second).Should(Equal(1))
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
-		Expect(ep.Status.Phase).To(Equal(sbv1.WebhookEndpointPhaseActive), "12h36m of failure is not yet 24 hours")
+		Expect(ep.Status.Phase).To(Equal(switchboardv1alpha1.WebhookEndpointPhaseActive), "12h36m of failure is not yet 24 hours")
 		Expect(e.mail.count()).To(Equal(0))
 
 		e.clk.SetTime(t0.Add(24 * time.Hour))
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
-			g.Expect(ep.Status.Phase).To(Equal(sbv1.WebhookEndpointPhaseSwitchedOff))
+			g.Expect(ep.Status.Phase).To(Equal(switchboardv1alpha1.WebhookEndpointPhaseSwitchedOff))
 			g.Expect(ep.Status.OwnersNotifiedAt).NotTo(BeNil())
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 		Expect(ep.Spec.Paused).To(BeTrue(), "a switched-off endpoint shows as paused")
@@ -564,10 +564,10 @@ var _ = Describe("Webhook delivery", func() {
 
 		// Setting it active switches it on with a clean record.
 		e.rcv.status.Store(200)
-		e.patchEndpoint(ep, func(ep *sbv1.WebhookEndpoint) { ep.Spec.Paused = false })
+		e.patchEndpoint(ep, func(ep *switchboardv1alpha1.WebhookEndpoint) { ep.Spec.Paused = false })
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
-			g.Expect(ep.Status.Phase).To(Equal(sbv1.WebhookEndpointPhaseActive))
+			g.Expect(ep.Status.Phase).To(Equal(switchboardv1alpha1.WebhookEndpointPhaseActive))
 			g.Expect(ep.Status.FailingSince).To(BeNil())
 			g.Expect(ep.Status.SwitchedOffAt).To(BeNil())
 		}).WithTimeout(20 * time.Second).Should(Succeed())
@@ -609,7 +609,7 @@ var _ = Describe("Webhook delivery", func() {
 		Expect(time.Since(start)).To(BeNumerically("<", 10*time.Second))
 		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
 			Equal([]historyRow{{Status: "cancelled", Endpoint: ep.Name}}))
-		Eventually(func() []sbv1.WebhookDelivery { return e.live(id) }).WithTimeout(20 * time.Second).Should(BeEmpty())
+		Eventually(func() []switchboardv1alpha1.WebhookDelivery { return e.live(id) }).WithTimeout(20 * time.Second).Should(BeEmpty())
 	})
 
 	It("loses nothing when the manager restarts mid-delivery", func() {
@@ -634,20 +634,20 @@ var _ = Describe("Webhook delivery", func() {
 	})
 
 	It("generates the signing secret of an endpoint created with kubectl apply", func() {
-		ep := &sbv1.WebhookEndpoint{
+		ep := &switchboardv1alpha1.WebhookEndpoint{
 			ObjectMeta: metav1.ObjectMeta{Name: "crm-by-kubectl", Namespace: e.ns},
-			Spec: sbv1.WebhookEndpointSpec{AccountID: e.tenant.Account.PublicID, DisplayName: "By kubectl", URL: e.rcv.srv.URL,
-				Events: []sbv1.WebhookEventType{sbv1.EventCallEnded}},
+			Spec: switchboardv1alpha1.WebhookEndpointSpec{AccountID: e.tenant.Account.PublicID, DisplayName: "By kubectl", URL: e.rcv.srv.URL,
+				Events: []switchboardv1alpha1.WebhookEventType{switchboardv1alpha1.EventCallEnded}},
 		}
 		Expect(k8sClient.Create(ctx, ep)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
 			g.Expect(ep.Spec.SigningSecretRef).NotTo(BeNil())
-			g.Expect(ep.Status.Phase).To(Equal(sbv1.WebhookEndpointPhaseActive))
+			g.Expect(ep.Status.Phase).To(Equal(switchboardv1alpha1.WebhookEndpointPhaseActive))
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 		sec := &corev1.Secret{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: e.ns, Name: ep.Spec.SigningSecretRef.Name}, sec)).To(Succeed())
-		secret := string(sec.Data[sbv1.SigningSecretKey])
+		secret := string(sec.Data[switchboardv1alpha1.SigningSecretKey])
 		Expect(secret).To(HavePrefix("whsec_"))
 		Expect(metav1.IsControlledBy(sec, ep)).To(BeTrue())
 		// The secret appears nowhere on the endpoint object.
@@ -671,18 +671,18 @@ var _ = Describe("Webhook delivery", func() {
 	It("signs with an operator's own Secret, which the manager's cache does not hold", func() {
 		secret := webhooks.NewSecret()
 		own := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "crm-signing", Namespace: e.ns},
-			Data: map[string][]byte{sbv1.SigningSecretKey: []byte(secret)}}
+			Data: map[string][]byte{switchboardv1alpha1.SigningSecretKey: []byte(secret)}}
 		Expect(k8sClient.Create(ctx, own)).To(Succeed())
-		ep := &sbv1.WebhookEndpoint{
+		ep := &switchboardv1alpha1.WebhookEndpoint{
 			ObjectMeta: metav1.ObjectMeta{Name: "crm-own-secret", Namespace: e.ns},
-			Spec: sbv1.WebhookEndpointSpec{AccountID: e.tenant.Account.PublicID, DisplayName: "Own secret", URL: e.rcv.srv.URL,
-				Events: []sbv1.WebhookEventType{sbv1.EventCallEnded}, SigningSecretRef: &sbv1.LocalSecretReference{Name: own.Name}},
+			Spec: switchboardv1alpha1.WebhookEndpointSpec{AccountID: e.tenant.Account.PublicID, DisplayName: "Own secret", URL: e.rcv.srv.URL,
+				Events: []switchboardv1alpha1.WebhookEventType{switchboardv1alpha1.EventCallEnded}, SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: own.Name}},
 		}
 		Expect(k8sClient.Create(ctx, ep)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
-			g.Expect(ep.Status.Phase).To(Equal(sbv1.WebhookEndpointPhaseActive))
-			ready := meta.FindStatusCondition(ep.Status.Conditions, sbv1.ConditionSigningSecretReady)
+			g.Expect(ep.Status.Phase).To(Equal(switchboardv1alpha1.WebhookEndpointPhaseActive))
+			ready := meta.FindStatusCondition(ep.Status.Conditions, switchboardv1alpha1.ConditionSigningSecretReady)
 			g.Expect(ready).NotTo(BeNil())
 			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(ready.Message).To(ContainSubstring("lacks the label " + webhooks.LabelSigningSecret + "=true"))
@@ -739,7 +739,7 @@ var _ = Describe("Webhook delivery", func() {
 		e.start() // the delivery is made and leaves etcd; the event stays claimed, unmarked
 		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
 			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
-		Eventually(func() []sbv1.WebhookDelivery { return e.live(id) }).WithTimeout(20 * time.Second).Should(BeEmpty())
+		Eventually(func() []switchboardv1alpha1.WebhookDelivery { return e.live(id) }).WithTimeout(20 * time.Second).Should(BeEmpty())
 		e.stop()
 		var dispatched *time.Time
 		Expect(e.st.Pool.QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&dispatched)).To(Succeed())
@@ -750,7 +750,7 @@ var _ = Describe("Webhook delivery", func() {
 			g.Expect(e.st.Pool.QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&dispatched)).To(Succeed())
 			g.Expect(dispatched).NotTo(BeNil())
 		}).WithTimeout(20 * time.Second).Should(Succeed())
-		Eventually(func() []sbv1.WebhookDelivery { return e.live(id) }).WithTimeout(20 * time.Second).Should(BeEmpty())
+		Eventually(func() []switchboardv1alpha1.WebhookDelivery { return e.live(id) }).WithTimeout(20 * time.Second).Should(BeEmpty())
 		Consistently(func() []received { return e.rcv.all() }).WithTimeout(time.Second).Should(HaveLen(1))
 		Expect(e.history(id)).To(HaveLen(1))
 	})
@@ -783,8 +783,8 @@ var _ = Describe("Webhook delivery", func() {
 		for range n {
 			e.event(events.CallEnded)
 		}
-		live := func() []sbv1.WebhookDelivery {
-			list := &sbv1.WebhookDeliveryList{}
+		live := func() []switchboardv1alpha1.WebhookDelivery {
+			list := &switchboardv1alpha1.WebhookDeliveryList{}
 			Expect(k8sClient.List(ctx, list, client.InNamespace(e.ns))).To(Succeed())
 			return list.Items
 		}
@@ -872,7 +872,7 @@ var _ = Describe("Webhook delivery", func() {
 			Eventually(func() map[string]int { return statuses(fine.Name) }).WithTimeout(20 * time.Second).Should(Equal(map[string]int{"succeeded": i + 1}))
 		}
 		Eventually(func() map[string]int { return statuses(stuckEp.Name) }).WithTimeout(20 * time.Second).Should(Equal(map[string]int{"cancelled": 3}))
-		list := &sbv1.WebhookDeliveryList{}
+		list := &switchboardv1alpha1.WebhookDeliveryList{}
 		Expect(k8sClient.List(ctx, list, client.InNamespace(e.ns), client.MatchingLabels{webhooks.LabelEndpoint: stuckEp.Name})).To(Succeed())
 		Expect(list.Items).To(HaveLen(3), "the bound: three live deliveries to the stuck endpoint")
 		for _, id := range ids {

@@ -11,8 +11,9 @@ Licensed under the Apache License, Version 2.0.
 package v1alpha1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -20,8 +21,20 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "switchboard.dev", Version: "v1alpha1"}
 
 	// SchemeBuilder adds the kinds of this package to a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds the kinds of this package to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+// addKnownTypes registers the kinds of this package (and the meta/v1 options
+// types every group needs) under GroupVersion.
+func addKnownTypes(scheme *runtime.Scheme) error {
+	scheme.AddKnownTypes(GroupVersion,
+		&WebhookEndpoint{}, &WebhookEndpointList{},
+		&WebhookDelivery{}, &WebhookDeliveryList{},
+		&TranscriptionJob{}, &TranscriptionJobList{},
+	)
+	metav1.AddToGroupVersion(scheme, GroupVersion)
+	return nil
+}

@@ -176,7 +176,3 @@ type TranscriptionJobList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []TranscriptionJob `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&TranscriptionJob{}, &TranscriptionJobList{})
-}

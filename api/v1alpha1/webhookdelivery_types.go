@@ -152,7 +152,3 @@ type WebhookDeliveryList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []WebhookDelivery `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&WebhookDelivery{}, &WebhookDeliveryList{})
-}

@@ -191,7 +191,3 @@ type WebhookEndpointList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []WebhookEndpoint `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&WebhookEndpoint{}, &WebhookEndpointList{})
-}

@@ -34,7 +34,12 @@ func startListener(t *testing.T, timeouts HTTPTimeouts, handler http.Handler) st
 	case err := <-done:
 		t.Fatalf("listener did not start: %v", err)
 	}
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Logf("listener stopped: %v", err)
+		}
+	})
 	return addr
 }
 

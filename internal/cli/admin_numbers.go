@@ -198,7 +198,7 @@ func numberCommands(withStore func(*cobra.Command, func(*store.Store) error) err
 		Short: "Replace a number's routing with the JSON in --file (- for stdin), the body of the platform's PUT .../routing",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var rd io.Reader = cmd.InOrStdin()
+			rd := cmd.InOrStdin()
 			if routingFile != "-" {
 				f, err := os.Open(routingFile)
 				if err != nil {

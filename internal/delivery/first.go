@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
@@ -67,7 +67,7 @@ const (
 
 // FirstAttempt is one delivery's first attempt.
 type FirstAttempt struct {
-	Endpoint        *sbv1.WebhookEndpoint
+	Endpoint        *switchboardv1alpha1.WebhookEndpoint
 	Secret          string
 	AccountPublicID string
 	DeliveryName    string
@@ -107,7 +107,7 @@ func (f *FirstAttempts) Free() int {
 // Admit lets a first attempt to ep wait for a slot; ok is false when ep is failing or has
 // MaxWaiting admitted (or all have Total), and the delivery then goes to the controller.
 // done, which must be called once the attempt is over, is safe to call twice.
-func (f *FirstAttempts) Admit(ep *sbv1.WebhookEndpoint) (done func(), ok bool) {
+func (f *FirstAttempts) Admit(ep *switchboardv1alpha1.WebhookEndpoint) (done func(), ok bool) {
 	key := client.ObjectKeyFromObject(ep)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -129,7 +129,7 @@ func (f *FirstAttempts) Admit(ep *sbv1.WebhookEndpoint) (done func(), ok bool) {
 
 // failingLocked: ep's status says it is failing, or a first attempt to it failed since its
 // status last showed a success.
-func (f *FirstAttempts) failingLocked(key types.NamespacedName, ep *sbv1.WebhookEndpoint) bool {
+func (f *FirstAttempts) failingLocked(key types.NamespacedName, ep *switchboardv1alpha1.WebhookEndpoint) bool {
 	if ep.Status.FailingSince != nil {
 		return true
 	}
@@ -188,8 +188,8 @@ func (f *FirstAttempts) Attempt(ctx context.Context, a FirstAttempt) (webhooks.R
 		EventID: a.EventID, EventType: a.EventType, CreatedAt: a.CreatedAt}
 	if removed {
 		// Like the controller's: the attempt is not counted.
-		row.Status, row.FinishedAt = webhooks.APIStatus(sbv1.WebhookDeliveryPhaseCancelled), f.Clock.Now()
-		metrics.WebhookDeliveryFinished(sbv1.WebhookDeliveryPhaseCancelled)
+		row.Status, row.FinishedAt = webhooks.APIStatus(switchboardv1alpha1.WebhookDeliveryPhaseCancelled), f.Clock.Now()
+		metrics.WebhookDeliveryFinished(switchboardv1alpha1.WebhookDeliveryPhaseCancelled)
 		return res, sentAt, EndpointRemoved, f.Store.RecordFinishedDelivery(ctx, row)
 	}
 	// The attempt's result is known here (as in the controller's recordAttempt).
@@ -199,8 +199,8 @@ func (f *FirstAttempts) Attempt(ctx context.Context, a FirstAttempt) (webhooks.R
 		return res, sentAt, NeedsRetry, nil
 	}
 	// The delivery's final outcome is known here for a first attempt that succeeds.
-	row.Status, row.Attempts, row.ResponseCode, row.FinishedAt = webhooks.APIStatus(sbv1.WebhookDeliveryPhaseSucceeded), 1, res.StatusCode, f.Clock.Now()
+	row.Status, row.Attempts, row.ResponseCode, row.FinishedAt = webhooks.APIStatus(switchboardv1alpha1.WebhookDeliveryPhaseSucceeded), 1, res.StatusCode, f.Clock.Now()
 	metrics.WebhookEventSucceeded(f.Clock.Since(a.EventCreatedAt))
-	metrics.WebhookDeliveryFinished(sbv1.WebhookDeliveryPhaseSucceeded)
+	metrics.WebhookDeliveryFinished(switchboardv1alpha1.WebhookDeliveryPhaseSucceeded)
 	return res, sentAt, Delivered, f.Store.RecordFinishedDelivery(ctx, row)
 }

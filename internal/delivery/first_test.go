@@ -7,11 +7,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
-func endpointNamed(name string) *sbv1.WebhookEndpoint {
-	return &sbv1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "acct"}}
+func endpointNamed(name string) *switchboardv1alpha1.WebhookEndpoint {
+	return &switchboardv1alpha1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "acct"}}
 }
 
 func TestAdmitBoundsWaitingPerEndpointAndInAll(t *testing.T) {
@@ -90,6 +90,6 @@ func TestAdmitSendsAFailingEndpointToTheController(t *testing.T) {
 	}
 }
 
-func keyOf(ep *sbv1.WebhookEndpoint) types.NamespacedName {
+func keyOf(ep *switchboardv1alpha1.WebhookEndpoint) types.NamespacedName {
 	return types.NamespacedName{Namespace: ep.Namespace, Name: ep.Name}
 }

@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
 // An endpoint's health on its status — failingSince (set by the first failure, cleared by a
@@ -40,7 +40,7 @@ type attemptOutcome struct {
 
 // applyAttemptOutcomes applies outcomes, in the order they were sent, to st and reports
 // whether the result is worth a write.
-func applyAttemptOutcomes(st *sbv1.WebhookEndpointStatus, outcomes []attemptOutcome) bool {
+func applyAttemptOutcomes(st *switchboardv1alpha1.WebhookEndpointStatus, outcomes []attemptOutcome) bool {
 	if len(outcomes) == 0 {
 		return false
 	}
@@ -88,7 +88,7 @@ type endpointHealthState struct {
 	outcomes   []attemptOutcome
 	flushing   bool // a write is scheduled or running
 	lastWrite  time.Time
-	last       *sbv1.WebhookEndpoint
+	last       *switchboardv1alpha1.WebhookEndpoint
 	superseded map[string]bool
 }
 
@@ -138,7 +138,7 @@ func (w *HealthWriter) Forget(key types.NamespacedName) {
 
 // Record queues an attempt's outcome for the endpoint's status; a writer for the endpoint
 // is started unless one is already waiting or writing.
-func (w *HealthWriter) Record(ep *sbv1.WebhookEndpoint, ok bool, code int, at time.Time) {
+func (w *HealthWriter) Record(ep *switchboardv1alpha1.WebhookEndpoint, ok bool, code int, at time.Time) {
 	key := client.ObjectKeyFromObject(ep)
 	h := w.state(key)
 	h.mu.Lock()
@@ -185,7 +185,7 @@ func (w *HealthWriter) write(key types.NamespacedName, h *endpointHealthState, w
 func (w *HealthWriter) patch(key types.NamespacedName, h *endpointHealthState, outcomes []attemptOutcome) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ep := &sbv1.WebhookEndpoint{}
+	ep := &switchboardv1alpha1.WebhookEndpoint{}
 	if err := w.Client.Get(ctx, key, ep); err != nil {
 		return client.IgnoreNotFound(err)
 	}

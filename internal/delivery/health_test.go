@@ -6,7 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
 func TestApplyAttemptOutcomes(t *testing.T) {
@@ -14,11 +14,11 @@ func TestApplyAttemptOutcomes(t *testing.T) {
 	mt := func(s int) *metav1.Time { return &metav1.Time{Time: at(s)} }
 	fail := func(s int) attemptOutcome { return attemptOutcome{ok: false, code: 500, at: at(s)} }
 	okAt := func(s int) attemptOutcome { return attemptOutcome{ok: true, code: 204, at: at(s)} }
-	healthy := sbv1.WebhookEndpointStatus{LastDeliveryAt: mt(0), LastResponseCode: 204}
-	failing := sbv1.WebhookEndpointStatus{FailingSince: mt(0), LastDeliveryAt: mt(0), LastResponseCode: 500}
+	healthy := switchboardv1alpha1.WebhookEndpointStatus{LastDeliveryAt: mt(0), LastResponseCode: 204}
+	failing := switchboardv1alpha1.WebhookEndpointStatus{FailingSince: mt(0), LastDeliveryAt: mt(0), LastResponseCode: 500}
 	cases := []struct {
 		name        string
-		before      sbv1.WebhookEndpointStatus
+		before      switchboardv1alpha1.WebhookEndpointStatus
 		outcomes    []attemptOutcome
 		write       bool
 		failing     *metav1.Time
@@ -35,7 +35,7 @@ func TestApplyAttemptOutcomes(t *testing.T) {
 		{"success then failure: failing since the failure", failing, []attemptOutcome{okAt(5), fail(7), fail(8)}, true, mt(7), 500, mt(8)},
 		{"a new code alone is written", healthy, []attemptOutcome{{ok: true, code: 200, at: at(5)}}, true, nil, 200, mt(5)},
 		{"unchanged but a minute old: refreshed", healthy, []attemptOutcome{okAt(0).plus(61 * time.Second)}, true, nil, 204, mt(61)},
-		{"never written before", sbv1.WebhookEndpointStatus{}, []attemptOutcome{okAt(5)}, true, nil, 204, mt(5)},
+		{"never written before", switchboardv1alpha1.WebhookEndpointStatus{}, []attemptOutcome{okAt(5)}, true, nil, 204, mt(5)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

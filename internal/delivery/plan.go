@@ -3,7 +3,7 @@ package delivery
 import (
 	"time"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
@@ -49,16 +49,16 @@ type Decision struct {
 // does not exist): a finished delivery is finished; a delivery whose endpoint is gone,
 // being deleted, or a new incarnation under the same name is cancelled, and so is one whose
 // endpoint is paused or switched off; a retry not yet due waits; anything else is attempted.
-func Plan(d *sbv1.WebhookDelivery, ep *sbv1.WebhookEndpoint, now time.Time) Decision {
+func Plan(d *switchboardv1alpha1.WebhookDelivery, ep *switchboardv1alpha1.WebhookEndpoint, now time.Time) Decision {
 	switch d.Status.Phase {
-	case sbv1.WebhookDeliveryPhaseSucceeded, sbv1.WebhookDeliveryPhaseFailed, sbv1.WebhookDeliveryPhaseCancelled:
+	case switchboardv1alpha1.WebhookDeliveryPhaseSucceeded, switchboardv1alpha1.WebhookDeliveryPhaseFailed, switchboardv1alpha1.WebhookDeliveryPhaseCancelled:
 		return Decision{Action: Finish}
 	}
 	if ep == nil || ep.DeletionTimestamp != nil || (len(ep.UID) > 0 && !OwnedBy(d, ep)) {
-		return Decision{Action: Cancel, Reason: sbv1.ReasonEndpointNotFound, Message: "The endpoint was removed"}
+		return Decision{Action: Cancel, Reason: switchboardv1alpha1.ReasonEndpointNotFound, Message: "The endpoint was removed"}
 	}
 	if !webhooks.Deliverable(ep) {
-		return Decision{Action: Cancel, Reason: sbv1.ReasonEndpointNotActive, Message: "The endpoint is paused or switched off; resend it once active"}
+		return Decision{Action: Cancel, Reason: switchboardv1alpha1.ReasonEndpointNotActive, Message: "The endpoint is paused or switched off; resend it once active"}
 	}
 	if next := d.Status.NextAttemptAt; next != nil && now.Before(next.Time) {
 		return Decision{Action: Wait, Until: next.Time}
@@ -77,7 +77,7 @@ func Plan(d *sbv1.WebhookDelivery, ep *sbv1.WebhookEndpoint, now time.Time) Deci
 
 // OwnedBy reports whether d belongs to this incarnation of the endpoint (an endpoint
 // removed and created again under the same name does not inherit old deliveries).
-func OwnedBy(d *sbv1.WebhookDelivery, ep *sbv1.WebhookEndpoint) bool {
+func OwnedBy(d *switchboardv1alpha1.WebhookDelivery, ep *switchboardv1alpha1.WebhookEndpoint) bool {
 	for _, o := range d.OwnerReferences {
 		if o.Kind == "WebhookEndpoint" && o.Name == ep.Name {
 			return o.UID == ep.UID

@@ -7,46 +7,46 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
 func TestPlan(t *testing.T) {
 	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
-	active := func(mut ...func(*sbv1.WebhookEndpoint)) *sbv1.WebhookEndpoint {
-		ep := &sbv1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Name: "whep-a", Namespace: "acct", UID: "ep-1"}}
+	active := func(mut ...func(*switchboardv1alpha1.WebhookEndpoint)) *switchboardv1alpha1.WebhookEndpoint {
+		ep := &switchboardv1alpha1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Name: "whep-a", Namespace: "acct", UID: "ep-1"}}
 		for _, m := range mut {
 			m(ep)
 		}
 		return ep
 	}
-	pending := func(mut ...func(*sbv1.WebhookDelivery)) *sbv1.WebhookDelivery {
-		d := &sbv1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Name: "whdl-1", Namespace: "acct",
+	pending := func(mut ...func(*switchboardv1alpha1.WebhookDelivery)) *switchboardv1alpha1.WebhookDelivery {
+		d := &switchboardv1alpha1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Name: "whdl-1", Namespace: "acct",
 			OwnerReferences: []metav1.OwnerReference{{Kind: "WebhookEndpoint", Name: "whep-a", UID: "ep-1"}}},
-			Spec: sbv1.WebhookDeliverySpec{EndpointName: "whep-a"}}
+			Spec: switchboardv1alpha1.WebhookDeliverySpec{EndpointName: "whep-a"}}
 		for _, m := range mut {
 			m(d)
 		}
 		return d
 	}
-	retryAt := func(at time.Time) func(*sbv1.WebhookDelivery) {
-		return func(d *sbv1.WebhookDelivery) {
-			d.Status.Phase, d.Status.Attempts, d.Status.NextAttemptAt = sbv1.WebhookDeliveryPhaseRetrying, 1, &metav1.Time{Time: at}
+	retryAt := func(at time.Time) func(*switchboardv1alpha1.WebhookDelivery) {
+		return func(d *switchboardv1alpha1.WebhookDelivery) {
+			d.Status.Phase, d.Status.Attempts, d.Status.NextAttemptAt = switchboardv1alpha1.WebhookDeliveryPhaseRetrying, 1, &metav1.Time{Time: at}
 		}
 	}
-	phase := func(p sbv1.WebhookDeliveryPhase) func(*sbv1.WebhookDelivery) {
-		return func(d *sbv1.WebhookDelivery) { d.Status.Phase = p }
+	phase := func(p switchboardv1alpha1.WebhookDeliveryPhase) func(*switchboardv1alpha1.WebhookDelivery) {
+		return func(d *switchboardv1alpha1.WebhookDelivery) { d.Status.Phase = p }
 	}
-	firstAttemptAt := func(at string) func(*sbv1.WebhookDelivery) {
-		return func(d *sbv1.WebhookDelivery) {
+	firstAttemptAt := func(at string) func(*switchboardv1alpha1.WebhookDelivery) {
+		return func(d *switchboardv1alpha1.WebhookDelivery) {
 			d.Annotations = map[string]string{webhooks.AnnotationFirstAttempt: at}
 		}
 	}
 	deleting := metav1.NewTime(now)
 	cases := []struct {
 		name string
-		d    *sbv1.WebhookDelivery
-		ep   *sbv1.WebhookEndpoint
+		d    *switchboardv1alpha1.WebhookDelivery
+		ep   *switchboardv1alpha1.WebhookEndpoint
 		want Decision
 	}{
 		{"new delivery to an active endpoint", pending(), active(), Decision{Action: Attempt}},
@@ -60,18 +60,18 @@ func TestPlan(t *testing.T) {
 		{"an unreadable first-attempt mark is ignored", pending(firstAttemptAt("soon")), active(), Decision{Action: Attempt}},
 		{"status written: it decides, not the mark", pending(retryAt(now.Add(5*time.Minute)), firstAttemptAt(now.Format(time.RFC3339Nano))), active(),
 			Decision{Action: Wait, Until: now.Add(5 * time.Minute)}},
-		{"endpoint gone", pending(), nil, Decision{Action: Cancel, Reason: sbv1.ReasonEndpointNotFound, Message: "The endpoint was removed"}},
-		{"endpoint being deleted", pending(), active(func(ep *sbv1.WebhookEndpoint) { ep.DeletionTimestamp = &deleting }),
-			Decision{Action: Cancel, Reason: sbv1.ReasonEndpointNotFound, Message: "The endpoint was removed"}},
-		{"endpoint created again under the same name", pending(), active(func(ep *sbv1.WebhookEndpoint) { ep.UID = "ep-2" }),
-			Decision{Action: Cancel, Reason: sbv1.ReasonEndpointNotFound, Message: "The endpoint was removed"}},
-		{"delivery made by hand, no owner", pending(func(d *sbv1.WebhookDelivery) { d.OwnerReferences = nil }), active(),
+		{"endpoint gone", pending(), nil, Decision{Action: Cancel, Reason: switchboardv1alpha1.ReasonEndpointNotFound, Message: "The endpoint was removed"}},
+		{"endpoint being deleted", pending(), active(func(ep *switchboardv1alpha1.WebhookEndpoint) { ep.DeletionTimestamp = &deleting }),
+			Decision{Action: Cancel, Reason: switchboardv1alpha1.ReasonEndpointNotFound, Message: "The endpoint was removed"}},
+		{"endpoint created again under the same name", pending(), active(func(ep *switchboardv1alpha1.WebhookEndpoint) { ep.UID = "ep-2" }),
+			Decision{Action: Cancel, Reason: switchboardv1alpha1.ReasonEndpointNotFound, Message: "The endpoint was removed"}},
+		{"delivery made by hand, no owner", pending(func(d *switchboardv1alpha1.WebhookDelivery) { d.OwnerReferences = nil }), active(),
 			Decision{Action: Attempt}},
-		{"endpoint paused", pending(retryAt(now.Add(time.Hour))), active(func(ep *sbv1.WebhookEndpoint) { ep.Spec.Paused = true }),
-			Decision{Action: Cancel, Reason: sbv1.ReasonEndpointNotActive, Message: "The endpoint is paused or switched off; resend it once active"}},
-		{"succeeded before the manager stopped", pending(phase(sbv1.WebhookDeliveryPhaseSucceeded)), active(), Decision{Action: Finish}},
-		{"failed, endpoint gone since", pending(phase(sbv1.WebhookDeliveryPhaseFailed)), nil, Decision{Action: Finish}},
-		{"cancelled", pending(phase(sbv1.WebhookDeliveryPhaseCancelled)), active(), Decision{Action: Finish}},
+		{"endpoint paused", pending(retryAt(now.Add(time.Hour))), active(func(ep *switchboardv1alpha1.WebhookEndpoint) { ep.Spec.Paused = true }),
+			Decision{Action: Cancel, Reason: switchboardv1alpha1.ReasonEndpointNotActive, Message: "The endpoint is paused or switched off; resend it once active"}},
+		{"succeeded before the manager stopped", pending(phase(switchboardv1alpha1.WebhookDeliveryPhaseSucceeded)), active(), Decision{Action: Finish}},
+		{"failed, endpoint gone since", pending(phase(switchboardv1alpha1.WebhookDeliveryPhaseFailed)), nil, Decision{Action: Finish}},
+		{"cancelled", pending(phase(switchboardv1alpha1.WebhookDeliveryPhaseCancelled)), active(), Decision{Action: Finish}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

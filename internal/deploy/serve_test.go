@@ -75,7 +75,9 @@ func TestServeFromParts(t *testing.T) {
 	t.Cleanup(func() {
 		if !stopped {
 			_ = cmd.Process.Kill()
-			<-exited
+			if err := <-exited; err != nil {
+				t.Logf("serve after kill: %v", err)
+			}
 		}
 		if t.Failed() {
 			t.Logf("serve's output:\n%s", logs.String())

@@ -99,9 +99,9 @@ func TestTwoReplicasDeliverOnce(t *testing.T) {
 	for i := range 40 {
 		calls = append(calls, e.report(t, []*replica{a, b}[i%2], uniqueRef("two", i)))
 	}
-	tl := in.waitAll(t, calls, 2*time.Minute)
+	in.waitAll(t, calls, 2*time.Minute)
 	time.Sleep(2 * time.Second) // a second deliverer would show up by now
-	tl = in.tally(calls)
+	tl := in.tally(calls)
 	if tl.repeats != 0 || len(tl.callsWithTwoEvents) != 0 || tl.badSignatures != 0 {
 		t.Errorf("two replicas: %d repeated deliveries, calls with two events %v, bad signatures %d", tl.repeats, tl.callsWithTwoEvents, tl.badSignatures)
 	}

@@ -284,8 +284,13 @@ func TestVoicemailPageLink(t *testing.T) {
 	if status, _ := get(); status != 404 {
 		t.Errorf("deleted voicemail: %d, want 404", status)
 	}
-	if status, _ := http.Get(strings.Replace(page, "sig=", "sig=0", 1)); status.StatusCode != 403 {
-		t.Errorf("altered link: %d, want 403", status.StatusCode)
+	altered, err := http.Get(strings.Replace(page, "sig=", "sig=0", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	altered.Body.Close()
+	if altered.StatusCode != 403 {
+		t.Errorf("altered link: %d, want 403", altered.StatusCode)
 	}
 }
 

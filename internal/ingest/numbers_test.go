@@ -259,8 +259,13 @@ func TestNumberRequestsThatFail(t *testing.T) {
 		t.Errorf("fixture number after the failures: %d %s", status, body)
 	}
 	req, _ := http.NewRequest("POST", f.platform+"/platform/v1/numbers", strings.NewReader(`{}`))
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 401 {
-		t.Errorf("without the token: %v %v", resp, err)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Errorf("without the token: %d, want 401", resp.StatusCode)
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
 // gaugeTimeout bounds each source's read during a scrape: a slow database must not hold
@@ -39,7 +39,7 @@ type WebhookResources interface {
 	// LiveDeliveries is the number of WebhookDeliveries not yet finished.
 	LiveDeliveries(ctx context.Context) (int, error)
 	// EndpointsByPhase counts WebhookEndpoints by status phase.
-	EndpointsByPhase(ctx context.Context) (map[sbv1.WebhookEndpointPhase]int, error)
+	EndpointsByPhase(ctx context.Context) (map[switchboardv1alpha1.WebhookEndpointPhase]int, error)
 }
 
 // GaugeSources feed the gauges read at scrape time; nil sources leave their gauges out.
@@ -61,7 +61,7 @@ var (
 )
 
 // endpointPhases are always reported, 0 included, so alerts and graphs see every phase.
-var endpointPhases = []sbv1.WebhookEndpointPhase{sbv1.WebhookEndpointPhaseActive, sbv1.WebhookEndpointPhasePaused, sbv1.WebhookEndpointPhaseSwitchedOff}
+var endpointPhases = []switchboardv1alpha1.WebhookEndpointPhase{switchboardv1alpha1.WebhookEndpointPhaseActive, switchboardv1alpha1.WebhookEndpointPhasePaused, switchboardv1alpha1.WebhookEndpointPhaseSwitchedOff}
 
 // gaugeCollector reads the gauges from their sources on each scrape.
 type gaugeCollector struct {
@@ -143,7 +143,7 @@ type CacheWebhookResources struct {
 
 // LiveDeliveries counts WebhookDeliveries: a finished one is removed from the cluster.
 func (c CacheWebhookResources) LiveDeliveries(ctx context.Context) (int, error) {
-	list := &sbv1.WebhookDeliveryList{}
+	list := &switchboardv1alpha1.WebhookDeliveryList{}
 	if err := c.Reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return 0, err
 	}
@@ -152,18 +152,18 @@ func (c CacheWebhookResources) LiveDeliveries(ctx context.Context) (int, error) 
 
 // EndpointsByPhase counts WebhookEndpoints by status phase; one the controller has not
 // reconciled yet counts by its spec (Paused or Active).
-func (c CacheWebhookResources) EndpointsByPhase(ctx context.Context) (map[sbv1.WebhookEndpointPhase]int, error) {
-	list := &sbv1.WebhookEndpointList{}
+func (c CacheWebhookResources) EndpointsByPhase(ctx context.Context) (map[switchboardv1alpha1.WebhookEndpointPhase]int, error) {
+	list := &switchboardv1alpha1.WebhookEndpointList{}
 	if err := c.Reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
-	counts := map[sbv1.WebhookEndpointPhase]int{}
+	counts := map[switchboardv1alpha1.WebhookEndpointPhase]int{}
 	for i := range list.Items {
 		p := list.Items[i].Status.Phase
 		if p == "" {
-			p = sbv1.WebhookEndpointPhaseActive
+			p = switchboardv1alpha1.WebhookEndpointPhaseActive
 			if list.Items[i].Spec.Paused {
-				p = sbv1.WebhookEndpointPhasePaused
+				p = switchboardv1alpha1.WebhookEndpointPhasePaused
 			}
 		}
 		counts[p]++

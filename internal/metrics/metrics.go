@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
 // Label values of rate-limit refusals (APIRateLimited).
@@ -142,7 +142,7 @@ func APIRateLimited(limit string) { apiRateLimited.WithLabelValues(limit).Inc() 
 func WebhookAttempt(class string) { webhookAttempts.WithLabelValues(class).Inc() }
 
 // WebhookDeliveryFinished counts a delivery that ended in phase (Succeeded, Failed, Cancelled).
-func WebhookDeliveryFinished(phase sbv1.WebhookDeliveryPhase) {
+func WebhookDeliveryFinished(phase switchboardv1alpha1.WebhookDeliveryPhase) {
 	webhookDeliveriesFinished.WithLabelValues(deliveryOutcome(phase)).Inc()
 }
 
@@ -155,9 +155,9 @@ func WebhookEventSucceeded(sinceEvent time.Duration) {
 func WebhookEndpointSwitchedOff() { webhookSwitchOffs.Inc() }
 
 // TranscriptionJobFinished counts a job that reached phase (Completed or Failed) after took.
-func TranscriptionJobFinished(phase sbv1.TranscriptionJobPhase, took time.Duration) {
+func TranscriptionJobFinished(phase switchboardv1alpha1.TranscriptionJobPhase, took time.Duration) {
 	outcome := transcriptFailed
-	if phase == sbv1.TranscriptionJobPhaseCompleted {
+	if phase == switchboardv1alpha1.TranscriptionJobPhaseCompleted {
 		outcome = transcriptCompleted
 	}
 	transcriptionJobs.WithLabelValues(outcome).Inc()
@@ -199,11 +199,11 @@ func IngestResult(status int) string {
 }
 
 // deliveryOutcome is the label of a finished delivery's phase.
-func deliveryOutcome(phase sbv1.WebhookDeliveryPhase) string {
+func deliveryOutcome(phase switchboardv1alpha1.WebhookDeliveryPhase) string {
 	switch phase {
-	case sbv1.WebhookDeliveryPhaseSucceeded:
+	case switchboardv1alpha1.WebhookDeliveryPhaseSucceeded:
 		return outcomeSucceeded
-	case sbv1.WebhookDeliveryPhaseCancelled:
+	case switchboardv1alpha1.WebhookDeliveryPhaseCancelled:
 		return outcomeCancelled
 	}
 	return outcomeFailed

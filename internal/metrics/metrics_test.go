@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
 func TestIngestResult(t *testing.T) {
@@ -17,8 +17,8 @@ func TestIngestResult(t *testing.T) {
 }
 
 func TestDeliveryOutcome(t *testing.T) {
-	for phase, want := range map[sbv1.WebhookDeliveryPhase]string{sbv1.WebhookDeliveryPhaseSucceeded: "succeeded",
-		sbv1.WebhookDeliveryPhaseFailed: "failed", sbv1.WebhookDeliveryPhaseCancelled: "cancelled"} {
+	for phase, want := range map[switchboardv1alpha1.WebhookDeliveryPhase]string{switchboardv1alpha1.WebhookDeliveryPhaseSucceeded: "succeeded",
+		switchboardv1alpha1.WebhookDeliveryPhaseFailed: "failed", switchboardv1alpha1.WebhookDeliveryPhaseCancelled: "cancelled"} {
 		if got := deliveryOutcome(phase); got != want {
 			t.Errorf("deliveryOutcome(%s) = %q, want %q", phase, got, want)
 		}

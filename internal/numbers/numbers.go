@@ -70,7 +70,7 @@ func (s *Service) Provision(ctx context.Context, in Provision) (store.PlatformNu
 	if in.Account == "" {
 		p.add("account", "is required (the account's public_id)")
 	}
-	settings, err := in.Settings.Apply(Defaults)
+	settings, err := in.Apply(Defaults)
 	var invalid *InvalidError
 	if errors.As(err, &invalid) {
 		for f, msgs := range invalid.Problems {

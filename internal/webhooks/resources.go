@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	sbv1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
 // Labels on WebhookDeliveries (besides the account label).
@@ -27,23 +27,23 @@ func DeliveryName(eventID, endpointName, salt string) string {
 
 // NewDelivery is the WebhookDelivery of an event to ep, owned by ep (so deleting the
 // endpoint removes it). resendOf names the delivery a resend repeats ("" otherwise).
-func NewDelivery(ep *sbv1.WebhookEndpoint, eventID, eventType, resendOf, salt string) *sbv1.WebhookDelivery {
-	return &sbv1.WebhookDelivery{
+func NewDelivery(ep *switchboardv1alpha1.WebhookEndpoint, eventID, eventType, resendOf, salt string) *switchboardv1alpha1.WebhookDelivery {
+	return &switchboardv1alpha1.WebhookDelivery{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      DeliveryName(eventID, ep.Name, salt),
 			Namespace: ep.Namespace,
 			Labels: map[string]string{
-				sbv1.AccountLabel: labelValue(ep.Spec.AccountID),
-				LabelEndpoint:     ep.Name,
-				LabelEventID:      eventID,
+				switchboardv1alpha1.AccountLabel: labelValue(ep.Spec.AccountID),
+				LabelEndpoint:                    ep.Name,
+				LabelEventID:                     eventID,
 			},
 			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: sbv1.GroupVersion.String(), Kind: "WebhookEndpoint", Name: ep.Name, UID: ep.UID,
+				APIVersion: switchboardv1alpha1.GroupVersion.String(), Kind: "WebhookEndpoint", Name: ep.Name, UID: ep.UID,
 			}},
 		},
-		Spec: sbv1.WebhookDeliverySpec{
+		Spec: switchboardv1alpha1.WebhookDeliverySpec{
 			AccountID: ep.Spec.AccountID, EndpointName: ep.Name, EventID: eventID,
-			EventType: sbv1.WebhookEventType(eventType), ResendOf: resendOf,
+			EventType: switchboardv1alpha1.WebhookEventType(eventType), ResendOf: resendOf,
 		},
 	}
 }
@@ -57,7 +57,7 @@ func labelValue(s string) string {
 }
 
 // Subscribed reports whether ep receives events of type t.
-func Subscribed(ep *sbv1.WebhookEndpoint, t string) bool {
+func Subscribed(ep *switchboardv1alpha1.WebhookEndpoint, t string) bool {
 	for _, e := range ep.Spec.Events {
 		if string(e) == t {
 			return true
@@ -79,12 +79,12 @@ const AnnotationFirstAttempt = "switchboard.dev/first-attempt-at"
 
 // Deliverable reports whether deliveries are sent to ep now: not paused (switching off
 // pauses too), not being deleted.
-func Deliverable(ep *sbv1.WebhookEndpoint) bool {
+func Deliverable(ep *switchboardv1alpha1.WebhookEndpoint) bool {
 	return ep.DeletionTimestamp == nil && !ep.Spec.Paused
 }
 
 // SwitchedOff reports whether ep is switched off (paused by the controller for failing).
-func SwitchedOff(ep *sbv1.WebhookEndpoint) bool {
+func SwitchedOff(ep *switchboardv1alpha1.WebhookEndpoint) bool {
 	return ep.Spec.Paused && ep.Annotations[AnnotationSwitchedOff] != ""
 }
 
@@ -93,15 +93,15 @@ func SecretName(endpointName string) string { return endpointName + "-signing" }
 
 // APIStatus is a delivery's status in the API: pending, retrying, succeeded, failed or
 // cancelled.
-func APIStatus(p sbv1.WebhookDeliveryPhase) string {
+func APIStatus(p switchboardv1alpha1.WebhookDeliveryPhase) string {
 	switch p {
-	case sbv1.WebhookDeliveryPhaseRetrying:
+	case switchboardv1alpha1.WebhookDeliveryPhaseRetrying:
 		return "retrying"
-	case sbv1.WebhookDeliveryPhaseSucceeded:
+	case switchboardv1alpha1.WebhookDeliveryPhaseSucceeded:
 		return "succeeded"
-	case sbv1.WebhookDeliveryPhaseFailed:
+	case switchboardv1alpha1.WebhookDeliveryPhaseFailed:
 		return "failed"
-	case sbv1.WebhookDeliveryPhaseCancelled:
+	case switchboardv1alpha1.WebhookDeliveryPhaseCancelled:
 		return "cancelled"
 	default:
 		return "pending"
@@ -110,17 +110,17 @@ func APIStatus(p sbv1.WebhookDeliveryPhase) string {
 
 // NewSigningSecret is the Secret holding an endpoint's signing secret, owned (controller
 // reference) by the endpoint so that removing the endpoint removes it.
-func NewSigningSecret(ep *sbv1.WebhookEndpoint, name, value string) *corev1.Secret {
+func NewSigningSecret(ep *switchboardv1alpha1.WebhookEndpoint, name, value string) *corev1.Secret {
 	t := true
 	labels := map[string]string{LabelSigningSecret: "true"}
 	if ep.Spec.AccountID != "" {
-		labels[sbv1.AccountLabel] = labelValue(ep.Spec.AccountID)
+		labels[switchboardv1alpha1.AccountLabel] = labelValue(ep.Spec.AccountID)
 	}
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ep.Namespace, Labels: labels,
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: sbv1.GroupVersion.String(), Kind: "WebhookEndpoint",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: switchboardv1alpha1.GroupVersion.String(), Kind: "WebhookEndpoint",
 				Name: ep.Name, UID: ep.UID, Controller: &t, BlockOwnerDeletion: &t}}},
 		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{sbv1.SigningSecretKey: []byte(value)},
+		Data: map[string][]byte{switchboardv1alpha1.SigningSecretKey: []byte(value)},
 	}
 }
