@@ -150,7 +150,9 @@ func TestMetricsCountRealTraffic(t *testing.T) {
 	}
 	defer func() {
 		cancel()
-		<-done
+		if err := <-done; err != nil {
+			t.Logf("Run ended: %v", err)
+		}
 	}()
 
 	read := func() scrape {
