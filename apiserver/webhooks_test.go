@@ -381,7 +381,7 @@ func (h *webhookHarness) testDeliveries(t *testing.T) {
 	tenant := apitest.NewTenant(t, h.st, plans.Business)
 	id := h.create(t, tenant.OwnerKey, "https://hooks.example.com/d")["public_id"].(string)
 	now := h.clk.Now()
-	record := func(status string, age time.Duration, attempts, code int, lastErr string) uuid.UUID {
+	record := func(status webhooks.DeliveryStatus, age time.Duration, attempts, code int, lastErr string) uuid.UUID {
 		ev := uuid.New()
 		err := h.st.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: tenant.Account.PublicID, EndpointPublicID: id,
 			DeliveryName: webhooks.DeliveryName(ev.String(), id, ""), EventID: ev, EventType: "call.ended", Status: status, Attempts: attempts,

@@ -399,6 +399,6 @@ func (w *WebhookDispatcher) createDelivery(ctx context.Context, ev store.Pending
 func (w *WebhookDispatcher) recordCancelled(ctx context.Context, ev store.PendingEvent, ep *sbv1.WebhookEndpoint, name, why string) error {
 	now := w.Clock.Now()
 	return w.Store.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: ev.AccountPublicID,
-		EndpointPublicID: ep.Name, DeliveryName: name, EventID: ev.ID, EventType: ev.Type, Status: "cancelled",
+		EndpointPublicID: ep.Name, DeliveryName: name, EventID: ev.ID, EventType: ev.Type, Status: webhooks.DeliveryCancelled,
 		LastError: why, CreatedAt: now, FinishedAt: now})
 }
