@@ -246,7 +246,7 @@ func (w *WebhookDispatcher) fanOut(ctx context.Context, evs []store.PendingEvent
 		}
 		for i := range eps {
 			ep := &eps[i]
-			if ep.DeletionTimestamp != nil || ep.Spec.AccountID != ev.AccountPublicID || !webhooks.Subscribed(ep, ev.Type) {
+			if ep.DeletionTimestamp != nil || ep.Spec.AccountID != ev.AccountPublicID || !addressed(ev, ep) {
 				continue
 			}
 			slots <- struct{}{}
@@ -273,6 +273,15 @@ func (w *WebhookDispatcher) fanOut(ctx context.Context, evs []store.PendingEvent
 		}
 	}
 	return done, failed, running, firstErr
+}
+
+// addressed reports whether ev goes to ep: the one endpoint it was queued for (a test
+// event), or else every endpoint that subscribes to its type.
+func addressed(ev store.PendingEvent, ep *sbv1.WebhookEndpoint) bool {
+	if ev.EndpointPublicID != "" {
+		return ep.Name == ev.EndpointPublicID
+	}
+	return webhooks.Subscribed(ep, ev.Type)
 }
 
 // deliver makes the delivery of ev to ep: a first attempt when the engine admits it, a

@@ -90,11 +90,44 @@ func EnqueueEvent(ctx context.Context, tx pgx.Tx, ev events.Event) (queued bool,
 	return tag.RowsAffected() == 1, nil
 }
 
+// EnqueueEventFor stores ev in the outbox for the account's endpoint endpointPublicID only
+// (a test event): the dispatcher delivers it to that endpoint whatever its subscriptions.
+func EnqueueEventFor(ctx context.Context, tx pgx.Tx, ev events.Event, endpointPublicID string) error {
+	_, err := tx.Exec(ctx, `INSERT INTO events (id, account_id, type, body, call_id, created_at, endpoint_public_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, ev.ID, ev.AccountID, ev.Type, ev.Body, ev.CallID, ev.CreatedAt, endpointPublicID)
+	if err != nil {
+		return fmt.Errorf("queue %s event for %s: %w", ev.Type, endpointPublicID, err)
+	}
+	return nil
+}
+
+// QueuedEventsFor lists the account's undispatched events queued for endpointPublicID alone
+// (EnqueueEventFor) created at or after since, newest first: deliveries not made yet.
+func (s *Store) QueuedEventsFor(ctx context.Context, accountID int64, endpointPublicID string, since time.Time) ([]WebhookEvent, error) {
+	rows, err := s.Pool.Query(ctx, `SELECT id, type, body, created_at FROM events
+		WHERE account_id = $1 AND endpoint_public_id = $2 AND dispatched_at IS NULL AND created_at >= $3
+		ORDER BY created_at DESC, id`, accountID, endpointPublicID, since)
+	if err != nil {
+		return nil, fmt.Errorf("queued events for %s: %w", endpointPublicID, err)
+	}
+	evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (WebhookEvent, error) {
+		var e WebhookEvent
+		return e, r.Scan(&e.ID, &e.Type, &e.Body, &e.CreatedAt)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queued events for %s: %w", endpointPublicID, err)
+	}
+	return evs, nil
+}
+
 // PendingEvent is an undispatched outbox event.
 type PendingEvent struct {
 	ID              uuid.UUID
 	Type            string
 	AccountPublicID string
+	// EndpointPublicID is the one endpoint the event is for (a test event); "": every
+	// endpoint of the account that subscribes to Type.
+	EndpointPublicID string
 	// Body is the exact JSON every attempt sends (the engine makes first attempts from it).
 	Body      []byte
 	CreatedAt time.Time
@@ -116,13 +149,13 @@ func (s *Store) ClaimEvents(ctx context.Context, limit int, now time.Time, lease
 			ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED)
 		UPDATE events e SET claimed_until = $3, claims = e.claims + 1 FROM claim, accounts a
 		WHERE e.id = claim.id AND a.id = e.account_id
-		RETURNING e.id, e.type, a.public_id, e.body, e.created_at, e.claims > 1`, limit, now, now.Add(lease))
+		RETURNING e.id, e.type, a.public_id, e.body, e.created_at, e.claims > 1, COALESCE(e.endpoint_public_id, '')`, limit, now, now.Add(lease))
 	if err != nil {
 		return nil, fmt.Errorf("claim outbox events: %w", err)
 	}
 	evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PendingEvent, error) {
 		var e PendingEvent
-		return e, r.Scan(&e.ID, &e.Type, &e.AccountPublicID, &e.Body, &e.CreatedAt, &e.Repeat)
+		return e, r.Scan(&e.ID, &e.Type, &e.AccountPublicID, &e.Body, &e.CreatedAt, &e.Repeat, &e.EndpointPublicID)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim outbox events: %w", err)
@@ -189,11 +222,4 @@ func (s *Store) ReleaseEvents(ctx context.Context, ids []uuid.UUID) error {
 		return fmt.Errorf("release %d events: %w", len(ids), err)
 	}
 	return nil
-}
-
-// MarkEventDispatchedTx marks an outbox event dispatched in tx: the caller creates its
-// deliveries itself (a test event goes to one endpoint only).
-func MarkEventDispatchedTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, at time.Time) error {
-	_, err := tx.Exec(ctx, `UPDATE events SET dispatched_at = $2 WHERE id = $1`, id, at)
-	return err
 }

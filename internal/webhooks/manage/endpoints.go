@@ -323,21 +323,12 @@ func (s *Endpoints) Test(ctx context.Context, acct Account, id string) error {
 	if !webhooks.Deliverable(ep) {
 		return &ConflictError{"This endpoint is " + notActiveWord(ep) + "; set it active to send a test event."}
 	}
-	now := s.Clock.Now()
-	ev, err := events.ForTest(acct.ID, acct.Name, now)
+	ev, err := events.ForTest(acct.ID, acct.Name, s.Clock.Now())
 	if err != nil {
 		return err
 	}
-	err = s.Store.InTx(ctx, func(tx pgx.Tx) error {
-		if _, err := store.EnqueueEvent(ctx, tx, ev); err != nil {
-			return err
-		}
-		return store.MarkEventDispatchedTx(ctx, tx, ev.ID, now)
-	})
-	if err != nil {
-		return err
-	}
-	return s.Kube.Create(ctx, webhooks.NewDelivery(ep, ev.ID.String(), events.Test, "", ""))
+	// Queued like every other event, for this endpoint alone: the dispatcher makes the delivery.
+	return s.Store.InTx(ctx, func(tx pgx.Tx) error { return store.EnqueueEventFor(ctx, tx, ev, ep.Name) })
 }
 
 // Deliveries is the endpoint's latest DeliveriesListed deliveries of the last DeliveriesDays
@@ -431,13 +422,21 @@ func (s *Endpoints) deliveries(ctx context.Context, accountID int64, ep *sbv1.We
 	if err != nil {
 		return nil, err
 	}
-	return Merge(ep.Name, live.Items, hist, since), nil
+	queued, err := s.Store.QueuedEventsFor(ctx, accountID, ep.Name, since)
+	if err != nil {
+		return nil, err
+	}
+	if eventID != "" {
+		queued = slices.DeleteFunc(queued, func(ev store.WebhookEvent) bool { return ev.ID.String() != eventID })
+	}
+	return Merge(ep.Name, queued, live.Items, hist, since), nil
 }
 
-// Merge lists the deliveries to endpoint: the live resources created at or after since, and
-// the history rows of deliveries that have no resource any more (a resource being finished
-// may already have its row; the resource wins), newest first.
-func Merge(endpoint string, live []sbv1.WebhookDelivery, hist []store.FinishedDelivery, since time.Time) []Delivery {
+// Merge lists the deliveries to endpoint, newest first: the events queued for it alone and
+// not dispatched yet (pending), the live resources created at or after since, and the
+// history rows of deliveries that have no resource any more. Where two describe one
+// delivery (the dispatcher or the controller is between steps) the later stage wins.
+func Merge(endpoint string, queued []store.WebhookEvent, live []sbv1.WebhookDelivery, hist []store.FinishedDelivery, since time.Time) []Delivery {
 	seen := map[string]bool{}
 	out := []Delivery{}
 	for _, d := range live {
@@ -458,8 +457,17 @@ func Merge(endpoint string, live []sbv1.WebhookDelivery, hist []store.FinishedDe
 		if seen[h.DeliveryName] {
 			continue
 		}
+		seen[h.DeliveryName] = true
 		out = append(out, Delivery{Name: h.DeliveryName, Event: h.EventType, EventID: h.EventID.String(), Status: h.Status,
 			Attempts: h.Attempts, ResponseCode: h.ResponseCode, LastError: h.LastError, CreatedAt: h.CreatedAt.UTC()})
+	}
+	for _, ev := range queued {
+		name := webhooks.DeliveryName(ev.ID.String(), endpoint, "")
+		if seen[name] || ev.CreatedAt.Before(since) {
+			continue
+		}
+		out = append(out, Delivery{Name: name, Event: ev.Type, EventID: ev.ID.String(), Status: webhooks.DeliveryPending,
+			CreatedAt: ev.CreatedAt.UTC()})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
 	return out

@@ -89,13 +89,18 @@ func TestMerge(t *testing.T) {
 		return store.FinishedDelivery{DeliveryName: name, EventID: ev, EventType: "call.ended", Status: s, Attempts: 1,
 			CreatedAt: now.Add(-age)}
 	}
+	queuedID := uuid.MustParse("5f0c2d1e-3b4a-4c5d-8e6f-7a8b9c0d1e2f")
 	got := Merge("whep-a",
+		[]store.WebhookEvent{
+			{ID: queuedID, Type: "test", CreatedAt: now.Add(-time.Second)},
+			{ID: ev, Type: "test", CreatedAt: now.Add(-time.Minute)}, // dispatched meanwhile: whdl-new is its resource
+		},
 		[]sbv1.WebhookDelivery{
 			live("whdl-retrying", "whep-a", 2*time.Hour, sbv1.WebhookDeliveryPhaseRetrying),
 			live("whdl-finishing", "whep-a", 3*time.Hour, sbv1.WebhookDeliveryPhaseSucceeded),
 			live("whdl-other-endpoint", "whep-b", time.Hour, sbv1.WebhookDeliveryPhaseRetrying),
 			live("whdl-too-old", "whep-a", 31*24*time.Hour, sbv1.WebhookDeliveryPhaseRetrying),
-			live("whdl-new", "whep-a", time.Minute, ""),
+			live(webhooks.DeliveryName(ev.String(), "whep-a", ""), "whep-a", time.Minute, ""),
 		},
 		[]store.FinishedDelivery{
 			hist("whdl-finishing", 3*time.Hour, webhooks.DeliverySucceeded), // the resource wins
@@ -107,7 +112,8 @@ func TestMerge(t *testing.T) {
 		status webhooks.DeliveryStatus
 		next   bool
 	}{
-		{"whdl-new", webhooks.DeliveryPending, true},
+		{webhooks.DeliveryName(queuedID.String(), "whep-a", ""), webhooks.DeliveryPending, false},
+		{webhooks.DeliveryName(ev.String(), "whep-a", ""), webhooks.DeliveryPending, true},
 		{"whdl-failed", webhooks.DeliveryFailed, false},
 		{"whdl-retrying", webhooks.DeliveryRetrying, true},
 		{"whdl-finishing", webhooks.DeliverySucceeded, true},
@@ -118,7 +124,7 @@ func TestMerge(t *testing.T) {
 	}
 	for i, w := range want {
 		g := got[i]
-		if g.Name != w.name || g.Status != w.status || (g.NextAttemptAt != nil) != w.next || g.EventID != ev.String() ||
+		if g.Name != w.name || g.Status != w.status || (g.NextAttemptAt != nil) != w.next || (i > 0 && g.EventID != ev.String()) ||
 			g.CreatedAt.Location() != time.UTC {
 			t.Errorf("row %d: %+v, want %+v", i, g, w)
 		}
