@@ -400,6 +400,11 @@ func (h *webhookHarness) testDeliveries(t *testing.T) {
 	now := h.clk.Now()
 	record := func(status webhooks.DeliveryStatus, age time.Duration, attempts, code int, lastErr string) uuid.UUID {
 		ev := uuid.New()
+		// The event, dispatched long ago (a resend sends its body again).
+		if _, err := h.st.Pool.Exec(ctx, `INSERT INTO events (id, account_id, type, body, created_at, dispatched_at)
+			VALUES ($1, $2, 'call.ended', $3, $4, $4)`, ev, tenant.Account.ID, []byte(`{"event":"call.ended"}`), now.Add(-age)); err != nil {
+			t.Fatal(err)
+		}
 		err := h.st.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: tenant.Account.PublicID, EndpointPublicID: id,
 			DeliveryName: webhooks.DeliveryName(ev.String(), id, ""), EventID: ev, EventType: "call.ended", Status: status, Attempts: attempts,
 			ResponseCode: code, LastError: lastErr, CreatedAt: now.Add(-age), FinishedAt: now.Add(-age)})
@@ -463,12 +468,20 @@ func (h *webhookHarness) testDeliveries(t *testing.T) {
 		if resp.Status != 202 || resp.Map(t)["queued"] != true {
 			t.Errorf("resend %s: %s", ev, resp)
 		}
+		// Queued in the outbox, so pending again: a second resend is refused until it finishes.
+		if resp := h.api.Do(t, tenant.OwnerKey, "POST", "/v1/webhooks/"+id+"/deliveries/"+ev.String()+"/resend", nil); resp.Status != 409 {
+			t.Errorf("resend while queued: %s", resp)
+		}
+		// The dispatcher makes it a fresh delivery of the same event, naming the one it repeats.
+		dispatcher := &controllers.WebhookDispatcher{Client: h.kube, Reader: h.kube, Store: h.st, Clock: h.clk, Log: logr.Discard()}
+		if _, err := dispatcher.DispatchOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
 		list := &sbv1.WebhookDeliveryList{}
 		_ = h.kube.List(ctx, list, client.InNamespace(ep.Namespace), client.MatchingLabels{webhooks.LabelEventID: ev.String()})
 		if len(list.Items) != 1 || list.Items[0].Spec.ResendOf != webhooks.DeliveryName(ev.String(), id, "") || list.Items[0].Spec.EventID != ev.String() {
 			t.Errorf("resent delivery %+v", list.Items)
 		}
-		// Now pending again: a second resend is refused until it finishes.
 		if resp := h.api.Do(t, tenant.OwnerKey, "POST", "/v1/webhooks/"+id+"/deliveries/"+ev.String()+"/resend", nil); resp.Status != 409 {
 			t.Errorf("resend while pending: %s", resp)
 		}

@@ -233,7 +233,7 @@ func (w *WebhookDispatcher) fanOut(ctx context.Context, evs []store.PendingEvent
 	for _, ev := range evs {
 		p := &eventProgress{}
 		p.left.Store(1) // this pass
-		progress[ev.ID] = p
+		progress[ev.OutboxID] = p
 		eps, ok := endpoints[ev.AccountPublicID]
 		if !ok {
 			list := &sbv1.WebhookEndpointList{}
@@ -262,14 +262,14 @@ func (w *WebhookDispatcher) fanOut(ctx context.Context, evs []store.PendingEvent
 	}
 	wg.Wait()
 	for _, ev := range evs {
-		p := progress[ev.ID]
+		p := progress[ev.OutboxID]
 		switch {
 		case p.left.Add(-1) > 0:
 			running++ // its last first attempt marks or releases it
 		case p.failed.Load():
-			failed = append(failed, ev.ID)
+			failed = append(failed, ev.OutboxID)
 		default:
-			done = append(done, ev.ID)
+			done = append(done, ev.OutboxID)
 		}
 	}
 	return done, failed, running, firstErr
@@ -291,7 +291,7 @@ func (w *WebhookDispatcher) deliver(ctx context.Context, ev store.PendingEvent, 
 	if !webhooks.Deliverable(ep) {
 		// Paused or switched off: the event is not delivered; it is listed as cancelled
 		// and can be resent once the endpoint is active.
-		return w.recordCancelled(ctx, ev, ep, webhooks.DeliveryName(ev.ID.String(), ep.Name, ""),
+		return w.recordCancelled(ctx, ev, ep, webhooks.DeliveryName(ev.ID.String(), ep.Name, ev.DeliverySalt()),
 			"The endpoint was paused or switched off when the event occurred")
 	}
 	// A repeat goes to the controller, which checks the history before an attempt.
@@ -321,7 +321,7 @@ func (w *WebhookDispatcher) firstAttempt(ctx context.Context, ev store.PendingEv
 	defer w.jobs.Done()
 	ok := func() bool {
 		defer admitted()
-		name := webhooks.DeliveryName(ev.ID.String(), ep.Name, "")
+		name := webhooks.DeliveryName(ev.ID.String(), ep.Name, ev.DeliverySalt())
 		res, sentAt, outcome, err := w.First.Attempt(ctx, delivery.FirstAttempt{Endpoint: ep, Secret: secret,
 			AccountPublicID: ev.AccountPublicID, DeliveryName: name, EventID: ev.ID, EventType: ev.Type, Body: ev.Body,
 			CreatedAt: w.Clock.Now()})
@@ -354,9 +354,9 @@ func (w *WebhookDispatcher) firstAttempt(ctx context.Context, ev store.PendingEv
 	defer cancel()
 	var err error
 	if p.failed.Load() {
-		err = w.Store.ReleaseEvents(bg, []uuid.UUID{ev.ID})
+		err = w.Store.ReleaseEvents(bg, []uuid.UUID{ev.OutboxID})
 	} else {
-		err = w.Store.MarkEventDispatched(bg, ev.ID, w.Clock.Now())
+		err = w.Store.MarkEventDispatched(bg, ev.OutboxID, w.Clock.Now())
 	}
 	if err != nil {
 		w.Log.Error(err, "finish webhook event", "event", ev.ID) // the claim's lease ends; it is taken again
@@ -379,7 +379,7 @@ func firstAttemptFailed(d *sbv1.WebhookDelivery, sentAt time.Time, res webhooks.
 // it is.
 func (w *WebhookDispatcher) createDelivery(ctx context.Context, ev store.PendingEvent, ep *sbv1.WebhookEndpoint,
 	meta, status func(*sbv1.WebhookDelivery)) error {
-	d := webhooks.NewDelivery(ep, ev.ID.String(), ev.Type, "", "")
+	d := webhooks.NewDelivery(ep, ev.ID.String(), ev.Type, ev.ResendOf, ev.DeliverySalt())
 	if meta != nil {
 		meta(d)
 	}

@@ -368,8 +368,15 @@ func (s *Endpoints) Resend(ctx context.Context, acct Account, id, eventID string
 	if err != nil {
 		return err
 	}
-	d := webhooks.NewDelivery(ep, evID.String(), latest.Event, latest.Name, "resend-"+newEndpointName())
-	return s.Kube.Create(ctx, d)
+	// Queued like every other event, for this endpoint alone: the dispatcher makes the
+	// delivery, a new attempt series with a name of its own.
+	err = s.Store.InTx(ctx, func(tx pgx.Tx) error {
+		return store.EnqueueResend(ctx, tx, acct.ID, evID, ep.Name, latest.Name, uuid.New(), s.Clock.Now())
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrDeliveryNotFound
+	}
+	return err
 }
 
 // ResendRule decides a resend from the deliveries of one event to ep (newest first): the
@@ -422,12 +429,12 @@ func (s *Endpoints) deliveries(ctx context.Context, accountID int64, ep *sbv1.We
 	if err != nil {
 		return nil, err
 	}
-	queued, err := s.Store.QueuedEventsFor(ctx, accountID, ep.Name, since)
+	queued, err := s.Store.QueuedDeliveriesFor(ctx, accountID, ep.Name, since)
 	if err != nil {
 		return nil, err
 	}
 	if eventID != "" {
-		queued = slices.DeleteFunc(queued, func(ev store.WebhookEvent) bool { return ev.ID.String() != eventID })
+		queued = slices.DeleteFunc(queued, func(q store.QueuedDelivery) bool { return q.EventID.String() != eventID })
 	}
 	return Merge(ep.Name, queued, live.Items, hist, since), nil
 }
@@ -436,7 +443,7 @@ func (s *Endpoints) deliveries(ctx context.Context, accountID int64, ep *sbv1.We
 // not dispatched yet (pending), the live resources created at or after since, and the
 // history rows of deliveries that have no resource any more. Where two describe one
 // delivery (the dispatcher or the controller is between steps) the later stage wins.
-func Merge(endpoint string, queued []store.WebhookEvent, live []sbv1.WebhookDelivery, hist []store.FinishedDelivery, since time.Time) []Delivery {
+func Merge(endpoint string, queued []store.QueuedDelivery, live []sbv1.WebhookDelivery, hist []store.FinishedDelivery, since time.Time) []Delivery {
 	seen := map[string]bool{}
 	out := []Delivery{}
 	for _, d := range live {
@@ -461,13 +468,17 @@ func Merge(endpoint string, queued []store.WebhookEvent, live []sbv1.WebhookDeli
 		out = append(out, Delivery{Name: h.DeliveryName, Event: h.EventType, EventID: h.EventID.String(), Status: h.Status,
 			Attempts: h.Attempts, ResponseCode: h.ResponseCode, LastError: h.LastError, CreatedAt: h.CreatedAt.UTC()})
 	}
-	for _, ev := range queued {
-		name := webhooks.DeliveryName(ev.ID.String(), endpoint, "")
-		if seen[name] || ev.CreatedAt.Before(since) {
+	for _, q := range queued {
+		salt := ""
+		if q.Resend {
+			salt = "resend-" + q.OutboxID.String() // as store.PendingEvent.DeliverySalt
+		}
+		name := webhooks.DeliveryName(q.EventID.String(), endpoint, salt)
+		if seen[name] || q.CreatedAt.Before(since) {
 			continue
 		}
-		out = append(out, Delivery{Name: name, Event: ev.Type, EventID: ev.ID.String(), Status: webhooks.DeliveryPending,
-			CreatedAt: ev.CreatedAt.UTC()})
+		out = append(out, Delivery{Name: name, Event: q.Type, EventID: q.EventID.String(), Status: webhooks.DeliveryPending,
+			CreatedAt: q.CreatedAt.UTC()})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
 	return out

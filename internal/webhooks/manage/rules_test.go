@@ -90,10 +90,12 @@ func TestMerge(t *testing.T) {
 			CreatedAt: now.Add(-age)}
 	}
 	queuedID := uuid.MustParse("5f0c2d1e-3b4a-4c5d-8e6f-7a8b9c0d1e2f")
+	resendID := uuid.MustParse("6a1d3e2f-4c5b-4d6e-9f70-8b9cad1e2f30")
 	got := Merge("whep-a",
-		[]store.WebhookEvent{
-			{ID: queuedID, Type: "test", CreatedAt: now.Add(-time.Second)},
-			{ID: ev, Type: "test", CreatedAt: now.Add(-time.Minute)}, // dispatched meanwhile: whdl-new is its resource
+		[]store.QueuedDelivery{
+			{OutboxID: queuedID, EventID: queuedID, Type: "test", CreatedAt: now.Add(-time.Second)},
+			{OutboxID: ev, EventID: ev, Type: "test", CreatedAt: now.Add(-time.Minute)}, // dispatched meanwhile: this is a live one below
+			{OutboxID: resendID, EventID: ev, Type: "call.ended", Resend: true, CreatedAt: now.Add(-30 * time.Second)},
 		},
 		[]sbv1.WebhookDelivery{
 			live("whdl-retrying", "whep-a", 2*time.Hour, sbv1.WebhookDeliveryPhaseRetrying),
@@ -113,6 +115,7 @@ func TestMerge(t *testing.T) {
 		next   bool
 	}{
 		{webhooks.DeliveryName(queuedID.String(), "whep-a", ""), webhooks.DeliveryPending, false},
+		{webhooks.DeliveryName(ev.String(), "whep-a", "resend-"+resendID.String()), webhooks.DeliveryPending, false},
 		{webhooks.DeliveryName(ev.String(), "whep-a", ""), webhooks.DeliveryPending, true},
 		{"whdl-failed", webhooks.DeliveryFailed, false},
 		{"whdl-retrying", webhooks.DeliveryRetrying, true},
