@@ -126,6 +126,11 @@ func TestEndpoints(t *testing.T) {
 		now := clk.Now()
 		record := func(status webhooks.DeliveryStatus, age time.Duration) uuid.UUID {
 			ev := uuid.New()
+			// The event, dispatched long ago (a resend sends its body again).
+			if _, err := st.Pool.Exec(ctx, `INSERT INTO events (id, account_id, type, body, created_at, dispatched_at)
+				VALUES ($1, $2, 'call.ended', '{}', $3, $3)`, ev, acct.ID, now.Add(-age)); err != nil {
+				t.Fatal(err)
+			}
 			if err := st.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: acct.PublicID, EndpointPublicID: ep.Name,
 				DeliveryName: webhooks.DeliveryName(ev.String(), ep.Name, ""), EventID: ev, EventType: "call.ended", Status: status,
 				Attempts: 1, CreatedAt: now.Add(-age), FinishedAt: now.Add(-age)}); err != nil {
@@ -151,7 +156,7 @@ func TestEndpoints(t *testing.T) {
 		if err := svc.Resend(ctx, acct, ep.Name, failed.String()); err != nil {
 			t.Fatalf("resend: %v", err)
 		}
-		// The resend is live and listed as pending, ahead of its failed original.
+		// The resend is queued in the outbox and listed as pending, ahead of its failed original.
 		ds, err = svc.Deliveries(ctx, acct, ep.Name)
 		if err != nil || len(ds) != 3 {
 			t.Fatalf("deliveries after resend %+v %v", ds, err)
