@@ -21,6 +21,7 @@ import (
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/apiserver"
+	"github.com/switchboard-dev/switchboard/controllers"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/controlplane"
@@ -350,26 +351,42 @@ func (h *webhookHarness) testTestEvent(t *testing.T) {
 	if resp.Status != 202 || resp.Map(t)["queued"] != true {
 		t.Fatalf("test: %s", resp)
 	}
+	// The test event is queued in the outbox for this endpoint alone, and listed as pending
+	// before the dispatcher takes it.
+	var body string
+	var eventID uuid.UUID
+	var dispatched *time.Time
+	if err := h.st.Pool.QueryRow(ctx, `SELECT id, convert_from(body, 'UTF8'), dispatched_at FROM events
+		WHERE account_id = $1 AND endpoint_public_id = $2`, tenant.Account.ID, id).Scan(&eventID, &body, &dispatched); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(body, `"test":true`) || !strings.Contains(body, `"event":"test"`) || dispatched != nil {
+		t.Errorf("event %s dispatched %v", body, dispatched)
+	}
+	checkPending := func(when string) {
+		deliveries := h.api.Do(t, tenant.OwnerKey, "GET", "/v1/webhooks/"+id+"/deliveries", nil).Map(t)["deliveries"].([]any)
+		if len(deliveries) != 1 || deliveries[0].(map[string]any)["status"] != "pending" || deliveries[0].(map[string]any)["event"] != "test" ||
+			deliveries[0].(map[string]any)["event_id"] != eventID.String() {
+			t.Errorf("deliveries %s: %v", when, deliveries)
+		}
+	}
+	checkPending("while queued")
+	// Another endpoint of the account does not receive it.
+	other := h.create(t, tenant.OwnerKey, "https://hooks.example.com/t2")["public_id"].(string)
+	dispatcher := &controllers.WebhookDispatcher{Client: h.kube, Reader: h.kube, Store: h.st, Clock: h.clk, Log: logr.Discard()}
+	if _, err := dispatcher.DispatchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
 	list := &switchboardv1alpha1.WebhookDeliveryList{}
 	if err := h.kube.List(ctx, list, client.InNamespace(tenancy.Namespace(tenant.Account.PublicID))); err != nil || len(list.Items) != 1 {
 		t.Fatalf("deliveries %v %v", list.Items, err)
 	}
 	d := list.Items[0]
-	if d.Spec.EventType != switchboardv1alpha1.EventTest || d.Spec.EndpointName != id || len(d.OwnerReferences) != 1 || d.OwnerReferences[0].Name != id {
-		t.Errorf("delivery %+v", d)
+	if d.Spec.EventType != switchboardv1alpha1.EventTest || d.Spec.EndpointName != id || d.Spec.EventID != eventID.String() ||
+		len(d.OwnerReferences) != 1 || d.OwnerReferences[0].Name != id {
+		t.Errorf("delivery %+v (other endpoint %s)", d, other)
 	}
-	var body string
-	var dispatched *time.Time
-	if err := h.st.Pool.QueryRow(ctx, `SELECT convert_from(body, 'UTF8'), dispatched_at FROM events WHERE id = $1`, d.Spec.EventID).Scan(&body, &dispatched); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(body, `"test":true`) || !strings.Contains(body, `"event":"test"`) || dispatched == nil {
-		t.Errorf("event %s dispatched %v", body, dispatched)
-	}
-	deliveries := h.api.Do(t, tenant.OwnerKey, "GET", "/v1/webhooks/"+id+"/deliveries", nil).Map(t)["deliveries"].([]any)
-	if len(deliveries) != 1 || deliveries[0].(map[string]any)["status"] != "pending" || deliveries[0].(map[string]any)["event"] != "test" {
-		t.Errorf("deliveries %v", deliveries)
-	}
+	checkPending("once dispatched")
 
 	h.api.Do(t, tenant.OwnerKey, "PATCH", "/v1/webhooks/"+id, map[string]any{"status": "paused"})
 	if resp := h.api.Do(t, tenant.OwnerKey, "POST", "/v1/webhooks/"+id+"/test", nil); resp.Status != 409 || !strings.Contains(string(resp.Body), "paused") {
@@ -382,8 +399,13 @@ func (h *webhookHarness) testDeliveries(t *testing.T) {
 	tenant := apitest.NewTenant(t, h.st, plans.Business)
 	id := h.create(t, tenant.OwnerKey, "https://hooks.example.com/d")["public_id"].(string)
 	now := h.clk.Now()
-	record := func(status string, age time.Duration, attempts, code int, lastErr string) uuid.UUID {
+	record := func(status webhooks.DeliveryStatus, age time.Duration, attempts, code int, lastErr string) uuid.UUID {
 		ev := uuid.New()
+		// The event, dispatched long ago (a resend sends its body again).
+		if _, err := h.st.Pool.Exec(ctx, `INSERT INTO events (id, account_id, type, body, created_at, dispatched_at)
+			VALUES ($1, $2, 'call.ended', $3, $4, $4)`, ev, tenant.Account.ID, []byte(`{"event":"call.ended"}`), now.Add(-age)); err != nil {
+			t.Fatal(err)
+		}
 		err := h.st.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: tenant.Account.PublicID, EndpointPublicID: id,
 			DeliveryName: webhooks.DeliveryName(ev.String(), id, ""), EventID: ev, EventType: "call.ended", Status: status, Attempts: attempts,
 			ResponseCode: code, LastError: lastErr, CreatedAt: now.Add(-age), FinishedAt: now.Add(-age)})
@@ -447,12 +469,20 @@ func (h *webhookHarness) testDeliveries(t *testing.T) {
 		if resp.Status != 202 || resp.Map(t)["queued"] != true {
 			t.Errorf("resend %s: %s", ev, resp)
 		}
+		// Queued in the outbox, so pending again: a second resend is refused until it finishes.
+		if resp := h.api.Do(t, tenant.OwnerKey, "POST", "/v1/webhooks/"+id+"/deliveries/"+ev.String()+"/resend", nil); resp.Status != 409 {
+			t.Errorf("resend while queued: %s", resp)
+		}
+		// The dispatcher makes it a fresh delivery of the same event, naming the one it repeats.
+		dispatcher := &controllers.WebhookDispatcher{Client: h.kube, Reader: h.kube, Store: h.st, Clock: h.clk, Log: logr.Discard()}
+		if _, err := dispatcher.DispatchOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
 		list := &switchboardv1alpha1.WebhookDeliveryList{}
 		_ = h.kube.List(ctx, list, client.InNamespace(ep.Namespace), client.MatchingLabels{webhooks.LabelEventID: ev.String()})
 		if len(list.Items) != 1 || list.Items[0].Spec.ResendOf != webhooks.DeliveryName(ev.String(), id, "") || list.Items[0].Spec.EventID != ev.String() {
 			t.Errorf("resent delivery %+v", list.Items)
 		}
-		// Now pending again: a second resend is refused until it finishes.
 		if resp := h.api.Do(t, tenant.OwnerKey, "POST", "/v1/webhooks/"+id+"/deliveries/"+ev.String()+"/resend", nil); resp.Status != 409 {
 			t.Errorf("resend while pending: %s", resp)
 		}

@@ -234,7 +234,7 @@ func (w *WebhookDispatcher) fanOut(ctx context.Context, evs []store.PendingEvent
 	for _, ev := range evs {
 		p := &eventProgress{}
 		p.left.Store(1) // this pass
-		progress[ev.ID] = p
+		progress[ev.OutboxID] = p
 		eps, ok := endpoints[ev.AccountPublicID]
 		if !ok {
 			list := &switchboardv1alpha1.WebhookEndpointList{}
@@ -247,7 +247,7 @@ func (w *WebhookDispatcher) fanOut(ctx context.Context, evs []store.PendingEvent
 		}
 		for i := range eps {
 			ep := &eps[i]
-			if ep.DeletionTimestamp != nil || ep.Spec.AccountID != ev.AccountPublicID || !webhooks.Subscribed(ep, ev.Type) {
+			if ep.DeletionTimestamp != nil || ep.Spec.AccountID != ev.AccountPublicID || !addressed(ev, ep) {
 				continue
 			}
 			slots <- struct{}{}
@@ -263,17 +263,26 @@ func (w *WebhookDispatcher) fanOut(ctx context.Context, evs []store.PendingEvent
 	}
 	wg.Wait()
 	for _, ev := range evs {
-		p := progress[ev.ID]
+		p := progress[ev.OutboxID]
 		switch {
 		case p.left.Add(-1) > 0:
 			running++ // its last first attempt marks or releases it
 		case p.failed.Load():
-			failed = append(failed, ev.ID)
+			failed = append(failed, ev.OutboxID)
 		default:
-			done = append(done, ev.ID)
+			done = append(done, ev.OutboxID)
 		}
 	}
 	return done, failed, running, firstErr
+}
+
+// addressed reports whether ev goes to ep: the one endpoint it was queued for (a test
+// event), or else every endpoint that subscribes to its type.
+func addressed(ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint) bool {
+	if ev.EndpointPublicID != "" {
+		return ep.Name == ev.EndpointPublicID
+	}
+	return webhooks.Subscribed(ep, ev.Type)
 }
 
 // deliver makes the delivery of ev to ep: a first attempt when the engine admits it, a
@@ -283,7 +292,7 @@ func (w *WebhookDispatcher) deliver(ctx context.Context, ev store.PendingEvent, 
 	if !webhooks.Deliverable(ep) {
 		// Paused or switched off: the event is not delivered; it is listed as cancelled
 		// and can be resent once the endpoint is active.
-		return w.recordCancelled(ctx, ev, ep, webhooks.DeliveryName(ev.ID.String(), ep.Name, ""),
+		return w.recordCancelled(ctx, ev, ep, webhooks.DeliveryName(ev.ID.String(), ep.Name, ev.DeliverySalt()),
 			"The endpoint was paused or switched off when the event occurred")
 	}
 	// A repeat goes to the controller, which checks the history before an attempt.
@@ -313,7 +322,7 @@ func (w *WebhookDispatcher) firstAttempt(ctx context.Context, ev store.PendingEv
 	defer w.jobs.Done()
 	ok := func() bool {
 		defer admitted()
-		name := webhooks.DeliveryName(ev.ID.String(), ep.Name, "")
+		name := webhooks.DeliveryName(ev.ID.String(), ep.Name, ev.DeliverySalt())
 		res, sentAt, outcome, err := w.First.Attempt(ctx, delivery.FirstAttempt{Endpoint: ep, Secret: secret,
 			AccountPublicID: ev.AccountPublicID, DeliveryName: name, EventID: ev.ID, EventType: ev.Type, Body: ev.Body,
 			CreatedAt: w.Clock.Now(), EventCreatedAt: ev.CreatedAt})
@@ -346,9 +355,9 @@ func (w *WebhookDispatcher) firstAttempt(ctx context.Context, ev store.PendingEv
 	defer cancel()
 	var err error
 	if p.failed.Load() {
-		err = w.Store.ReleaseEvents(bg, []uuid.UUID{ev.ID})
+		err = w.Store.ReleaseEvents(bg, []uuid.UUID{ev.OutboxID})
 	} else {
-		err = w.Store.MarkEventDispatched(bg, ev.ID, w.Clock.Now())
+		err = w.Store.MarkEventDispatched(bg, ev.OutboxID, w.Clock.Now())
 	}
 	if err != nil {
 		w.Log.Error(err, "finish webhook event", "event", ev.ID) // the claim's lease ends; it is taken again
@@ -371,7 +380,7 @@ func firstAttemptFailed(d *switchboardv1alpha1.WebhookDelivery, sentAt time.Time
 // it is.
 func (w *WebhookDispatcher) createDelivery(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint,
 	meta, status func(*switchboardv1alpha1.WebhookDelivery)) error {
-	d := webhooks.NewDelivery(ep, ev.ID.String(), ev.Type, "", "")
+	d := webhooks.NewDelivery(ep, ev.ID.String(), ev.Type, ev.ResendOf, ev.DeliverySalt())
 	if meta != nil {
 		meta(d)
 	}
@@ -400,7 +409,7 @@ func (w *WebhookDispatcher) createDelivery(ctx context.Context, ev store.Pending
 func (w *WebhookDispatcher) recordCancelled(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, name, why string) error {
 	now := w.Clock.Now()
 	err := w.Store.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: ev.AccountPublicID,
-		EndpointPublicID: ep.Name, DeliveryName: name, EventID: ev.ID, EventType: ev.Type, Status: "cancelled",
+		EndpointPublicID: ep.Name, DeliveryName: name, EventID: ev.ID, EventType: ev.Type, Status: webhooks.DeliveryCancelled,
 		LastError: why, CreatedAt: now, FinishedAt: now})
 	if err == nil {
 		metrics.WebhookDeliveryFinished(switchboardv1alpha1.WebhookDeliveryPhaseCancelled)

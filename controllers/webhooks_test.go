@@ -375,6 +375,41 @@ var _ = Describe("Webhook delivery", func() {
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 	})
 
+	It("delivers an event queued for one endpoint (a test event) to that endpoint only, whatever its subscriptions", func() {
+		ep, _ := e.endpoint("whep-crm", switchboardv1alpha1.EventVoicemailReceived)
+		_, _ = e.endpoint("whep-other") // subscribes to call.ended, and is not the target
+		id := uuid.New()
+		tx, err := e.st.Pool.Begin(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(store.EnqueueEventFor(ctx, tx, events.Event{ID: id, AccountID: e.tenant.Account.ID, Type: events.CallEnded,
+			Body: []byte(fmt.Sprintf(`{"event":"test","id":%q}`, id)), CreatedAt: e.clk.Now()}, ep.Name)).To(Succeed())
+		Expect(tx.Commit(ctx)).To(Succeed())
+
+		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
+			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
+		reqs := e.rcv.all()
+		Expect(reqs).To(HaveLen(1), "only the endpoint it was queued for receives it")
+		Expect(reqs[0].header.Get("X-Service-Delivery")).To(Equal(id.String()))
+		Eventually(func(g Gomega) {
+			var dispatched *time.Time
+			g.Expect(e.st.Pool.QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&dispatched)).To(Succeed())
+			g.Expect(dispatched).NotTo(BeNil())
+		}).Should(Succeed())
+
+		// A resend is queued the same way: a fresh delivery, same event id and body, to that endpoint only.
+		tx, err = e.st.Pool.Begin(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(store.EnqueueResend(ctx, tx, e.tenant.Account.ID, id, ep.Name, webhooks.DeliveryName(id.String(), ep.Name, ""),
+			uuid.New(), e.clk.Now())).To(Succeed())
+		Expect(tx.Commit(ctx)).To(Succeed())
+		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(Equal([]historyRow{
+			{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}, {Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
+		reqs = e.rcv.all()
+		Expect(reqs).To(HaveLen(2))
+		Expect(reqs[1].header.Get("X-Service-Delivery")).To(Equal(id.String()))
+		Expect(reqs[1].body).To(Equal(reqs[0].body))
+	})
+
 	It("makes a first attempt that succeeds without a WebhookDelivery, and turns one that fails into one, its attempt counted", func() {
 		ep, _ := e.endpoint("whep-direct")
 		wc, err := client.NewWithWatch(cp.Config, client.Options{Scheme: cp.Scheme})

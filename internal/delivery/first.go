@@ -188,7 +188,7 @@ func (f *FirstAttempts) Attempt(ctx context.Context, a FirstAttempt) (webhooks.R
 		EventID: a.EventID, EventType: a.EventType, CreatedAt: a.CreatedAt}
 	if removed {
 		// Like the controller's: the attempt is not counted.
-		row.Status, row.FinishedAt = webhooks.APIStatus(switchboardv1alpha1.WebhookDeliveryPhaseCancelled), f.Clock.Now()
+		row.Status, row.FinishedAt = webhooks.DeliveryCancelled, f.Clock.Now()
 		metrics.WebhookDeliveryFinished(switchboardv1alpha1.WebhookDeliveryPhaseCancelled)
 		return res, sentAt, EndpointRemoved, f.Store.RecordFinishedDelivery(ctx, row)
 	}
@@ -199,7 +199,7 @@ func (f *FirstAttempts) Attempt(ctx context.Context, a FirstAttempt) (webhooks.R
 		return res, sentAt, NeedsRetry, nil
 	}
 	// The delivery's final outcome is known here for a first attempt that succeeds.
-	row.Status, row.Attempts, row.ResponseCode, row.FinishedAt = webhooks.APIStatus(switchboardv1alpha1.WebhookDeliveryPhaseSucceeded), 1, res.StatusCode, f.Clock.Now()
+	row.Status, row.Attempts, row.ResponseCode, row.FinishedAt = webhooks.DeliverySucceeded, 1, res.StatusCode, f.Clock.Now()
 	metrics.WebhookEventSucceeded(f.Clock.Since(a.EventCreatedAt))
 	metrics.WebhookDeliveryFinished(switchboardv1alpha1.WebhookDeliveryPhaseSucceeded)
 	return res, sentAt, Delivered, f.Store.RecordFinishedDelivery(ctx, row)

@@ -90,11 +90,77 @@ func EnqueueEvent(ctx context.Context, tx pgx.Tx, ev events.Event) (queued bool,
 	return tag.RowsAffected() == 1, nil
 }
 
+// EnqueueEventFor stores ev in the outbox for the account's endpoint endpointPublicID only
+// (a test event): the dispatcher delivers it to that endpoint whatever its subscriptions.
+func EnqueueEventFor(ctx context.Context, tx pgx.Tx, ev events.Event, endpointPublicID string) error {
+	_, err := tx.Exec(ctx, `INSERT INTO events (id, account_id, type, body, call_id, created_at, endpoint_public_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, ev.ID, ev.AccountID, ev.Type, ev.Body, ev.CallID, ev.CreatedAt, endpointPublicID)
+	if err != nil {
+		return fmt.Errorf("queue %s event for %s: %w", ev.Type, endpointPublicID, err)
+	}
+	return nil
+}
+
+// EnqueueResend queues, in the outbox, a resend of the account's event eventID to the
+// endpoint endpointPublicID alone: a row of its own (id outboxID) with the event's type and
+// body, naming the delivery it repeats (resendOf). ErrNotFound when the account has no such
+// event.
+func EnqueueResend(ctx context.Context, tx pgx.Tx, accountID int64, eventID uuid.UUID, endpointPublicID, resendOf string,
+	outboxID uuid.UUID, now time.Time) error {
+	tag, err := tx.Exec(ctx, `INSERT INTO events (id, account_id, type, body, created_at, endpoint_public_id, resends, resend_of)
+		SELECT $1, account_id, type, body, $2, $3, id, $4 FROM events WHERE id = $5 AND account_id = $6`,
+		outboxID, now, endpointPublicID, resendOf, eventID, accountID)
+	if err != nil {
+		return fmt.Errorf("queue resend of event %s to %s: %w", eventID, endpointPublicID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// QueuedDelivery is a delivery to one endpoint still in the outbox (a test event or a resend).
+type QueuedDelivery struct {
+	// OutboxID is the outbox row's id; EventID the event's (they differ for a resend).
+	OutboxID  uuid.UUID
+	EventID   uuid.UUID
+	Type      string
+	Resend    bool
+	CreatedAt time.Time
+}
+
+// QueuedDeliveriesFor lists the account's undispatched outbox rows queued for
+// endpointPublicID alone (EnqueueEventFor, EnqueueResend) created at or after since, newest
+// first: deliveries the dispatcher has not made yet.
+func (s *Store) QueuedDeliveriesFor(ctx context.Context, accountID int64, endpointPublicID string, since time.Time) ([]QueuedDelivery, error) {
+	rows, err := s.Pool.Query(ctx, `SELECT id, COALESCE(resends, id), type, resends IS NOT NULL, created_at FROM events
+		WHERE account_id = $1 AND endpoint_public_id = $2 AND dispatched_at IS NULL AND created_at >= $3
+		ORDER BY created_at DESC, id`, accountID, endpointPublicID, since)
+	if err != nil {
+		return nil, fmt.Errorf("queued deliveries to %s: %w", endpointPublicID, err)
+	}
+	qs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (QueuedDelivery, error) {
+		var q QueuedDelivery
+		return q, r.Scan(&q.OutboxID, &q.EventID, &q.Type, &q.Resend, &q.CreatedAt)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queued deliveries to %s: %w", endpointPublicID, err)
+	}
+	return qs, nil
+}
+
 // PendingEvent is an undispatched outbox event.
 type PendingEvent struct {
+	// ID is the event's id; OutboxID the outbox row's (they differ for a resend).
 	ID              uuid.UUID
+	OutboxID        uuid.UUID
 	Type            string
 	AccountPublicID string
+	// EndpointPublicID is the one endpoint the event is for (a test event); "": every
+	// endpoint of the account that subscribes to Type.
+	EndpointPublicID string
+	// ResendOf names the delivery a resend repeats ("": not a resend).
+	ResendOf string
 	// Body is the exact JSON every attempt sends (the engine makes first attempts from it).
 	Body      []byte
 	CreatedAt time.Time
@@ -116,13 +182,14 @@ func (s *Store) ClaimEvents(ctx context.Context, limit int, now time.Time, lease
 			ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED)
 		UPDATE events e SET claimed_until = $3, claims = e.claims + 1 FROM claim, accounts a
 		WHERE e.id = claim.id AND a.id = e.account_id
-		RETURNING e.id, e.type, a.public_id, e.body, e.created_at, e.claims > 1`, limit, now, now.Add(lease))
+		RETURNING e.id, COALESCE(e.resends, e.id), e.type, a.public_id, e.body, e.created_at, e.claims > 1,
+			COALESCE(e.endpoint_public_id, ''), COALESCE(e.resend_of, '')`, limit, now, now.Add(lease))
 	if err != nil {
 		return nil, fmt.Errorf("claim outbox events: %w", err)
 	}
 	evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PendingEvent, error) {
 		var e PendingEvent
-		return e, r.Scan(&e.ID, &e.Type, &e.AccountPublicID, &e.Body, &e.CreatedAt, &e.Repeat)
+		return e, r.Scan(&e.OutboxID, &e.ID, &e.Type, &e.AccountPublicID, &e.Body, &e.CreatedAt, &e.Repeat, &e.EndpointPublicID, &e.ResendOf)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim outbox events: %w", err)
@@ -132,9 +199,18 @@ func (s *Store) ClaimEvents(ctx context.Context, limit int, now time.Time, lease
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
-		return slices.Compare(a.ID[:], b.ID[:])
+		return slices.Compare(a.OutboxID[:], b.OutboxID[:])
 	})
 	return evs, nil
+}
+
+// DeliverySalt tells a resend's delivery name from the first delivery's (see
+// webhooks.DeliveryName): the same on every claim of the row.
+func (e PendingEvent) DeliverySalt() string {
+	if e.ResendOf == "" {
+		return ""
+	}
+	return "resend-" + e.OutboxID.String()
 }
 
 // MarkEventsDispatched marks claimed events dispatched at `at`; they are never claimed again.
@@ -189,11 +265,4 @@ func (s *Store) ReleaseEvents(ctx context.Context, ids []uuid.UUID) error {
 		return fmt.Errorf("release %d events: %w", len(ids), err)
 	}
 	return nil
-}
-
-// MarkEventDispatchedTx marks an outbox event dispatched in tx: the caller creates its
-// deliveries itself (a test event goes to one endpoint only).
-func MarkEventDispatchedTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, at time.Time) error {
-	_, err := tx.Exec(ctx, `UPDATE events SET dispatched_at = $2 WHERE id = $1`, id, at)
-	return err
 }

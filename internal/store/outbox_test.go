@@ -264,3 +264,81 @@ func TestClaimEventsConcurrentClaimersSplitTheOutbox(t *testing.T) {
 		}
 	}
 }
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Rows for one endpoint: a test event and a resend. A resend is a row of its own carrying the
+// event's id, type and body; both are listed as queued until dispatched, and a resend of an
+// event the account does not have is not found.
+func TestOutboxRowsForOneEndpoint(t *testing.T) {
+	st := storetest.NewStore(t)
+	ctx := context.Background()
+	tenant := apitest.NewTenant(t, st, plans.Business)
+	other := apitest.NewTenant(t, st, plans.Business)
+	at := time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
+	original, test, resend := uuid.New(), uuid.New(), uuid.New()
+	if err := st.InTx(ctx, func(tx pgx.Tx) error {
+		if _, err := store.EnqueueEvent(ctx, tx, events.Event{ID: original, AccountID: tenant.Account.ID, Type: events.CallEnded,
+			Body: []byte(`{"n":1}`), CreatedAt: at}); err != nil {
+			return err
+		}
+		return store.EnqueueEventFor(ctx, tx, events.Event{ID: test, AccountID: tenant.Account.ID, Type: events.Test,
+			Body: []byte(`{"n":2}`), CreatedAt: at.Add(time.Second)}, "whep-a")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := st.ClaimEvents(ctx, 10, at.Add(time.Minute), time.Minute)
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("claim %+v %v", evs, err)
+	}
+	if err := st.MarkEventsDispatched(ctx, []uuid.UUID{evs[0].OutboxID}, at.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.InTx(ctx, func(tx pgx.Tx) error {
+		return store.EnqueueResend(ctx, tx, other.Account.ID, original, "whep-b", "whdl-x", uuid.New(), at.Add(2*time.Minute))
+	}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("resend of another account's event: %v", err)
+	}
+	if err := st.InTx(ctx, func(tx pgx.Tx) error {
+		return store.EnqueueResend(ctx, tx, tenant.Account.ID, original, "whep-a", "whdl-x", resend, at.Add(2*time.Minute))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	queued, err := st.QueuedDeliveriesFor(ctx, tenant.Account.ID, "whep-a", at)
+	if err != nil || len(queued) != 2 || queued[0].OutboxID != resend || queued[0].EventID != original || !queued[0].Resend ||
+		queued[1].OutboxID != test || queued[1].EventID != test || queued[1].Resend {
+		t.Errorf("queued %+v %v", queued, err)
+	}
+	evs, err = st.ClaimEvents(ctx, 10, at.Add(3*time.Minute), time.Minute)
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("claim %+v %v", evs, err)
+	}
+	for _, e := range evs {
+		switch e.OutboxID {
+		case test:
+			if e.ID != test || e.EndpointPublicID != "whep-a" || e.ResendOf != "" || e.DeliverySalt() != "" || e.Type != events.Test {
+				t.Errorf("test row %+v", e)
+			}
+		case resend:
+			if e.ID != original || e.EndpointPublicID != "whep-a" || e.ResendOf != "whdl-x" || string(e.Body) != `{"n":1}` ||
+				e.Type != events.CallEnded || e.DeliverySalt() != "resend-"+resend.String() {
+				t.Errorf("resend row %+v", e)
+			}
+		default:
+			t.Errorf("claimed %+v", e)
+		}
+	}
+	if err := st.MarkEventsDispatched(ctx, []uuid.UUID{test, resend}, at.Add(3*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if queued, err := st.QueuedDeliveriesFor(ctx, tenant.Account.ID, "whep-a", at); err != nil || len(queued) != 0 {
+		t.Errorf("queued once dispatched %+v %v", queued, err)
+	}
+}

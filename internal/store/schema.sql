@@ -635,7 +635,7 @@ CREATE FUNCTION public.realtime_outbox_event() RETURNS trigger
 DECLARE
     msg text;
 BEGIN
-    IF NEW.type = 'test' THEN
+    IF NEW.type = 'test' OR NEW.resends IS NOT NULL THEN
         RETURN NULL;
     END IF;
     msg := '{"a":' || NEW.account_id || ',"e":' || to_json(NEW.type)::text || ',"d":' || convert_from(NEW.body, 'UTF8') || '}';
@@ -1054,7 +1054,10 @@ CREATE TABLE public.events (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     dispatched_at timestamp with time zone,
     claimed_until timestamp with time zone,
-    claims integer DEFAULT 0 NOT NULL
+    claims integer DEFAULT 0 NOT NULL,
+    endpoint_public_id text,
+    resends uuid,
+    resend_of text
 );
 
 --

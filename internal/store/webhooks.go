@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
 // WebhookEvent is an outbox event as a delivery needs it.
@@ -143,7 +145,7 @@ type FinishedDelivery struct {
 	EventID          uuid.UUID
 	EventType        string
 	// Status is succeeded, failed or cancelled.
-	Status       string
+	Status       webhooks.DeliveryStatus
 	Attempts     int
 	ResponseCode int
 	LastError    string
@@ -173,7 +175,7 @@ func (s *Store) recordFinishedDeliveries(ctx context.Context, ds []FinishedDeliv
 		created, finished                           = make([]time.Time, n), make([]time.Time, n)
 	)
 	for i, d := range ds {
-		accounts[i], endpoints[i], names[i], types[i], statuses[i] = d.AccountPublicID, d.EndpointPublicID, d.DeliveryName, d.EventType, d.Status
+		accounts[i], endpoints[i], names[i], types[i], statuses[i] = d.AccountPublicID, d.EndpointPublicID, d.DeliveryName, d.EventType, string(d.Status)
 		eventIDs[i], attempts[i], created[i], finished[i] = d.EventID.String(), int32(d.Attempts), d.CreatedAt, d.FinishedAt
 		if d.ResponseCode != 0 {
 			c := int32(d.ResponseCode)

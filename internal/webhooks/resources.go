@@ -91,23 +91,6 @@ func SwitchedOff(ep *switchboardv1alpha1.WebhookEndpoint) bool {
 // SecretName is the Secret a generated signing secret lives in.
 func SecretName(endpointName string) string { return endpointName + "-signing" }
 
-// APIStatus is a delivery's status in the API: pending, retrying, succeeded, failed or
-// cancelled.
-func APIStatus(p switchboardv1alpha1.WebhookDeliveryPhase) string {
-	switch p {
-	case switchboardv1alpha1.WebhookDeliveryPhaseRetrying:
-		return "retrying"
-	case switchboardv1alpha1.WebhookDeliveryPhaseSucceeded:
-		return "succeeded"
-	case switchboardv1alpha1.WebhookDeliveryPhaseFailed:
-		return "failed"
-	case switchboardv1alpha1.WebhookDeliveryPhaseCancelled:
-		return "cancelled"
-	default:
-		return "pending"
-	}
-}
-
 // NewSigningSecret is the Secret holding an endpoint's signing secret, owned (controller
 // reference) by the endpoint so that removing the endpoint removes it.
 func NewSigningSecret(ep *switchboardv1alpha1.WebhookEndpoint, name, value string) *corev1.Secret {

@@ -1,0 +1,591 @@
+// Package manage is the webhooks service behind the /v1/webhooks API: it owns the
+// five-endpoint limit and its lock, the resend rule and the merge of live deliveries with
+// the history. The HTTP handlers only translate requests and answers. It is a package of
+// its own because it reads the store, which imports internal/webhooks for DeliveryStatus.
+package manage
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/validate/content"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/events"
+	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/tenancy"
+	"github.com/switchboard-dev/switchboard/internal/webhooks"
+)
+
+// Bounds of the webhook operations (spec: Webhooks, Limits).
+const (
+	// DeliveriesListed and DeliveriesDays bound Deliveries.
+	DeliveriesListed = 100
+	DeliveriesDays   = 30
+	NameMaxLength    = 100
+)
+
+// Errors the handlers translate: ErrEndpointNotFound and ErrDeliveryNotFound are 404s.
+var (
+	ErrEndpointNotFound = errors.New("no such endpoint on this account")
+	ErrDeliveryNotFound = errors.New("no such delivery on this account")
+)
+
+// ConflictError is a request the endpoint's state refuses (the spec's 409s).
+type ConflictError struct{ Message string }
+
+func (e *ConflictError) Error() string { return e.Message }
+
+// InvalidError is input the service refuses, by field (the spec's 422).
+type InvalidError struct{ Fields map[string][]string }
+
+func (e *InvalidError) Error() string { return fmt.Sprintf("invalid webhook input: %v", e.Fields) }
+
+func (e *InvalidError) add(field, message string) {
+	if e.Fields == nil {
+		e.Fields = map[string][]string{}
+	}
+	e.Fields[field] = append(e.Fields[field], message)
+}
+
+func (e *InvalidError) orNil() error {
+	if len(e.Fields) == 0 {
+		return nil
+	}
+	return e
+}
+
+// Account is the caller's account.
+type Account struct {
+	ID       int64
+	PublicID string
+	Name     string
+}
+
+// Input is a new endpoint (Create: all required) or a change to one (Update: nil keeps).
+type Input struct {
+	Name   *string
+	URL    *string
+	Events *[]string
+	// Status is active or paused (Update only).
+	Status *string
+}
+
+// Delivery is one delivery of an event to an endpoint, live or finished.
+type Delivery struct {
+	Name          string
+	Event         string
+	EventID       string
+	Status        webhooks.DeliveryStatus
+	Attempts      int
+	ResponseCode  int
+	LastError     string
+	CreatedAt     time.Time
+	NextAttemptAt *time.Time
+}
+
+// Endpoints manages an account's WebhookEndpoints (in its namespace; the API keeps no copy,
+// so kubectl and the API see the same) and their deliveries.
+type Endpoints struct {
+	// Kube writes; Reader reads past the manager's cache (read-after-write for the caller).
+	Kube   client.Client
+	Reader client.Reader
+	Store  *store.Store
+	Clock  clock.PassiveClock
+	// URLPolicy checks endpoint addresses (https, public internet only).
+	URLPolicy webhooks.URLPolicy
+}
+
+// Subscribable lists the events an endpoint can receive.
+func Subscribable() []string {
+	out := make([]string, len(switchboardv1alpha1.SubscribableEvents))
+	for i, e := range switchboardv1alpha1.SubscribableEvents {
+		out[i] = string(e)
+	}
+	return out
+}
+
+// List is the account's endpoints (not being removed), oldest first.
+func (s *Endpoints) List(ctx context.Context, account string) ([]switchboardv1alpha1.WebhookEndpoint, error) {
+	list := &switchboardv1alpha1.WebhookEndpointList{}
+	if err := s.Reader.List(ctx, list, client.InNamespace(tenancy.Namespace(account))); err != nil {
+		return nil, err
+	}
+	out := list.Items[:0]
+	for _, ep := range list.Items {
+		if ep.DeletionTimestamp == nil && ep.Spec.AccountID == account {
+			out = append(out, ep)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		ti, tj := out[i].CreationTimestamp.Time, out[j].CreationTimestamp.Time
+		if !ti.Equal(tj) {
+			return ti.Before(tj)
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
+
+// Get is the account's endpoint named id; ErrEndpointNotFound when there is none (also for
+// an id that cannot name one).
+func (s *Endpoints) Get(ctx context.Context, account, id string) (*switchboardv1alpha1.WebhookEndpoint, error) {
+	ep := &switchboardv1alpha1.WebhookEndpoint{}
+	err := s.Reader.Get(ctx, types.NamespacedName{Namespace: tenancy.Namespace(account), Name: id}, ep)
+	if apierrors.IsNotFound(err) || (err == nil && (ep.Spec.AccountID != account || ep.DeletionTimestamp != nil)) {
+		return nil, ErrEndpointNotFound
+	}
+	if err != nil {
+		// The client refuses a name that cannot be a Kubernetes name before sending anything
+		// (a plain error, not a Status).
+		if len(id) > 253 || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || !kubeName(id) {
+			return nil, ErrEndpointNotFound
+		}
+		return nil, err
+	}
+	return ep, nil
+}
+
+// kubeName reports whether name can name a namespaced object.
+func kubeName(name string) bool {
+	return len(validation.IsDNS1123Subdomain(name)) == 0 && len(content.IsPathSegmentName(name)) == 0
+}
+
+// Create adds an endpoint and its signing secret, unless the account has
+// MaxWebhookEndpointsPerAccount already (ConflictError). It returns the secret: the only time
+// it is shown.
+func (s *Endpoints) Create(ctx context.Context, acct Account, in Input) (*switchboardv1alpha1.WebhookEndpoint, string, error) {
+	bad := &InvalidError{}
+	name := checkName(bad, in.Name, true)
+	url := s.checkURL(ctx, bad, in.URL, true)
+	evts := checkEvents(bad, in.Events, true)
+	if err := bad.orNil(); err != nil {
+		return nil, "", err
+	}
+	if err := s.ensureNamespace(ctx, acct.PublicID); err != nil {
+		return nil, "", err
+	}
+	// One creation at a time per account, so the limit holds between replicas.
+	release, err := s.Store.WebhookAccountLock(ctx, acct.ID)
+	if err != nil {
+		return nil, "", err
+	}
+	defer release()
+	eps, err := s.List(ctx, acct.PublicID)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := checkRoom(len(eps)); err != nil {
+		return nil, "", err
+	}
+	id := newEndpointName()
+	ep := &switchboardv1alpha1.WebhookEndpoint{
+		ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: tenancy.Namespace(acct.PublicID),
+			Labels: map[string]string{switchboardv1alpha1.AccountLabel: acct.PublicID}},
+		Spec: switchboardv1alpha1.WebhookEndpointSpec{AccountID: acct.PublicID, DisplayName: name, URL: url, Events: evts,
+			SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: webhooks.SecretName(id)}},
+	}
+	if err := s.Kube.Create(ctx, ep); err != nil {
+		return nil, "", refused(err)
+	}
+	secret := webhooks.NewSecret()
+	if err := s.Kube.Create(ctx, webhooks.NewSigningSecret(ep, webhooks.SecretName(id), secret)); err != nil {
+		_ = s.Kube.Delete(context.WithoutCancel(ctx), ep)
+		return nil, "", err
+	}
+	return ep, secret, nil
+}
+
+// checkRoom is the endpoint limit: ConflictError when an account with existing endpoints
+// may not add another.
+func checkRoom(existing int) error {
+	if existing >= switchboardv1alpha1.MaxWebhookEndpointsPerAccount {
+		return &ConflictError{fmt.Sprintf("This account already has %d webhook endpoints, the most allowed. Remove one first.",
+			switchboardv1alpha1.MaxWebhookEndpointsPerAccount)}
+	}
+	return nil
+}
+
+// CanAdd reports whether an account with existing endpoints may add one.
+func CanAdd(existing int) bool { return checkRoom(existing) == nil }
+
+// Update changes the endpoint's name, url, events or status. switchedOn is true when the
+// change switches on an endpoint switched off for failing (the controller then clears its
+// failure record).
+func (s *Endpoints) Update(ctx context.Context, account, id string, in Input) (ep *switchboardv1alpha1.WebhookEndpoint, switchedOn bool, err error) {
+	bad := &InvalidError{}
+	name := checkName(bad, in.Name, false)
+	url := s.checkURL(ctx, bad, in.URL, false)
+	evts := checkEvents(bad, in.Events, false)
+	if in.Status != nil && *in.Status != "active" && *in.Status != "paused" {
+		bad.add("status", "The status must be active or paused.")
+	}
+	if err := bad.orNil(); err != nil {
+		return nil, false, err
+	}
+	ep, err = s.Get(ctx, account, id)
+	if err != nil {
+		return nil, false, err
+	}
+	base := ep.DeepCopy()
+	if in.Name != nil {
+		ep.Spec.DisplayName = name
+	}
+	if in.URL != nil {
+		ep.Spec.URL = url
+	}
+	if in.Events != nil {
+		ep.Spec.Events = evts
+	}
+	if in.Status != nil {
+		paused := *in.Status == "paused"
+		switchedOn = !paused && webhooks.SwitchedOff(ep)
+		ep.Spec.Paused = paused
+	}
+	if err := s.Kube.Patch(ctx, ep, client.MergeFrom(base)); err != nil {
+		return nil, false, refused(err)
+	}
+	return ep, switchedOn, nil
+}
+
+// Delete removes the endpoint. Background propagation: the Secret and the deliveries it owns
+// are garbage collected; the delivery controller cancels an attempt in flight as soon as it
+// sees the deletion.
+func (s *Endpoints) Delete(ctx context.Context, account, id string) error {
+	ep, err := s.Get(ctx, account, id)
+	if err != nil {
+		return err
+	}
+	err = s.Kube.Delete(ctx, ep, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+// Rotate issues a new signing secret for the endpoint and returns it.
+func (s *Endpoints) Rotate(ctx context.Context, account, id string) (*switchboardv1alpha1.WebhookEndpoint, string, error) {
+	ep, err := s.Get(ctx, account, id)
+	if err != nil {
+		return nil, "", err
+	}
+	secret := webhooks.NewSecret()
+	if ep.Spec.SigningSecretRef == nil {
+		base := ep.DeepCopy()
+		ep.Spec.SigningSecretRef = &switchboardv1alpha1.LocalSecretReference{Name: webhooks.SecretName(ep.Name)}
+		if err := s.Kube.Patch(ctx, ep, client.MergeFrom(base)); err != nil {
+			return nil, "", refused(err)
+		}
+	}
+	key := types.NamespacedName{Namespace: ep.Namespace, Name: ep.Spec.SigningSecretRef.Name}
+	sec := &corev1.Secret{}
+	err = s.Reader.Get(ctx, key, sec)
+	switch {
+	case apierrors.IsNotFound(err):
+		err = s.Kube.Create(ctx, webhooks.NewSigningSecret(ep, key.Name, secret))
+	case err == nil:
+		base := sec.DeepCopy()
+		if sec.Data == nil {
+			sec.Data = map[string][]byte{}
+		}
+		sec.Data[switchboardv1alpha1.SigningSecretKey] = []byte(secret)
+		err = s.Kube.Patch(ctx, sec, client.MergeFrom(base))
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return ep, secret, nil
+}
+
+// Test queues a signed test event to an active endpoint (ConflictError otherwise).
+func (s *Endpoints) Test(ctx context.Context, acct Account, id string) error {
+	ep, err := s.Get(ctx, acct.PublicID, id)
+	if err != nil {
+		return err
+	}
+	if !webhooks.Deliverable(ep) {
+		return &ConflictError{"This endpoint is " + notActiveWord(ep) + "; set it active to send a test event."}
+	}
+	ev, err := events.ForTest(acct.ID, acct.Name, s.Clock.Now())
+	if err != nil {
+		return err
+	}
+	// Queued like every other event, for this endpoint alone: the dispatcher makes the delivery.
+	return s.Store.InTx(ctx, func(tx pgx.Tx) error { return store.EnqueueEventFor(ctx, tx, ev, ep.Name) })
+}
+
+// Deliveries is the endpoint's latest DeliveriesListed deliveries of the last DeliveriesDays
+// days, newest first.
+func (s *Endpoints) Deliveries(ctx context.Context, acct Account, id string) ([]Delivery, error) {
+	ep, err := s.Get(ctx, acct.PublicID, id)
+	if err != nil {
+		return nil, err
+	}
+	since := s.Clock.Now().Add(-DeliveriesDays * 24 * time.Hour)
+	out, err := s.deliveries(ctx, acct.ID, ep, since, "")
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > DeliveriesListed {
+		out = out[:DeliveriesListed]
+	}
+	return out, nil
+}
+
+// Resend sends the endpoint's delivery of eventID again, as a fresh delivery with the same
+// event id (see ResendRule).
+func (s *Endpoints) Resend(ctx context.Context, acct Account, id, eventID string) error {
+	ep, err := s.Get(ctx, acct.PublicID, id)
+	if err != nil {
+		return err
+	}
+	evID, err := uuid.Parse(eventID)
+	if err != nil || evID.String() != strings.ToLower(eventID) {
+		return ErrDeliveryNotFound
+	}
+	recs, err := s.deliveries(ctx, acct.ID, ep, time.Time{}, evID.String())
+	if err != nil {
+		return err
+	}
+	latest, err := ResendRule(recs, ep)
+	if err != nil {
+		return err
+	}
+	// Queued like every other event, for this endpoint alone: the dispatcher makes the
+	// delivery, a new attempt series with a name of its own.
+	err = s.Store.InTx(ctx, func(tx pgx.Tx) error {
+		return store.EnqueueResend(ctx, tx, acct.ID, evID, ep.Name, latest.Name, uuid.New(), s.Clock.Now())
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrDeliveryNotFound
+	}
+	return err
+}
+
+// ResendRule decides a resend from the deliveries of one event to ep (newest first): the
+// delivery to repeat, ErrDeliveryNotFound, or a ConflictError while the event is still being
+// delivered, when the latest delivery is neither failed nor cancelled, or when ep is not
+// active.
+func ResendRule(recs []Delivery, ep *switchboardv1alpha1.WebhookEndpoint) (Delivery, error) {
+	if len(recs) == 0 {
+		return Delivery{}, ErrDeliveryNotFound
+	}
+	for _, d := range recs {
+		if d.Status.InProgress() {
+			return Delivery{}, &ConflictError{"This event is still being delivered to the endpoint; it can be resent once it has failed or been cancelled."}
+		}
+	}
+	latest := recs[0]
+	if !latest.Status.Resendable() {
+		return Delivery{}, &ConflictError{"Only a failed or cancelled delivery can be resent; this one " + string(latest.Status) + "."}
+	}
+	if !webhooks.Deliverable(ep) {
+		return Delivery{}, &ConflictError{"This endpoint is " + notActiveWord(ep) + "; set it active to resend deliveries."}
+	}
+	return latest, nil
+}
+
+// deliveries merges the endpoint's live deliveries and its history (newest first),
+// optionally of one event only.
+func (s *Endpoints) deliveries(ctx context.Context, accountID int64, ep *switchboardv1alpha1.WebhookEndpoint, since time.Time, eventID string) ([]Delivery, error) {
+	sel := client.MatchingLabels{webhooks.LabelEndpoint: ep.Name}
+	if eventID != "" {
+		sel[webhooks.LabelEventID] = eventID
+	}
+	live := &switchboardv1alpha1.WebhookDeliveryList{}
+	if err := s.Reader.List(ctx, live, client.InNamespace(ep.Namespace), sel); err != nil {
+		return nil, err
+	}
+	var hist []store.FinishedDelivery
+	var err error
+	if eventID != "" {
+		var h store.FinishedDelivery
+		h, err = s.Store.LatestFinishedDelivery(ctx, accountID, ep.Name, uuid.MustParse(eventID))
+		if err == nil {
+			hist = []store.FinishedDelivery{h}
+		} else if errors.Is(err, store.ErrNotFound) {
+			err = nil
+		}
+	} else {
+		hist, err = s.Store.DeliveryHistory(ctx, accountID, ep.Name, since, DeliveriesListed)
+	}
+	if err != nil {
+		return nil, err
+	}
+	queued, err := s.Store.QueuedDeliveriesFor(ctx, accountID, ep.Name, since)
+	if err != nil {
+		return nil, err
+	}
+	if eventID != "" {
+		queued = slices.DeleteFunc(queued, func(q store.QueuedDelivery) bool { return q.EventID.String() != eventID })
+	}
+	return Merge(ep.Name, queued, live.Items, hist, since), nil
+}
+
+// Merge lists the deliveries to endpoint, newest first: the events queued for it alone and
+// not dispatched yet (pending), the live resources created at or after since, and the
+// history rows of deliveries that have no resource any more. Where two describe one
+// delivery (the dispatcher or the controller is between steps) the later stage wins.
+func Merge(endpoint string, queued []store.QueuedDelivery, live []switchboardv1alpha1.WebhookDelivery, hist []store.FinishedDelivery, since time.Time) []Delivery {
+	seen := map[string]bool{}
+	out := []Delivery{}
+	for _, d := range live {
+		if d.Spec.EndpointName != endpoint || d.CreationTimestamp.Time.Before(since) {
+			continue
+		}
+		seen[d.Name] = true
+		rec := Delivery{Name: d.Name, Event: string(d.Spec.EventType), EventID: d.Spec.EventID, Status: webhooks.APIStatus(d.Status.Phase),
+			Attempts: int(d.Status.Attempts), ResponseCode: int(d.Status.LastResponseCode), LastError: d.Status.LastError,
+			CreatedAt: d.CreationTimestamp.UTC()}
+		if d.Status.NextAttemptAt != nil {
+			t := d.Status.NextAttemptAt.UTC()
+			rec.NextAttemptAt = &t
+		}
+		out = append(out, rec)
+	}
+	for _, h := range hist {
+		if seen[h.DeliveryName] {
+			continue
+		}
+		seen[h.DeliveryName] = true
+		out = append(out, Delivery{Name: h.DeliveryName, Event: h.EventType, EventID: h.EventID.String(), Status: h.Status,
+			Attempts: h.Attempts, ResponseCode: h.ResponseCode, LastError: h.LastError, CreatedAt: h.CreatedAt.UTC()})
+	}
+	for _, q := range queued {
+		salt := ""
+		if q.Resend {
+			salt = "resend-" + q.OutboxID.String() // as store.PendingEvent.DeliverySalt
+		}
+		name := webhooks.DeliveryName(q.EventID.String(), endpoint, salt)
+		if seen[name] || q.CreatedAt.Before(since) {
+			continue
+		}
+		out = append(out, Delivery{Name: name, Event: q.Type, EventID: q.EventID.String(), Status: webhooks.DeliveryPending,
+			CreatedAt: q.CreatedAt.UTC()})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
+	return out
+}
+
+func (s *Endpoints) ensureNamespace(ctx context.Context, account string) error {
+	ns := &corev1.Namespace{}
+	err := s.Reader.Get(ctx, types.NamespacedName{Name: tenancy.Namespace(account)}, ns)
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	ns = &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenancy.Namespace(account),
+		Labels: map[string]string{tenancy.LabelAccount: account}}}
+	if err := s.Kube.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
+}
+
+// refused maps the API server's refusals of an endpoint write: NotFound (removed meanwhile)
+// to ErrEndpointNotFound, its own validation to InvalidError.
+func refused(err error) error {
+	switch {
+	case apierrors.IsNotFound(err):
+		return ErrEndpointNotFound
+	case apierrors.IsInvalid(err):
+		return &InvalidError{Fields: map[string][]string{"endpoint": {"The endpoint was refused: " + err.Error()}}}
+	}
+	return err
+}
+
+func checkName(bad *InvalidError, name *string, required bool) string {
+	if name == nil {
+		if required {
+			bad.add("name", "The name is required.")
+		}
+		return ""
+	}
+	n := strings.TrimSpace(*name)
+	switch {
+	case n == "":
+		bad.add("name", "The name must not be empty.")
+	case utf8.RuneCountInString(n) > NameMaxLength:
+		bad.add("name", fmt.Sprintf("The name must be at most %d characters.", NameMaxLength))
+	}
+	return n
+}
+
+func (s *Endpoints) checkURL(ctx context.Context, bad *InvalidError, url *string, required bool) string {
+	if url == nil {
+		if required {
+			bad.add("url", "The url is required.")
+		}
+		return ""
+	}
+	u := strings.TrimSpace(*url)
+	if err := webhooks.ValidateURL(ctx, u, s.URLPolicy); err != nil {
+		bad.add("url", "The url "+err.Error()+".")
+		return u
+	}
+	return lowerCaseScheme(u)
+}
+
+// lowerCaseScheme writes a valid address's scheme as https: schemes are case-insensitive,
+// but the resource (and so every delivery) expects the usual form.
+func lowerCaseScheme(validURL string) string {
+	scheme, rest, _ := strings.Cut(validURL, ":")
+	return strings.ToLower(scheme) + ":" + rest
+}
+
+func checkEvents(bad *InvalidError, evts *[]string, required bool) []switchboardv1alpha1.WebhookEventType {
+	if evts == nil {
+		if required {
+			bad.add("events", "The events are required: one or more of "+strings.Join(Subscribable(), ", ")+".")
+		}
+		return nil
+	}
+	if len(*evts) == 0 {
+		bad.add("events", "Choose one or more of "+strings.Join(Subscribable(), ", ")+".")
+		return nil
+	}
+	var out []switchboardv1alpha1.WebhookEventType
+	for _, e := range *evts {
+		if !slices.Contains(Subscribable(), e) {
+			bad.add("events", fmt.Sprintf("%q is not an event an endpoint can receive; use %s.", e, strings.Join(Subscribable(), ", ")))
+			continue
+		}
+		if !slices.Contains(out, switchboardv1alpha1.WebhookEventType(e)) {
+			out = append(out, switchboardv1alpha1.WebhookEventType(e))
+		}
+	}
+	return out
+}
+
+func notActiveWord(ep *switchboardv1alpha1.WebhookEndpoint) string {
+	if webhooks.SwitchedOff(ep) {
+		return "switched off after failing for 24 hours"
+	}
+	return "paused"
+}
+
+var endpointIDEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// newEndpointName is a fresh endpoint public_id (and resource name): whep- and 16 random
+// lower-case base32 characters.
+func newEndpointName() string {
+	b := make([]byte, 10)
+	_, _ = rand.Read(b)
+	return "whep-" + endpointIDEncoding.EncodeToString(b)
+}

@@ -1,0 +1,180 @@
+package manage_test
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/apitest"
+	"github.com/switchboard-dev/switchboard/internal/controlplane"
+	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
+)
+
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+
+// publicName resolves every host to one public address.
+type publicName struct{}
+
+func (publicName) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
+}
+
+// TestEndpoints runs the service against a real kube-apiserver and PostgreSQL.
+func TestEndpoints(t *testing.T) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip("KUBEBUILDER_ASSETS is not set: run via make test")
+	}
+	cp, err := controlplane.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cp.Stop() })
+	kube, err := client.New(cp.Config, client.Options{Scheme: cp.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := storetest.NewStore(t)
+	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
+	svc := &manage.Endpoints{Kube: kube, Reader: kube, Store: st, Clock: clk, URLPolicy: webhooks.URLPolicy{Resolver: publicName{}}}
+	newAccount := func(t *testing.T) manage.Account {
+		a := apitest.NewTenant(t, st, plans.Business).Account
+		return manage.Account{ID: a.ID, PublicID: a.PublicID, Name: a.Name}
+	}
+	input := func() manage.Input {
+		name, url, evts := "Hook", "https://hooks.example.com/in", []string{"call.ended"}
+		return manage.Input{Name: &name, URL: &url, Events: &evts}
+	}
+
+	t.Run("the limit holds for creations at the same moment", func(t *testing.T) {
+		acct := newAccount(t)
+		const tries = 12
+		var wg sync.WaitGroup
+		errs := make([]error, tries)
+		for i := range tries {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, _, errs[i] = svc.Create(context.Background(), acct, input())
+			}()
+		}
+		wg.Wait()
+		created, refused := 0, 0
+		for _, err := range errs {
+			var conflict *manage.ConflictError
+			switch {
+			case err == nil:
+				created++
+			case errors.As(err, &conflict):
+				refused++
+			default:
+				t.Errorf("create: %v", err)
+			}
+		}
+		eps, err := svc.List(context.Background(), acct.PublicID)
+		if created != switchboardv1alpha1.MaxWebhookEndpointsPerAccount || refused != tries-created || err != nil || len(eps) != created {
+			t.Errorf("created %d, refused %d, listed %d (%v)", created, refused, len(eps), err)
+		}
+		// Room again once one is removed.
+		if err := svc.Delete(context.Background(), acct.PublicID, eps[0].Name); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := svc.Create(context.Background(), acct, input()); err != nil {
+			t.Errorf("create after a removal: %v", err)
+		}
+	})
+
+	t.Run("another account's endpoint is not found", func(t *testing.T) {
+		owner, other := newAccount(t), newAccount(t)
+		ep, _, err := svc.Create(context.Background(), owner, input())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, err := range map[string]error{
+			"get":        func() error { _, err := svc.Get(context.Background(), other.PublicID, ep.Name); return err }(),
+			"test":       svc.Test(context.Background(), other, ep.Name),
+			"resend":     svc.Resend(context.Background(), other, ep.Name, uuid.NewString()),
+			"delete":     svc.Delete(context.Background(), other.PublicID, ep.Name),
+			"bad name":   svc.Delete(context.Background(), owner.PublicID, "zz_Bad..ID"),
+			"deliveries": func() error { _, err := svc.Deliveries(context.Background(), other, ep.Name); return err }(),
+		} {
+			if !errors.Is(err, manage.ErrEndpointNotFound) {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	})
+
+	t.Run("deliveries merge live and finished; resend follows the rule", func(t *testing.T) {
+		ctx := context.Background()
+		acct := newAccount(t)
+		ep, _, err := svc.Create(ctx, acct, input())
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := clk.Now()
+		record := func(status webhooks.DeliveryStatus, age time.Duration) uuid.UUID {
+			ev := uuid.New()
+			// The event, dispatched long ago (a resend sends its body again).
+			if _, err := st.Pool.Exec(ctx, `INSERT INTO events (id, account_id, type, body, created_at, dispatched_at)
+				VALUES ($1, $2, 'call.ended', '{}', $3, $3)`, ev, acct.ID, now.Add(-age)); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: acct.PublicID, EndpointPublicID: ep.Name,
+				DeliveryName: webhooks.DeliveryName(ev.String(), ep.Name, ""), EventID: ev, EventType: "call.ended", Status: status,
+				Attempts: 1, CreatedAt: now.Add(-age), FinishedAt: now.Add(-age)}); err != nil {
+				t.Fatal(err)
+			}
+			return ev
+		}
+		failed := record(webhooks.DeliveryFailed, 2*time.Hour)
+		succeeded := record(webhooks.DeliverySucceeded, time.Hour)
+		record(webhooks.DeliveryCancelled, 31*24*time.Hour) // past the 30 days
+		ds, err := svc.Deliveries(ctx, acct, ep.Name)
+		if err != nil || len(ds) != 2 || ds[0].EventID != succeeded.String() || ds[1].Status != webhooks.DeliveryFailed {
+			t.Fatalf("deliveries %+v %v", ds, err)
+		}
+
+		var conflict *manage.ConflictError
+		if err := svc.Resend(ctx, acct, ep.Name, succeeded.String()); !errors.As(err, &conflict) {
+			t.Errorf("resend a success: %v", err)
+		}
+		if err := svc.Resend(ctx, acct, ep.Name, uuid.NewString()); !errors.Is(err, manage.ErrDeliveryNotFound) {
+			t.Errorf("resend an unknown event: %v", err)
+		}
+		if err := svc.Resend(ctx, acct, ep.Name, failed.String()); err != nil {
+			t.Fatalf("resend: %v", err)
+		}
+		// The resend is queued in the outbox and listed as pending, ahead of its failed original.
+		ds, err = svc.Deliveries(ctx, acct, ep.Name)
+		if err != nil || len(ds) != 3 {
+			t.Fatalf("deliveries after resend %+v %v", ds, err)
+		}
+		var pending, original int
+		for _, d := range ds {
+			if d.EventID == failed.String() && d.Status == webhooks.DeliveryPending {
+				pending++
+			}
+			if d.EventID == failed.String() && d.Status == webhooks.DeliveryFailed {
+				original++
+			}
+		}
+		if pending != 1 || original != 1 {
+			t.Errorf("deliveries after resend %+v", ds)
+		}
+		if err := svc.Resend(ctx, acct, ep.Name, failed.String()); !errors.As(err, &conflict) {
+			t.Errorf("resend while the resend is pending: %v", err)
+		}
+	})
+}
