@@ -265,15 +265,6 @@ func TestClaimEventsConcurrentClaimersSplitTheOutbox(t *testing.T) {
 	}
 }
 
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // Rows for one endpoint: a test event and a resend. A resend is a row of its own carrying the
 // event's id, type and body; both are listed as queued until dispatched, and a resend of an
 // event the account does not have is not found.
