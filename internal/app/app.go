@@ -171,7 +171,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	if o.ProbeAddr != "" && o.ProbeAddr != "0" {
-		if err := mgr.Add(&httpRunnable{name: "the health probes", addr: o.ProbeAddr, log: o.Log.WithName("probes"),
+		if err := mgr.Add(&httpRunnable{name: "the health probes", addr: o.ProbeAddr, ln: p.probes, log: o.Log.WithName("probes"),
 			handler: probeHandler(st.Pool.Ping, kubePing)}); err != nil {
 			return err
 		}

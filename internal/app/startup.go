@@ -16,13 +16,14 @@ import (
 type prepared struct {
 	api        net.Listener
 	platform   net.Listener // nil when ingestion is off
+	probes     net.Listener // nil when the probes are off
 	recordings recordingstore.Store
 }
 
 // closeListeners releases the ports; the servers close them too once they run, and
 // closing twice is harmless.
 func (p *prepared) closeListeners() {
-	for _, ln := range []net.Listener{p.api, p.platform} {
+	for _, ln := range []net.Listener{p.api, p.platform, p.probes} {
 		if ln != nil {
 			_ = ln.Close()
 		}
@@ -63,6 +64,14 @@ func prepare(o *Options) (*prepared, error) {
 	if p.api, err = listen("the v1 API", "--api-bind-address", o.APIAddr); err != nil {
 		p.close()
 		return nil, err
+	}
+	// The probes listen before anything runs too, so /readyz answers (503 until ready) as soon
+	// as serve is up, never "connection refused".
+	if o.ProbeAddr != "" && o.ProbeAddr != "0" {
+		if p.probes, err = listen("the health probes", "--health-probe-bind-address", o.ProbeAddr); err != nil {
+			p.close()
+			return nil, err
+		}
 	}
 	if o.PlatformToken != "" {
 		if o.PlatformAddr == "" {
