@@ -10,16 +10,10 @@ import (
 	"context"
 	"crypto/x509"
 	"fmt"
-	"io"
-	"math/rand/v2"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -37,6 +31,7 @@ import (
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
+	"github.com/switchboard-dev/switchboard/internal/benchkit"
 	"github.com/switchboard-dev/switchboard/internal/controlplane"
 	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/plans"
@@ -46,49 +41,6 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
-// benchReceiver is a local TLS receiver for five endpoints (paths /ep/0 ... /ep/4).
-type benchReceiver struct {
-	srv      *httptest.Server
-	failRate float64
-	hangEp   int // -1: none
-	mu       sync.Mutex
-	ok       map[string]time.Time // event id + path → first 2xx
-	attempts atomic.Int64
-}
-
-func newBenchReceiver() *benchReceiver {
-	r := &benchReceiver{ok: map[string]time.Time{}, hangEp: -1}
-	r.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		_, _ = io.Copy(io.Discard, req.Body)
-		r.attempts.Add(1)
-		if r.hangEp >= 0 && req.URL.Path == fmt.Sprintf("/ep/%d", r.hangEp) {
-			<-req.Context().Done()
-			return
-		}
-		if r.failRate > 0 && rand.Float64() < r.failRate {
-			w.WriteHeader(http.StatusInternalServerError)
-			return
-		}
-		key := req.Header.Get("X-Service-Delivery") + req.URL.Path
-		now := time.Now()
-		r.mu.Lock()
-		if _, seen := r.ok[key]; !seen {
-			r.ok[key] = now
-		}
-		r.mu.Unlock()
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	r.srv.EnableHTTP2 = true
-	r.srv.StartTLS()
-	return r
-}
-
-func (r *benchReceiver) delivered() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.ok)
-}
-
 type benchRun struct {
 	b       *testing.B
 	cp      *controlplane.Env
@@ -96,7 +48,7 @@ type benchRun struct {
 	st      *store.Store
 	tenant  apitest.Tenant
 	ns      string
-	rcv     *benchReceiver
+	rcv     *benchkit.Receiver
 	clk     clock.WithTicker
 	eps     []*switchboardv1alpha1.WebhookEndpoint
 	created map[uuid.UUID]time.Time
@@ -117,7 +69,7 @@ func (r *benchRun) startManager() {
 		r.b.Fatal(err)
 	}
 	pool := x509.NewCertPool()
-	pool.AddCert(r.rcv.srv.Certificate())
+	pool.AddCert(r.rcv.Srv.Certificate())
 	sender := webhooks.NewSender(webhooks.SenderConfig{AllowPrivateTargets: true, RootCAs: pool})
 	ctx := context.Background()
 	if err := (&WebhookEndpointReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, MaxRequeue: r.maxRQ, SkipNameValidation: true}).SetupWithManager(m); err != nil {
@@ -167,7 +119,7 @@ func (r *benchRun) setup(clk clock.WithTicker) {
 		name := fmt.Sprintf("whep-bench-%d", i)
 		ep := &switchboardv1alpha1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.ns},
 			Spec: switchboardv1alpha1.WebhookEndpointSpec{AccountID: r.tenant.Account.PublicID, DisplayName: name,
-				URL: fmt.Sprintf("%s/ep/%d", r.rcv.srv.URL, i), Events: []switchboardv1alpha1.WebhookEventType{switchboardv1alpha1.EventCallEnded},
+				URL: fmt.Sprintf("%s/ep/%d", r.rcv.Srv.URL, i), Events: []switchboardv1alpha1.WebhookEventType{switchboardv1alpha1.EventCallEnded},
 				SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: webhooks.SecretName(name)}}}
 		if err := r.kube.Create(ctx, ep); err != nil {
 			r.b.Fatal(err)
@@ -240,7 +192,7 @@ type sampler struct {
 }
 
 func (r *benchRun) sample() *sampler {
-	s := &sampler{stop: make(chan struct{}), done: make(chan struct{}), cpu0: procCPU(), t0: time.Now(),
+	s := &sampler{stop: make(chan struct{}), done: make(chan struct{}), cpu0: benchkit.ProcCPU(), t0: time.Now(),
 		req0: apiRequests(r.cp.Config), cfg: r.cp.Config, deliveries: 5 * r.events()}
 	if path := os.Getenv("BENCH_APISERVER_PROFILE"); path != "" {
 		apiserverProfile(r.cp.Config, path+"."+strings.ReplaceAll(r.b.Name(), "/", "_"), 20*time.Second)
@@ -271,35 +223,8 @@ func (r *benchRun) sample() *sampler {
 func (s *sampler) end() {
 	close(s.stop)
 	<-s.done
-	fmt.Printf("  CPU time over %.1fs: %s\n", time.Since(s.t0).Seconds(), cpuSince(s.cpu0, time.Since(s.t0)))
+	fmt.Printf("  CPU time over %.1fs: %s\n", time.Since(s.t0).Seconds(), benchkit.CPUSince(s.cpu0, time.Since(s.t0)))
 	fmt.Printf("  API-server requests: %s\n", requestsSince(s.cfg, s.req0, s.deliveries))
-}
-
-// latencies returns event-to-delivery times of the endpoints in paths, sorted.
-func (r *benchRun) latencies(paths ...string) ([]time.Duration, time.Time) {
-	r.rcv.mu.Lock()
-	defer r.rcv.mu.Unlock()
-	var out []time.Duration
-	var last time.Time
-	for key, at := range r.rcv.ok {
-		id, path := key[:36], key[36:]
-		if len(paths) > 0 && !slices.Contains(paths, path) {
-			continue
-		}
-		out = append(out, at.Sub(r.created[uuid.MustParse(id)]))
-		if at.After(last) {
-			last = at
-		}
-	}
-	slices.Sort(out)
-	return out, last
-}
-
-func pct(d []time.Duration, p float64) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	return d[min(len(d)-1, int(float64(len(d))*p))]
 }
 
 func (r *benchRun) waitFor(what string, timeout time.Duration, cond func() bool) {
@@ -313,29 +238,7 @@ func (r *benchRun) waitFor(what string, timeout time.Duration, cond func() bool)
 }
 
 func (r *benchRun) report(name string, n int, paths ...string) {
-	lat, last := r.latencies(paths...)
-	first := time.Now()
-	for _, t := range r.created {
-		if t.Before(first) {
-			first = t
-		}
-	}
-	secs := last.Sub(first).Seconds()
-	// Deliveries received per 5 s since the first event, to show stalls.
-	r.rcv.mu.Lock()
-	buckets := make([]int, int(secs/5)+1)
-	for _, at := range r.rcv.ok {
-		if i := int(at.Sub(first).Seconds() / 5); i >= 0 && i < len(buckets) {
-			buckets[i]++
-		}
-	}
-	r.rcv.mu.Unlock()
-	fmt.Printf("  received per 5 s: %v\n", buckets)
-	r.b.ReportMetric(float64(len(lat))/secs, "deliveries/s")
-	r.b.ReportMetric(float64(pct(lat, 0.5).Milliseconds()), "p50-ms")
-	r.b.ReportMetric(float64(pct(lat, 0.99).Milliseconds()), "p99-ms")
-	fmt.Printf("%s: %d deliveries in %.1fs = %.0f/s; event→delivery p50 %v, p99 %v\n", name, len(lat), secs,
-		float64(len(lat))/secs, pct(lat, 0.5).Round(time.Millisecond), pct(lat, 0.99).Round(time.Millisecond))
+	benchkit.Report(r.b, name, r.rcv, r.created, paths...)
 }
 
 // BenchmarkWebhookDelivery fans BENCH_EVENTS (default 10,000) call.ended events out to five
@@ -345,7 +248,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		b.Skip("KUBEBUILDER_ASSETS is not set: run via make bench")
 	}
-	n := benchEvents()
+	n := benchkit.Events()
 	ctrl.SetLogger(logr.Discard())
 	b.Cleanup(storetest.Shutdown)
 	cp, err := controlplane.Start(context.Background())
@@ -365,17 +268,17 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(st.Close)
-	findPostmaster(st)
+	benchkit.FindPostmaster(st.Pool)
 
 	allSucceed := func(name string, rate int) {
 		b.Run(name, func(b *testing.B) {
-			r := &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: newBenchReceiver()}
-			defer r.rcv.srv.Close()
+			r := &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: benchkit.NewReceiver()}
+			defer r.rcv.Srv.Close()
 			r.setup(clock.RealClock{})
 			defer r.stop()
 			s := r.sample()
 			r.enqueue(n, rate)
-			r.waitFor("every delivery", 30*time.Minute, func() bool { return r.rcv.delivered() >= 5*n })
+			r.waitFor("every delivery", 30*time.Minute, func() bool { return r.rcv.Delivered() >= 5*n })
 			r.waitFor("etcd to empty", 5*time.Minute, func() bool { return r.liveDeliveries() == 0 })
 			s.end()
 			how := "all succeed, all events inserted at once (p50/p99 are backlog drain times)"
@@ -385,7 +288,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 			r.report(how, n)
 			fmt.Printf("  peak heap in use (manager, receiver and harness in one process): %d MiB; WebhookDeliveries in etcd: peak %d, after %d\n",
 				s.maxHeap.Load()>>20, s.maxLive.Load(), r.liveDeliveries())
-			fmt.Printf("  peak resident memory since the benchmark started: %s\n", peakRSS())
+			fmt.Printf("  peak resident memory since the benchmark started: %s\n", benchkit.PeakRSS())
 		})
 	}
 	allSucceed("all-succeed", 0)
@@ -393,9 +296,9 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 
 	b.Run("20pct-500", func(b *testing.B) {
 		clk := clocktesting.NewFakeClock(time.Now().Truncate(time.Second))
-		r := &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: newBenchReceiver(), maxRQ: time.Hour}
-		r.rcv.failRate = 0.2
-		defer r.rcv.srv.Close()
+		r := &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: benchkit.NewReceiver(), maxRQ: time.Hour}
+		r.rcv.FailRate = 0.2
+		defer r.rcv.Srv.Close()
 		r.setup(clk)
 		defer func() { r.stop() }()
 		s := r.sample()
@@ -429,7 +332,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 		fmt.Printf("  after the first attempts: %d deliveries retrying, %d not scheduled at +1 minute\n", len(retrying), wrong)
 		// Step the clock through the schedule; a restarted manager picks every due retry up.
 		for i, delay := range webhooks.RetryDelays {
-			before := r.rcv.attempts.Load()
+			before := r.rcv.Attempts.Load()
 			r.stop()
 			clk.Step(delay)
 			r.startManager()
@@ -445,7 +348,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 				}
 				return true
 			})
-			fmt.Printf("  retry %d (after %v): %d attempts, %d still live\n", i+1, delay, r.rcv.attempts.Load()-before, r.liveDeliveries())
+			fmt.Printf("  retry %d (after %v): %d attempts, %d still live\n", i+1, delay, r.rcv.Attempts.Load()-before, r.liveDeliveries())
 		}
 		r.waitFor("etcd to empty", 5*time.Minute, func() bool { return r.liveDeliveries() == 0 })
 		s.end()
@@ -461,19 +364,19 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 			_ = rows.Scan(&s, &c)
 			counts[s] = c
 		}
-		fmt.Printf("  history: %v; received with 2xx: %d of %d (lost: %d)\n", counts, r.rcv.delivered(), 5*n, 5*n-r.rcv.delivered()-counts["failed"])
+		fmt.Printf("  history: %v; received with 2xx: %d of %d (lost: %d)\n", counts, r.rcv.Delivered(), 5*n, 5*n-r.rcv.Delivered()-counts["failed"])
 	})
 
 	b.Run("one-endpoint-hangs", func(b *testing.B) {
-		r := &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: newBenchReceiver()}
-		r.rcv.hangEp = 0
-		defer r.rcv.srv.Close()
+		r := &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: benchkit.NewReceiver()}
+		r.rcv.HangEp = 0
+		defer r.rcv.Srv.Close()
 		r.setup(clock.RealClock{})
 		defer r.stop()
 		s := r.sample()
 		r.enqueue(n, benchRate())
 		paths := []string{"/ep/1", "/ep/2", "/ep/3", "/ep/4"}
-		r.waitFor("the four healthy endpoints", 30*time.Minute, func() bool { return r.rcv.delivered() >= 4*n })
+		r.waitFor("the four healthy endpoints", 30*time.Minute, func() bool { return r.rcv.Delivered() >= 4*n })
 		s.end()
 		r.report(fmt.Sprintf("one endpoint hanging past 10 s, %d events/s; the other four", benchRate()), n, paths...)
 		_ = kube.Delete(context.Background(), r.eps[0]) // cancels what is in flight to it
@@ -481,15 +384,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 	})
 }
 
-// benchEvents is BENCH_EVENTS (default 10,000).
-func benchEvents() int {
-	if v, err := strconv.Atoi(os.Getenv("BENCH_EVENTS")); err == nil && v > 0 {
-		return v
-	}
-	return 10000
-}
-
-func (r *benchRun) events() int { return benchEvents() }
+func (r *benchRun) events() int { return benchkit.Events() }
 
 // benchRate is BENCH_RATE, the events a second of the paced scenarios (default 100, which
 // is 500 deliveries a second).

@@ -14,8 +14,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +24,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/switchboard-dev/switchboard/internal/benchkit"
 	"github.com/switchboard-dev/switchboard/internal/controlplane"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
@@ -76,41 +75,9 @@ func (r *e2eRun) report(ctx context.Context, hc *http.Client, i int) {
 	r.mu.Unlock()
 }
 
-// offer reports n calls: all at once from 32 clients (rate 0), or rate a second from up to
-// 32 at a time (a platform's bounded client; unbounded, the reports would hold every pool
-// connection the dispatcher needs). offered is the rate achieved.
+// offer reports n calls (see benchkit.Offer); offered is the rate achieved.
 func (r *e2eRun) offer(n, rate int) {
-	start := time.Now()
-	defer func() { r.offered = float64(n) / time.Since(start).Seconds() }()
-	ctx := context.Background()
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	var wg sync.WaitGroup
-	if rate == 0 {
-		next := make(chan int)
-		for range 32 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range next {
-					r.report(ctx, hc, i)
-				}
-			}()
-		}
-		for i := range n {
-			next <- i
-		}
-		close(next)
-	} else {
-		tick := time.Second / time.Duration(rate)
-		clients := make(chan struct{}, 32)
-		for i := range n {
-			time.Sleep(time.Until(start.Add(time.Duration(i) * tick)))
-			clients <- struct{}{}
-			wg.Add(1)
-			go func() { defer wg.Done(); defer func() { <-clients }(); r.report(ctx, hc, i) }()
-		}
-	}
-	wg.Wait()
+	r.offered = benchkit.Offer(n, rate, r.report)
 }
 
 // created maps each delivered event to the time its call was reported.
@@ -132,26 +99,6 @@ func (r *e2eRun) created() {
 		}
 		r.benchRun.created[id] = r.reported[call]
 	}
-}
-
-// cpuPerDelivery formats each process's CPU time per delivery since before, and their sum.
-func cpuPerDelivery(before map[string]time.Duration, deliveries int) string {
-	after := procCPU()
-	names := make([]string, 0, len(after))
-	var total time.Duration
-	for n := range after {
-		names = append(names, n)
-		total += after[n] - before[n]
-	}
-	sort.Slice(names, func(i, j int) bool { return after[names[i]]-before[names[i]] > after[names[j]]-before[names[j]] })
-	per := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", d.Seconds()*1000/float64(deliveries)) }
-	parts := []string{}
-	for _, n := range names {
-		if d := after[n] - before[n]; d > 0 {
-			parts = append(parts, n+" "+per(d))
-		}
-	}
-	return fmt.Sprintf("%s in all (%s)", per(total), strings.Join(parts, ", "))
 }
 
 // BenchmarkWebhookEndToEnd measures delivery as an integrator's events really flow: the
@@ -180,7 +127,7 @@ func BenchmarkWebhookEndToEnd(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(st.Close)
-	findPostmaster(st)
+	benchkit.FindPostmaster(st.Pool)
 	platform := httptest.NewServer(ingest.New(ingest.Config{Token: e2eToken, LinkSigningKey: []byte("a link signing key of 32 bytes!!"),
 		Links: events.Links{APIBaseURL: "https://api.example.test", DashboardURL: "https://app.example.test"}, Log: logr.Discard()}, st))
 	b.Cleanup(platform.Close)
@@ -188,9 +135,9 @@ func BenchmarkWebhookEndToEnd(b *testing.B) {
 	number := 0
 	run := func(name string, endpoints, n, rate int) {
 		b.Run(name, func(b *testing.B) {
-			r := &e2eRun{benchRun: &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: newBenchReceiver(), endpoints: endpoints},
+			r := &e2eRun{benchRun: &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: benchkit.NewReceiver(), endpoints: endpoints},
 				platform: platform.URL, reported: map[string]time.Time{}}
-			defer r.rcv.srv.Close()
+			defer r.rcv.Srv.Close()
 			r.setup(clock.RealClock{})
 			defer r.stop()
 			number++
@@ -198,13 +145,15 @@ func BenchmarkWebhookEndToEnd(b *testing.B) {
 			if _, err := st.CreateNumber(context.Background(), store.NewNumber{AccountID: r.tenant.Account.ID, E164: r.number, Label: "Bench"}); err != nil {
 				b.Fatal(err)
 			}
-			cpu0, t0 := procCPU(), time.Now()
+			cpu0, t0 := benchkit.ProcCPU(), time.Now()
 			r.offer(n, rate)
 			fmt.Printf("  reports answered: %.0f/s\n", r.offered)
-			r.waitFor("every delivery", 30*time.Minute, func() bool { return r.rcv.delivered() >= endpoints*n })
+			r.waitFor("every delivery", 30*time.Minute, func() bool { return r.rcv.Delivered() >= endpoints*n })
 			wall := time.Since(t0)
-			fmt.Printf("  CPU per delivery: %s\n", cpuPerDelivery(cpu0, endpoints*n))
-			fmt.Printf("  CPU time over %.1fs: %s\n", wall.Seconds(), cpuSince(cpu0, wall))
+			cpu, cpuMS := benchkit.CPUPerDelivery(cpu0, endpoints*n)
+			fmt.Printf("  CPU per delivery: %s\n", cpu)
+			b.ReportMetric(cpuMS, "cpu-ms/delivery")
+			fmt.Printf("  CPU time over %.1fs: %s\n", wall.Seconds(), benchkit.CPUSince(cpu0, wall))
 			r.created()
 			how := fmt.Sprintf("%d calls reported at once, %d endpoint(s)", n, endpoints)
 			if rate > 0 {
@@ -214,10 +163,7 @@ func BenchmarkWebhookEndToEnd(b *testing.B) {
 			fmt.Printf("  WebhookDeliveries in etcd after: %d\n", r.liveDeliveries())
 		})
 	}
-	scale := benchEvents() // BENCH_EVENTS scales the cases down (default 10,000: the full cases)
-	burst, fan := min(5000, scale), min(1000, scale)
-	run("burst-1-endpoint", 1, burst, 0)
-	run("paced-200-1-endpoint", 1, min(6000, 30*scale/50), 200)
-	run("paced-400-1-endpoint", 1, min(12000, 30*scale/25), 400)
-	run("fan-out-5-endpoints", 5, fan, 0)
+	for _, c := range benchkit.EndToEndCases(benchkit.Events()) { // BENCH_EVENTS scales the cases down
+		run(c.Name, c.Endpoints, c.N, c.Rate)
+	}
 }

@@ -1,0 +1,78 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package benchkit
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DeliveryHeader is the header whose value (an event id) identifies a delivery at the
+// receiver; Switchboard's sender sets it, and the Convoy benchmark sets it per event.
+const DeliveryHeader = "X-Service-Delivery"
+
+// Receiver is a local TLS receiver for five endpoints (paths /ep/0 ... /ep/4).
+type Receiver struct {
+	Srv      *httptest.Server
+	FailRate float64
+	HangEp   int // -1: none
+	mu       sync.Mutex
+	ok       map[string]time.Time // event id + path → first 2xx
+	Attempts atomic.Int64
+}
+
+func NewReceiver() *Receiver {
+	r := &Receiver{ok: map[string]time.Time{}, HangEp: -1}
+	r.Srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		_, _ = io.Copy(io.Discard, req.Body)
+		r.Attempts.Add(1)
+		if r.HangEp >= 0 && req.URL.Path == fmt.Sprintf("/ep/%d", r.HangEp) {
+			<-req.Context().Done()
+			return
+		}
+		if r.FailRate > 0 && rand.Float64() < r.FailRate {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		key := req.Header.Get(DeliveryHeader) + req.URL.Path
+		now := time.Now()
+		r.mu.Lock()
+		if _, seen := r.ok[key]; !seen {
+			r.ok[key] = now
+		}
+		r.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	r.Srv.EnableHTTP2 = true
+	r.Srv.StartTLS()
+	return r
+}
+
+// Delivered is the number of distinct deliveries (event and endpoint) answered 2xx.
+func (r *Receiver) Delivered() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.ok)
+}
+
+// each calls visit with the event id, path and time of the first 2xx of every delivery.
+func (r *Receiver) each(visit func(id, path string, at time.Time)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for key, at := range r.ok {
+		if len(key) < 36 {
+			continue // no event id: not a delivery the benchmark made
+		}
+		visit(key[:36], key[36:], at)
+	}
+}
