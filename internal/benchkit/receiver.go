@@ -44,7 +44,12 @@ func NewReceiver() *Receiver {
 			w.WriteHeader(http.StatusInternalServerError)
 			return
 		}
-		key := req.Header.Get(DeliveryHeader) + req.URL.Path
+		id := req.Header.Get(DeliveryHeader)
+		if id == "" { // not a delivery: a gateway's probe of the endpoint (Convoy pings it when created)
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		key := id + req.URL.Path
 		now := time.Now()
 		r.mu.Lock()
 		if _, seen := r.ok[key]; !seen {

@@ -1,0 +1,391 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Package benchpeer runs Convoy (github.com/frain-dev/convoy, an open-source Go webhooks
+// gateway on PostgreSQL and Redis), built from its source by hack/bench/convoy.sh, on this
+// machine, so that BenchmarkConvoyEndToEnd can measure it with the harness Switchboard's
+// BenchmarkWebhookEndToEnd uses (internal/benchkit). Benchmarks only; Convoy's code never
+// enters this repository.
+package benchpeer
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/internal/benchkit"
+	"github.com/switchboard-dev/switchboard/internal/pgcluster"
+)
+
+// startTimeout bounds how long Convoy may take to answer after its processes start.
+const startTimeout = 90 * time.Second
+
+// Convoy is a running single-node Convoy: its own PostgreSQL cluster and Redis, the
+// control plane (`convoy server`: API, event intake) and the data plane (`convoy agent`:
+// the workers that deliver), as Convoy's docker-compose runs them.
+type Convoy struct {
+	Bin     string
+	dir     string
+	pg      *pgcluster.Cluster
+	procs   []*exec.Cmd
+	APIURL  string // the server, e.g. http://127.0.0.1:5005
+	orgID   string
+	userKey string // the bootstrap user's personal API key
+	hc      *http.Client
+}
+
+// Config is what the benchmark sets beyond Convoy's defaults.
+type Config struct {
+	// ConsumerPoolSize is the agent's worker count (0: Convoy's default, 100).
+	ConsumerPoolSize int
+}
+
+// StartConvoy starts PostgreSQL, Redis, runs Convoy's migrations, creates its first user
+// and starts `convoy server` and `convoy agent`. It fails, with the tail of their logs,
+// when Convoy does not answer within startTimeout.
+func StartConvoy(ctx context.Context, bin string, cfg Config) (_ *Convoy, err error) {
+	dir, err := os.MkdirTemp("", "switchboard-convoy-")
+	if err != nil {
+		return nil, err
+	}
+	c := &Convoy{Bin: bin, dir: dir, hc: &http.Client{Timeout: 30 * time.Second,
+		Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	defer func() {
+		if err != nil {
+			c.Stop()
+		}
+	}()
+	if c.pg, err = pgcluster.Start(ctx); err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if err := c.pg.CreateDatabase(ctx, "convoy", ""); err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	redisPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	redisBin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, fmt.Errorf("redis-server is not installed (hack/bench/convoy.sh installs it): %w", err)
+	}
+	if _, err := c.start("redis", redisBin, "--port", strconv.Itoa(redisPort), "--bind", "127.0.0.1", "--save", "",
+		"--appendonly", "no", "--dir", dir); err != nil {
+		return nil, err
+	}
+	if err := waitTCP(fmt.Sprintf("127.0.0.1:%d", redisPort), 30*time.Second); err != nil {
+		return nil, fmt.Errorf("redis: %w\n%s", err, c.logTail("redis"))
+	}
+	ports := make([]int, 4)
+	for i := range ports {
+		if ports[i], err = freePort(); err != nil {
+			return nil, err
+		}
+	}
+	pgURL, err := url.Parse(c.pg.URL("convoy"))
+	if err != nil {
+		return nil, err
+	}
+	pgPort, _ := strconv.Atoi(pgURL.Port())
+	conf := map[string]any{
+		"env": "oss", "host": fmt.Sprintf("127.0.0.1:%d", ports[0]),
+		"database": map[string]any{"type": "postgres", "scheme": "postgres", "host": "127.0.0.1", "port": pgPort,
+			"username": "postgres", "database": "convoy", "options": "sslmode=disable&connect_timeout=30"},
+		"redis": map[string]any{"scheme": "redis", "host": "127.0.0.1", "port": redisPort},
+		"server": map[string]any{"http": map[string]any{"port": ports[0], "worker_port": ports[1], "agent_port": ports[2],
+			"ingest_port": ports[3]}},
+		"logger": map[string]any{"level": "error"},
+		// The receiver is on loopback with a certificate of its own, as in our benchmark
+		// (there: AllowPrivateTargets and RootCAs). Convoy's community licence ignores a
+		// custom CA, so its dispatcher skips verification: still TLS, the same handshake
+		// and encryption, one certificate check a connection less.
+		"dispatcher": map[string]any{"allow_list": []string{"0.0.0.0/0", "::/0"}, "block_list": []string{},
+			"insecure_skip_verify": true, "skip_ping_validation": true},
+		"instance_ingest_rate": 1_000_000, "api_rate_limit": 1_000_000,
+		"auth": map[string]any{"native": map[string]any{"enabled": true},
+			"jwt": map[string]any{"enabled": true, "secret": "bench-jwt-secret", "refresh_secret": "bench-jwt-refresh"}},
+		"analytics": map[string]any{"enabled": false},
+	}
+	if cfg.ConsumerPoolSize > 0 {
+		conf["consumer_pool_size"] = cfg.ConsumerPoolSize
+	}
+	confPath := filepath.Join(dir, "convoy.json")
+	b, _ := json.MarshalIndent(conf, "", "  ")
+	if err := os.WriteFile(confPath, b, 0o600); err != nil {
+		return nil, err
+	}
+	if out, err := c.run(ctx, "migrate", "up", "--config", confPath); err != nil {
+		return nil, fmt.Errorf("convoy migrate up: %w\n%s", err, out)
+	}
+	out, err := c.run(ctx, "bootstrap", "--config", confPath, "--email", "bench@example.com", "--first-name", "Bench",
+		"--last-name", "Harness", "--with-api-key", "--format", "json")
+	if err != nil {
+		return nil, fmt.Errorf("convoy bootstrap: %w\n%s", err, out)
+	}
+	// The output is log lines (JSON) and then the new user, key included (never printed).
+	var boot struct {
+		OrganisationID string `json:"organisation_id"`
+		APIKey         string `json:"api_key"`
+	}
+	for dec := json.NewDecoder(bytes.NewReader(out)); boot.APIKey == "" && dec.Decode(&boot) == nil; {
+	}
+	if boot.APIKey == "" || boot.OrganisationID == "" {
+		return nil, errors.New("convoy bootstrap: no organisation and API key in its output")
+	}
+	c.orgID, c.userKey = boot.OrganisationID, boot.APIKey
+	for _, component := range []string{"server", "agent"} {
+		if _, err := c.start("convoy "+component, bin, component, "--config", confPath); err != nil {
+			return nil, err
+		}
+	}
+	c.APIURL = fmt.Sprintf("http://127.0.0.1:%d", ports[0])
+	deadline := time.Now().Add(startTimeout)
+	for {
+		res, err := c.hc.Get(c.APIURL + "/healthz")
+		if err == nil {
+			_ = res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if exited := c.exited(); exited != "" || time.Now().After(deadline) {
+			if exited == "" {
+				exited = fmt.Sprintf("no answer on %s/healthz after %v", c.APIURL, startTimeout)
+			}
+			return nil, fmt.Errorf("convoy did not come up: %s\nserver log:\n%s\nagent log:\n%s", exited,
+				c.logTail("convoy server"), c.logTail("convoy agent"))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return c, nil
+}
+
+// Postgres is the connection string of Convoy's database.
+func (c *Convoy) Postgres() string { return c.pg.URL("convoy") }
+
+// Stop ends every process StartConvoy started and removes its files.
+func (c *Convoy) Stop() {
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		p := c.procs[i]
+		_ = p.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = p.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = p.Process.Kill()
+			<-done
+		}
+	}
+	if c.pg != nil {
+		_ = c.pg.Stop()
+	}
+	_ = os.RemoveAll(c.dir)
+}
+
+// start runs a process in the background, its output in dir/<name>.log, and shows it as
+// name in the benchmark's CPU accounting.
+func (c *Convoy) start(name, bin string, args ...string) (*exec.Cmd, error) {
+	log, err := os.Create(c.logPath(name))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = c.dir, log, log
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	c.procs = append(c.procs, cmd)
+	benchkit.NameProc(cmd.Process.Pid, name)
+	go func() { _ = cmd.Wait(); _ = log.Close() }()
+	return cmd, nil
+}
+
+func (c *Convoy) run(ctx context.Context, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.Bin, args...)
+	cmd.Dir = c.dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return append(out, stderr.Bytes()...), err
+	}
+	return out, nil
+}
+
+// exited names a process that has ended, if any.
+func (c *Convoy) exited() string {
+	for _, p := range c.procs {
+		if p.ProcessState != nil {
+			return fmt.Sprintf("%s exited: %v", filepath.Base(p.Path), p.ProcessState)
+		}
+	}
+	return ""
+}
+
+func (c *Convoy) logPath(name string) string {
+	return filepath.Join(c.dir, strings.ReplaceAll(name, " ", "-")+".log")
+}
+
+func (c *Convoy) logTail(name string) string {
+	b, _ := os.ReadFile(c.logPath(name))
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+// Project is a Convoy project (outgoing webhooks) and its API key.
+type Project struct {
+	c   *Convoy
+	ID  string
+	key string
+}
+
+// Endpoint is an endpoint of a project and its owner (the fan-out key).
+type Endpoint struct {
+	ID      string
+	OwnerID string
+}
+
+// NewProject creates an outgoing project with the settings closest to Switchboard's:
+// HMAC-SHA256 signatures (hex), retries on with an exponential schedule starting at a
+// minute and as many retries as ours (retries), no rate limit below the benchmark's rates.
+func (c *Convoy) NewProject(ctx context.Context, name string, retries int) (*Project, error) {
+	var created struct {
+		Project struct {
+			UID string `json:"uid"`
+		} `json:"project"`
+		APIKey struct {
+			Key string `json:"key"`
+		} `json:"api_key"`
+	}
+	err := c.call(ctx, c.userKey, http.MethodPost, "/api/v1/projects?orgID="+c.orgID, map[string]any{
+		"name": name, "type": "outgoing",
+		"config": map[string]any{
+			"signature": map[string]any{"header": "X-Convoy-Signature",
+				"versions": []map[string]any{{"hash": "SHA256", "encoding": "hex"}}},
+			"strategy":  map[string]any{"type": "exponential", "duration": 60, "retry_count": retries},
+			"ratelimit": map[string]any{"count": 1_000_000, "duration": 1},
+		},
+	}, &created)
+	if err != nil {
+		return nil, fmt.Errorf("create project: %w", err)
+	}
+	return &Project{c: c, ID: created.Project.UID, key: created.APIKey.Key}, nil
+}
+
+// NewEndpoint creates an endpoint delivering to url with its own signing secret, owned by
+// owner, and a subscription to every event type.
+func (p *Project) NewEndpoint(ctx context.Context, name, url, owner string) (*Endpoint, error) {
+	var ep struct {
+		UID string `json:"uid"`
+	}
+	err := p.c.call(ctx, p.key, http.MethodPost, "/api/v1/projects/"+p.ID+"/endpoints", map[string]any{
+		"name": name, "url": url, "secret": "bench-signing-secret-" + name, "owner_id": owner,
+		"rate_limit": 1_000_000, "rate_limit_duration": 1,
+	}, &ep)
+	if err != nil {
+		return nil, fmt.Errorf("create endpoint: %w", err)
+	}
+	err = p.c.call(ctx, p.key, http.MethodPost, "/api/v1/projects/"+p.ID+"/subscriptions", map[string]any{
+		"name": name + "-all", "endpoint_id": ep.UID, "filter_config": map[string]any{"event_types": []string{"*"}},
+	}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("create subscription: %w", err)
+	}
+	return &Endpoint{ID: ep.UID, OwnerID: owner}, nil
+}
+
+// SendEvent makes one event through Convoy's ingestion API: to one endpoint (POST
+// /events) or, with fanOut, to every endpoint of the owner (POST /events/fanout). id goes
+// out in the delivery's X-Service-Delivery header, where the receiver reads it.
+func (p *Project) SendEvent(ctx context.Context, hc *http.Client, ep *Endpoint, fanOut bool, id string, data json.RawMessage) error {
+	body := map[string]any{"event_type": "call.ended", "data": data, "idempotency_key": id,
+		"custom_headers": map[string]string{benchkit.DeliveryHeader: id}}
+	path := "/api/v1/projects/" + p.ID + "/events"
+	if fanOut {
+		body["owner_id"] = ep.OwnerID
+		path += "/fanout"
+	} else {
+		body["endpoint_id"] = ep.ID
+	}
+	return p.c.do(ctx, hc, p.key, http.MethodPost, path, body, nil)
+}
+
+func (c *Convoy) call(ctx context.Context, key, method, path string, body, out any) error {
+	return c.do(ctx, c.hc, key, method, path, body, out)
+}
+
+// do sends a JSON request and decodes the data of Convoy's {status, message, data} answer.
+func (c *Convoy) do(ctx context.Context, hc *http.Client, key, method, path string, body, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.APIURL+path, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	if res.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: %d %s", method, path, res.StatusCode, raw)
+	}
+	if out == nil {
+		return nil
+	}
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil || len(env.Data) == 0 {
+		return fmt.Errorf("%s %s: unexpected answer %s", method, path, raw)
+	}
+	return json.Unmarshal(env.Data, out)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func waitTCP(addr string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			return conn.Close()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: %w", addr, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
