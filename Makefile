@@ -77,7 +77,13 @@ test: tools verify-generated verify-config vet lint envtest ## Run unit and envt
 bench: tools envtest ## Run the benchmarks (see docs/benchmarks.md), one package at a time.
 	# -p 1: go test runs packages in parallel by default, and two benchmarks sharing these cores
 	# measure each other.
-	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" go test -p 1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
+	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" CONVOY_BIN= go test -p 1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
+	@if [ -n "$$CONVOY_SRC$$CONVOY_BIN" ]; then hack/bench/peer.sh; \
+	else echo "Convoy comparison skipped: set CONVOY_SRC or CONVOY_BIN to run it (make bench-peer, docs/benchmarks.md)"; fi
+
+.PHONY: bench-peer
+bench-peer: tools envtest ## Switchboard and Convoy side by side, same harness and cases (CONVOY_SRC or CONVOY_BIN; BENCH_EVENTS, default 2000).
+	hack/bench/peer.sh
 
 ##@ Build
 
