@@ -14,6 +14,9 @@ package benchpeer
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -263,6 +266,7 @@ type Project struct {
 type Endpoint struct {
 	ID      string
 	OwnerID string
+	Secret  string // the HMAC signing secret
 }
 
 // NewProject creates an outgoing project with the settings closest to Switchboard's:
@@ -298,8 +302,9 @@ func (p *Project) NewEndpoint(ctx context.Context, name, url, owner string) (*En
 	var ep struct {
 		UID string `json:"uid"`
 	}
+	secret := "bench-signing-secret-" + name
 	err := p.c.call(ctx, p.key, http.MethodPost, "/api/v1/projects/"+p.ID+"/endpoints", map[string]any{
-		"name": name, "url": url, "secret": "bench-signing-secret-" + name, "owner_id": owner,
+		"name": name, "url": url, "secret": secret, "owner_id": owner,
 		"rate_limit": 1_000_000, "rate_limit_duration": 1,
 	}, &ep)
 	if err != nil {
@@ -311,7 +316,31 @@ func (p *Project) NewEndpoint(ctx context.Context, name, url, owner string) (*En
 	if err != nil {
 		return nil, fmt.Errorf("create subscription: %w", err)
 	}
-	return &Endpoint{ID: ep.UID, OwnerID: owner}, nil
+	return &Endpoint{ID: ep.UID, OwnerID: owner, Secret: secret}, nil
+}
+
+// VerifySignature checks a delivery's X-Convoy-Signature header, "t=<unix>,v1=<hex>" with
+// v1 the HMAC-SHA256 of "<unix>,<body>" under the endpoint's secret (Convoy's advanced
+// signatures, the default of outgoing projects).
+func (ep *Endpoint) VerifySignature(header string, body []byte) error {
+	var ts, v1 string
+	for _, part := range strings.Split(header, ",") {
+		if k, v, ok := strings.Cut(part, "="); ok {
+			switch k {
+			case "t":
+				ts = v
+			case "v1":
+				v1 = v
+			}
+		}
+	}
+	mac := hmac.New(sha256.New, []byte(ep.Secret))
+	mac.Write([]byte(ts + ","))
+	mac.Write(body)
+	if ts == "" || !hmac.Equal([]byte(v1), []byte(hex.EncodeToString(mac.Sum(nil)))) {
+		return fmt.Errorf("signature %q does not verify", header)
+	}
+	return nil
 }
 
 // SendEvent makes one event through Convoy's ingestion API: to one endpoint (POST
