@@ -18,6 +18,7 @@ if [[ -z "${CONVOY_BIN:-}" ]]; then
   CONVOY_BIN=$(hack/bench/convoy.sh)
 fi
 export CONVOY_BIN
+# With CONVOY_BIN only, convoy.sh still installs redis-server (before it needs CONVOY_SRC).
 command -v redis-server >/dev/null || hack/bench/convoy.sh >/dev/null 2>&1 || true
 out="${BENCH_OUT:-$(mktemp -d /tmp/bench-peer.XXXXXX)}"
 mkdir -p "$out"
