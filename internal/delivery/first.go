@@ -37,10 +37,13 @@ type FirstAttempts struct {
 	// MaxWaiting bounds one endpoint's first attempts waiting for a slot or in flight
 	// (default 256); Total all of them (default 1024), which paces the outbox claims.
 	MaxWaiting, Total int
+	// Stall is how long an endpoint may go without finishing an attempt and still count as
+	// keeping up (default 500 ms): see Room.
+	Stall time.Duration
 
-	mu       sync.Mutex
-	admitted map[types.NamespacedName]int
-	total    int
+	mu    sync.Mutex
+	load  map[types.NamespacedName]*endpointLoad
+	total int
 	// failedAt is when a first attempt to an endpoint last failed, until one succeeds or
 	// the endpoint's status shows a later success.
 	failedAt map[types.NamespacedName]time.Time
@@ -87,13 +90,48 @@ func (f *FirstAttempts) defaults() {
 	if f.Total <= 0 {
 		f.Total = 1024
 	}
+	if f.Stall <= 0 {
+		f.Stall = 500 * time.Millisecond
+	}
 	if f.Clock == nil {
 		f.Clock = clock.RealClock{}
 	}
-	if f.admitted == nil {
-		f.admitted = map[types.NamespacedName]int{}
+	if f.load == nil {
+		f.load = map[types.NamespacedName]*endpointLoad{}
 		f.failedAt = map[types.NamespacedName]time.Time{}
 	}
+}
+
+// endpointLoad is one endpoint's admitted first attempts, and when it last made progress:
+// an attempt finished, or (from idle) the first was admitted.
+type endpointLoad struct {
+	admitted int
+	progress time.Time
+}
+
+// Room is how many more events the dispatcher may claim now without sending a delivery to
+// the controller only because its endpoint is busy: the least room (MaxWaiting less its
+// admitted attempts) of the endpoints that keep up. A busy endpoint that answers fast
+// then paces the claims, and its deliveries stay first attempts (no resource, no write to
+// the API server); one that has finished nothing for Stall (hanging, or very slow) paces
+// nothing, and its surplus goes to the controller, which parks it, so the others keep
+// their rate.
+func (f *FirstAttempts) Room() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.defaults()
+	return claimRoom(f.load, f.Clock.Now(), f.Stall, f.MaxWaiting)
+}
+
+// claimRoom is Room's rule.
+func claimRoom(load map[types.NamespacedName]*endpointLoad, now time.Time, stall time.Duration, maxWaiting int) int {
+	room := maxWaiting
+	for _, l := range load {
+		if now.Sub(l.progress) < stall {
+			room = min(room, maxWaiting-l.admitted)
+		}
+	}
+	return max(room, 0)
 }
 
 // Free is how many more first attempts may be admitted now.
@@ -112,17 +150,23 @@ func (f *FirstAttempts) Admit(ep *switchboardv1alpha1.WebhookEndpoint) (done fun
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.defaults()
-	if f.failingLocked(key, ep) || f.admitted[key] >= f.MaxWaiting || f.total >= f.Total {
+	l := f.load[key]
+	if f.failingLocked(key, ep) || (l != nil && l.admitted >= f.MaxWaiting) || f.total >= f.Total {
 		return nil, false
 	}
-	f.admitted[key]++
+	if l == nil {
+		l = &endpointLoad{progress: f.Clock.Now()}
+		f.load[key] = l
+	}
+	l.admitted++
 	f.total++
 	return sync.OnceFunc(func() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.total--
-		if f.admitted[key]--; f.admitted[key] == 0 {
-			delete(f.admitted, key)
+		l.progress = f.Clock.Now()
+		if l.admitted--; l.admitted == 0 {
+			delete(f.load, key)
 		}
 	}), true
 }

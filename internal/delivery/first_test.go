@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
@@ -92,4 +93,62 @@ func TestAdmitSendsAFailingEndpointToTheController(t *testing.T) {
 
 func keyOf(ep *switchboardv1alpha1.WebhookEndpoint) types.NamespacedName {
 	return types.NamespacedName{Namespace: ep.Namespace, Name: ep.Name}
+}
+
+func TestClaimRoom(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	stall := 500 * time.Millisecond
+	a, b := types.NamespacedName{Namespace: "acct", Name: "whep-a"}, types.NamespacedName{Namespace: "acct", Name: "whep-b"}
+	for _, tc := range []struct {
+		name string
+		load map[types.NamespacedName]*endpointLoad
+		want int
+	}{
+		{"idle: all of MaxWaiting", nil, 256},
+		{"one busy endpoint keeping up", map[types.NamespacedName]*endpointLoad{a: {admitted: 200, progress: t0.Add(-100 * time.Millisecond)}}, 56},
+		{"full and keeping up: nothing", map[types.NamespacedName]*endpointLoad{a: {admitted: 256, progress: t0}}, 0},
+		{"the busiest endpoint that keeps up sets it", map[types.NamespacedName]*endpointLoad{
+			a: {admitted: 10, progress: t0}, b: {admitted: 250, progress: t0.Add(-stall + time.Millisecond)}}, 6},
+		{"a stalled endpoint paces nothing", map[types.NamespacedName]*endpointLoad{
+			a: {admitted: 10, progress: t0}, b: {admitted: 256, progress: t0.Add(-stall)}}, 246},
+		{"only stalled endpoints", map[types.NamespacedName]*endpointLoad{b: {admitted: 256, progress: t0.Add(-time.Minute)}}, 256},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := claimRoom(tc.load, t0, stall, 256); got != tc.want {
+				t.Errorf("claimRoom = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRoomFollowsAdmittedAttemptsAndProgress(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
+	f := &FirstAttempts{MaxWaiting: 3, Clock: clk, Stall: time.Second}
+	ep := endpointNamed("whep-a")
+	var dones []func()
+	for range 3 {
+		done, ok := f.Admit(ep)
+		if !ok {
+			t.Fatal("refused below MaxWaiting")
+		}
+		dones = append(dones, done)
+	}
+	if got := f.Room(); got != 0 {
+		t.Errorf("Room = %d with the endpoint full and just admitted, want 0", got)
+	}
+	// Nothing finished for the stall time: the endpoint no longer paces the claims.
+	clk.SetTime(clk.Now().Add(time.Second))
+	if got := f.Room(); got != 3 {
+		t.Errorf("Room = %d with the endpoint stalled, want 3", got)
+	}
+	// One finishes: it keeps up again, with one place free.
+	dones[0]()
+	if got := f.Room(); got != 1 {
+		t.Errorf("Room = %d after an attempt finished, want 1", got)
+	}
+	dones[1]()
+	dones[2]()
+	if got := f.Room(); got != 3 {
+		t.Errorf("Room = %d when idle, want 3", got)
+	}
 }
