@@ -38,8 +38,11 @@ type FirstAttempts struct {
 	// (default 256); Total all of them (default 1024), which paces the outbox claims.
 	MaxWaiting, Total int
 	// Stall is how long an endpoint may go without finishing an attempt and still count as
-	// keeping up (default 500 ms): see Room.
-	Stall time.Duration
+	// keeping up (default 500 ms): see Room. Pacing measures it (default the real clock,
+	// whatever Clock is: like the dispatcher's poll interval it only paces the claims and
+	// nothing recorded comes from it, so a fake Clock that tests step cannot hold them).
+	Stall  time.Duration
+	Pacing clock.PassiveClock
 
 	mu    sync.Mutex
 	load  map[types.NamespacedName]*endpointLoad
@@ -96,6 +99,9 @@ func (f *FirstAttempts) defaults() {
 	if f.Clock == nil {
 		f.Clock = clock.RealClock{}
 	}
+	if f.Pacing == nil {
+		f.Pacing = clock.RealClock{}
+	}
 	if f.load == nil {
 		f.load = map[types.NamespacedName]*endpointLoad{}
 		f.failedAt = map[types.NamespacedName]time.Time{}
@@ -120,7 +126,7 @@ func (f *FirstAttempts) Room() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.defaults()
-	return claimRoom(f.load, f.Clock.Now(), f.Stall, f.MaxWaiting)
+	return claimRoom(f.load, f.Pacing.Now(), f.Stall, f.MaxWaiting)
 }
 
 // claimRoom is Room's rule.
@@ -155,7 +161,7 @@ func (f *FirstAttempts) Admit(ep *switchboardv1alpha1.WebhookEndpoint) (done fun
 		return nil, false
 	}
 	if l == nil {
-		l = &endpointLoad{progress: f.Clock.Now()}
+		l = &endpointLoad{progress: f.Pacing.Now()}
 		f.load[key] = l
 	}
 	l.admitted++
@@ -164,7 +170,7 @@ func (f *FirstAttempts) Admit(ep *switchboardv1alpha1.WebhookEndpoint) (done fun
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.total--
-		l.progress = f.Clock.Now()
+		l.progress = f.Pacing.Now()
 		if l.admitted--; l.admitted == 0 {
 			delete(f.load, key)
 		}

@@ -123,7 +123,7 @@ func TestClaimRoom(t *testing.T) {
 
 func TestRoomFollowsAdmittedAttemptsAndProgress(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
-	f := &FirstAttempts{MaxWaiting: 3, Clock: clk, Stall: time.Second}
+	f := &FirstAttempts{MaxWaiting: 3, Pacing: clk, Stall: time.Second}
 	ep := endpointNamed("whep-a")
 	var dones []func()
 	for range 3 {
