@@ -37,8 +37,11 @@ type FirstAttempts struct {
 	// MaxWaiting bounds one endpoint's first attempts waiting for a slot or in flight
 	// (default 256); Total all of them (default 1024), which paces the outbox claims.
 	MaxWaiting, Total int
-	// Stall is how long an endpoint may go without finishing an attempt and still count as
-	// keeping up (default 500 ms): see Room. Pacing measures it (default the real clock,
+	// MaxFailures is how many first attempts to an endpoint may fail in a row before its
+	// deliveries go to the controller (default 3); see endpointFailing.
+	MaxFailures int
+	// Stall is how long an endpoint may go without an attempt that succeeds and still count
+	// as keeping up (default 500 ms): see Room. Pacing measures it (default the real clock,
 	// whatever Clock is: like the dispatcher's poll interval it only paces the claims and
 	// nothing recorded comes from it, so a fake Clock that tests step cannot hold them).
 	Stall  time.Duration
@@ -47,9 +50,32 @@ type FirstAttempts struct {
 	mu    sync.Mutex
 	load  map[types.NamespacedName]*endpointLoad
 	total int
-	// failedAt is when a first attempt to an endpoint last failed, until one succeeds or
-	// the endpoint's status shows a later success.
-	failedAt map[types.NamespacedName]time.Time
+	// failures are the endpoints whose latest first attempts failed.
+	failures map[types.NamespacedName]failureStreak
+}
+
+// failureStreak is an endpoint's first attempts that failed in a row, and the last one's time.
+type failureStreak struct {
+	count int
+	last  time.Time
+}
+
+// failingGrace is how long an endpoint's status must show it failing before the engine
+// stops its first attempts on that alone (as the back-pressure counts it): an endpoint
+// that fails now and then has failingSince set for a moment after each failure.
+const failingGrace = 10 * time.Second
+
+// endpointFailing decides whether first attempts to an endpoint stop, its deliveries going
+// to the controller (which parks them and retries on the schedule): its status has shown it
+// failing for grace (an endpoint that is down; the status outlives a restart), or its last
+// maxFailures first attempts failed (it went down, or hangs, just now). An endpoint whose
+// answers are mixed keeps its first attempts: each failed one becomes a retrying delivery
+// with its attempt counted, as it would through the controller.
+func endpointFailing(st switchboardv1alpha1.WebhookEndpointStatus, streak failureStreak, now time.Time, grace time.Duration, maxFailures int) bool {
+	if st.FailingSince != nil && now.Sub(st.FailingSince.Time) >= grace {
+		return true
+	}
+	return streak.count >= maxFailures
 }
 
 // FirstOutcome is what became of a first attempt.
@@ -93,6 +119,9 @@ func (f *FirstAttempts) defaults() {
 	if f.Total <= 0 {
 		f.Total = 1024
 	}
+	if f.MaxFailures <= 0 {
+		f.MaxFailures = 3
+	}
 	if f.Stall <= 0 {
 		f.Stall = 500 * time.Millisecond
 	}
@@ -104,12 +133,12 @@ func (f *FirstAttempts) defaults() {
 	}
 	if f.load == nil {
 		f.load = map[types.NamespacedName]*endpointLoad{}
-		f.failedAt = map[types.NamespacedName]time.Time{}
+		f.failures = map[types.NamespacedName]failureStreak{}
 	}
 }
 
 // endpointLoad is one endpoint's admitted first attempts, and when it last made progress:
-// an attempt finished, or (from idle) the first was admitted.
+// an attempt succeeded, or (from idle) the first was admitted.
 type endpointLoad struct {
 	admitted int
 	progress time.Time
@@ -119,9 +148,9 @@ type endpointLoad struct {
 // the controller only because its endpoint is busy: the least room (MaxWaiting less its
 // admitted attempts) of the endpoints that keep up. A busy endpoint that answers fast
 // then paces the claims, and its deliveries stay first attempts (no resource, no write to
-// the API server); one that has finished nothing for Stall (hanging, or very slow) paces
-// nothing, and its surplus goes to the controller, which parks it, so the others keep
-// their rate.
+// the API server); one that has had no attempt succeed for Stall (hanging, down, or very
+// slow) paces nothing, and its surplus goes to the controller, which parks it, so the
+// others keep their rate.
 func (f *FirstAttempts) Room() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -170,37 +199,37 @@ func (f *FirstAttempts) Admit(ep *switchboardv1alpha1.WebhookEndpoint) (done fun
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.total--
-		l.progress = f.Pacing.Now()
 		if l.admitted--; l.admitted == 0 {
 			delete(f.load, key)
 		}
 	}), true
 }
 
-// failingLocked: ep's status says it is failing, or a first attempt to it failed since its
-// status last showed a success.
+// failingLocked applies endpointFailing to ep. A streak ends when a first attempt
+// succeeds, or when ep's status shows a later success (the controller's retry).
 func (f *FirstAttempts) failingLocked(key types.NamespacedName, ep *switchboardv1alpha1.WebhookEndpoint) bool {
-	if ep.Status.FailingSince != nil {
-		return true
+	streak := f.failures[key]
+	if last := ep.Status.LastDeliveryAt; streak.count > 0 && ep.Status.FailingSince == nil && last != nil && last.After(streak.last) {
+		delete(f.failures, key)
+		streak = failureStreak{}
 	}
-	at, ok := f.failedAt[key]
-	if !ok {
-		return false
-	}
-	if last := ep.Status.LastDeliveryAt; last != nil && last.After(at) {
-		delete(f.failedAt, key)
-		return false
-	}
-	return true
+	return endpointFailing(ep.Status, streak, f.Clock.Now(), failingGrace, f.MaxFailures)
 }
 
+// noteOutcome counts a first attempt's result; a success is also the endpoint's progress
+// (see Room).
 func (f *FirstAttempts) noteOutcome(key types.NamespacedName, ok bool, at time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if ok {
-		delete(f.failedAt, key)
-	} else if _, failing := f.failedAt[key]; !failing {
-		f.failedAt[key] = at
+	f.defaults()
+	if !ok {
+		streak := f.failures[key]
+		f.failures[key] = failureStreak{count: streak.count + 1, last: at}
+		return
+	}
+	delete(f.failures, key)
+	if l := f.load[key]; l != nil {
+		l.progress = f.Pacing.Now()
 	}
 }
 

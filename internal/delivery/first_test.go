@@ -45,50 +45,77 @@ func TestAdmitBoundsWaitingPerEndpointAndInAll(t *testing.T) {
 	}
 }
 
+func TestEndpointFailing(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	since := func(d time.Duration) switchboardv1alpha1.WebhookEndpointStatus {
+		return switchboardv1alpha1.WebhookEndpointStatus{FailingSince: &metav1.Time{Time: t0.Add(-d)}}
+	}
+	for _, tc := range []struct {
+		name   string
+		status switchboardv1alpha1.WebhookEndpointStatus
+		streak int
+		want   bool
+	}{
+		{"healthy", switchboardv1alpha1.WebhookEndpointStatus{}, 0, false},
+		{"status failing for a moment (mixed answers)", since(time.Second), 0, false},
+		{"status failing for the grace (down)", since(10 * time.Second), 0, true},
+		{"two first attempts failed in a row", switchboardv1alpha1.WebhookEndpointStatus{}, 2, false},
+		{"three in a row (went down, or hangs)", switchboardv1alpha1.WebhookEndpointStatus{}, 3, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := endpointFailing(tc.status, failureStreak{count: tc.streak, last: t0}, t0, failingGrace, 3); got != tc.want {
+				t.Errorf("endpointFailing = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestAdmitSendsAFailingEndpointToTheController(t *testing.T) {
 	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
-	f := &FirstAttempts{}
+	clk := clocktesting.NewFakePassiveClock(t0)
+	f := &FirstAttempts{Clock: clk, MaxFailures: 2}
 	ep := endpointNamed("whep-a")
+	ep.Status.FailingSince = &metav1.Time{Time: t0.Add(-time.Minute)}
+	if _, ok := f.Admit(ep); ok {
+		t.Error("an endpoint whose status has said failing for a minute was admitted")
+	}
 	ep.Status.FailingSince = &metav1.Time{Time: t0}
-	if _, ok := f.Admit(ep); ok {
-		t.Error("an endpoint whose status says failing was admitted")
+	admit := func(want bool, why string) {
+		t.Helper()
+		done, ok := f.Admit(ep)
+		if ok != want {
+			t.Errorf("admitted = %v, want %v: %s", ok, want, why)
+		}
+		if ok {
+			done()
+		}
 	}
+	admit(true, "status failing for a moment only (one failure among successes)")
 	ep.Status.FailingSince = nil
-	done, ok := f.Admit(ep)
-	if !ok {
-		t.Fatal("a healthy endpoint was refused")
-	}
-	done()
-	// A first attempt failed; the status does not show it yet.
+	// First attempts fail in a row; the status does not show it yet.
 	f.noteOutcome(keyOf(ep), false, t0.Add(time.Second))
-	f.noteOutcome(keyOf(ep), false, t0.Add(2*time.Second)) // keeps the first failure's time
-	if _, ok := f.Admit(ep); ok {
-		t.Error("admitted right after a failed first attempt")
-	}
-	// The status shows an older answer: still failing.
+	admit(true, "one failure")
+	f.noteOutcome(keyOf(ep), false, t0.Add(2*time.Second))
+	admit(false, "MaxFailures in a row")
+	// The status shows a later attempt, but failing: still refused.
+	ep.Status.FailingSince = &metav1.Time{Time: t0.Add(time.Second)}
+	ep.Status.LastDeliveryAt = &metav1.Time{Time: t0.Add(3 * time.Second)}
+	admit(false, "status failing after the streak")
+	// The status shows an older success: still refused.
+	ep.Status.FailingSince = nil
 	ep.Status.LastDeliveryAt = &metav1.Time{Time: t0}
-	if _, ok := f.Admit(ep); ok {
-		t.Error("admitted on a status older than the failure")
-	}
+	admit(false, "a success older than the streak")
 	// The controller's retry succeeded and the status shows it.
 	ep.Status.LastDeliveryAt = &metav1.Time{Time: t0.Add(time.Minute)}
-	if done, ok := f.Admit(ep); !ok {
-		t.Error("refused after the status showed a later success")
-	} else {
-		done()
-	}
+	admit(true, "the status showed a later success")
 	ep.Status.LastDeliveryAt = nil
-	if done, ok := f.Admit(ep); !ok {
-		t.Error("the failure was not forgotten once cleared")
-	} else {
-		done()
-	}
-	// A first attempt that succeeds clears it too.
+	admit(true, "the streak was forgotten once cleared")
+	// A first attempt that succeeds ends a streak too.
 	f.noteOutcome(keyOf(ep), false, t0.Add(time.Hour))
-	f.noteOutcome(keyOf(ep), true, t0.Add(time.Hour+time.Second))
-	if _, ok := f.Admit(ep); !ok {
-		t.Error("refused after a first attempt succeeded")
-	}
+	f.noteOutcome(keyOf(ep), false, t0.Add(time.Hour+time.Second))
+	admit(false, "MaxFailures in a row again")
+	f.noteOutcome(keyOf(ep), true, t0.Add(time.Hour+2*time.Second))
+	admit(true, "a first attempt succeeded")
 }
 
 func keyOf(ep *switchboardv1alpha1.WebhookEndpoint) types.NamespacedName {
@@ -123,7 +150,7 @@ func TestClaimRoom(t *testing.T) {
 
 func TestRoomFollowsAdmittedAttemptsAndProgress(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
-	f := &FirstAttempts{MaxWaiting: 3, Pacing: clk, Stall: time.Second}
+	f := &FirstAttempts{MaxWaiting: 3, Pacing: clk, Clock: clk, Stall: time.Second}
 	ep := endpointNamed("whep-a")
 	var dones []func()
 	for range 3 {
@@ -141,12 +168,21 @@ func TestRoomFollowsAdmittedAttemptsAndProgress(t *testing.T) {
 	if got := f.Room(); got != 3 {
 		t.Errorf("Room = %d with the endpoint stalled, want 3", got)
 	}
-	// One finishes: it keeps up again, with one place free.
+	// One fails: no progress.
+	f.noteOutcome(keyOf(ep), false, clk.Now())
 	dones[0]()
+	if got := f.Room(); got != 3 {
+		t.Errorf("Room = %d after an attempt failed, want 3", got)
+	}
+	// One succeeds: it keeps up again, with one place free.
+	f.noteOutcome(keyOf(ep), true, clk.Now())
 	if got := f.Room(); got != 1 {
-		t.Errorf("Room = %d after an attempt finished, want 1", got)
+		t.Errorf("Room = %d after an attempt succeeded, want 1", got)
 	}
 	dones[1]()
+	if got := f.Room(); got != 2 {
+		t.Errorf("Room = %d after it finished, want 2", got)
+	}
 	dones[2]()
 	if got := f.Room(); got != 3 {
 		t.Errorf("Room = %d when idle, want 3", got)
