@@ -38,8 +38,12 @@ type FirstAttempts struct {
 	// (default 256); Total all of them (default 1024), which paces the outbox claims.
 	MaxWaiting, Total int
 	// MaxFailures is how many first attempts to an endpoint may fail in a row before its
-	// deliveries go to the controller (default 3); see endpointFailing.
+	// deliveries go to the controller (default 8, one round of the default slots: a
+	// hanging endpoint's first timeouts, and rare at 20 % of answers failing); Cooldown
+	// how long they go there before one first attempt probes it again (default 1 s, on
+	// Pacing). See endpointFailing.
 	MaxFailures int
+	Cooldown    time.Duration
 	// Stall is how long an endpoint may go without an attempt that succeeds and still count
 	// as keeping up (default 500 ms): see Room. Pacing measures it (default the real clock,
 	// whatever Clock is: like the dispatcher's poll interval it only paces the claims and
@@ -54,10 +58,12 @@ type FirstAttempts struct {
 	failures map[types.NamespacedName]failureStreak
 }
 
-// failureStreak is an endpoint's first attempts that failed in a row, and the last one's time.
+// failureStreak is an endpoint's first attempts that failed in a row, and the last one's
+// time (from Clock, to compare with its status) and when it was noted (from Pacing).
 type failureStreak struct {
 	count int
 	last  time.Time
+	noted time.Time
 }
 
 // failingGrace is how long an endpoint's status must show it failing before the engine
@@ -68,14 +74,20 @@ const failingGrace = 10 * time.Second
 // endpointFailing decides whether first attempts to an endpoint stop, its deliveries going
 // to the controller (which parks them and retries on the schedule): its status has shown it
 // failing for grace (an endpoint that is down; the status outlives a restart), or its last
-// maxFailures first attempts failed (it went down, or hangs, just now). An endpoint whose
-// answers are mixed keeps its first attempts: each failed one becomes a retrying delivery
-// with its attempt counted, as it would through the controller.
-func endpointFailing(st switchboardv1alpha1.WebhookEndpointStatus, streak failureStreak, now time.Time, grace time.Duration, maxFailures int) bool {
+// maxFailures first attempts failed (it went down, or hangs, just now) — then for cooldown
+// after the last of them (pacingNow, on the pacing clock), and past it while another first
+// attempt to it (others) is under way: one at a time probes it. An endpoint whose answers
+// are mixed keeps its first attempts: each failed one becomes a retrying delivery with its
+// attempt counted, as it would through the controller.
+func endpointFailing(st switchboardv1alpha1.WebhookEndpointStatus, streak failureStreak, now time.Time, grace time.Duration,
+	maxFailures int, pacingNow time.Time, cooldown time.Duration, others int) bool {
 	if st.FailingSince != nil && now.Sub(st.FailingSince.Time) >= grace {
 		return true
 	}
-	return streak.count >= maxFailures
+	if streak.count < maxFailures {
+		return false
+	}
+	return pacingNow.Sub(streak.noted) < cooldown || others > 0
 }
 
 // FirstOutcome is what became of a first attempt.
@@ -120,7 +132,10 @@ func (f *FirstAttempts) defaults() {
 		f.Total = 1024
 	}
 	if f.MaxFailures <= 0 {
-		f.MaxFailures = 3
+		f.MaxFailures = 8
+	}
+	if f.Cooldown <= 0 {
+		f.Cooldown = time.Second
 	}
 	if f.Stall <= 0 {
 		f.Stall = 500 * time.Millisecond
@@ -186,7 +201,11 @@ func (f *FirstAttempts) Admit(ep *switchboardv1alpha1.WebhookEndpoint) (done fun
 	defer f.mu.Unlock()
 	f.defaults()
 	l := f.load[key]
-	if f.failingLocked(key, ep) || (l != nil && l.admitted >= f.MaxWaiting) || f.total >= f.Total {
+	others := 0
+	if l != nil {
+		others = l.admitted
+	}
+	if f.failingLocked(key, ep, others) || others >= f.MaxWaiting || f.total >= f.Total {
 		return nil, false
 	}
 	if l == nil {
@@ -207,13 +226,13 @@ func (f *FirstAttempts) Admit(ep *switchboardv1alpha1.WebhookEndpoint) (done fun
 
 // failingLocked applies endpointFailing to ep. A streak ends when a first attempt
 // succeeds, or when ep's status shows a later success (the controller's retry).
-func (f *FirstAttempts) failingLocked(key types.NamespacedName, ep *switchboardv1alpha1.WebhookEndpoint) bool {
+func (f *FirstAttempts) failingLocked(key types.NamespacedName, ep *switchboardv1alpha1.WebhookEndpoint, others int) bool {
 	streak := f.failures[key]
 	if last := ep.Status.LastDeliveryAt; streak.count > 0 && ep.Status.FailingSince == nil && last != nil && last.After(streak.last) {
 		delete(f.failures, key)
 		streak = failureStreak{}
 	}
-	return endpointFailing(ep.Status, streak, f.Clock.Now(), failingGrace, f.MaxFailures)
+	return endpointFailing(ep.Status, streak, f.Clock.Now(), failingGrace, f.MaxFailures, f.Pacing.Now(), f.Cooldown, others)
 }
 
 // noteOutcome counts a first attempt's result; a success is also the endpoint's progress
@@ -224,7 +243,7 @@ func (f *FirstAttempts) noteOutcome(key types.NamespacedName, ok bool, at time.T
 	f.defaults()
 	if !ok {
 		streak := f.failures[key]
-		f.failures[key] = failureStreak{count: streak.count + 1, last: at}
+		f.failures[key] = failureStreak{count: streak.count + 1, last: at, noted: f.Pacing.Now()}
 		return
 	}
 	delete(f.failures, key)
@@ -246,7 +265,8 @@ func (f *FirstAttempts) Attempt(ctx context.Context, a FirstAttempt) (webhooks.R
 	defer release()
 	f.mu.Lock()
 	f.defaults()
-	failing := f.failingLocked(epKey, a.Endpoint)
+	// Admitted already: past a streak's cooldown it goes ahead (at most the slots at once).
+	failing := f.failingLocked(epKey, a.Endpoint, 0)
 	f.mu.Unlock()
 	if failing {
 		return webhooks.Result{}, time.Time{}, NotAttempted, nil

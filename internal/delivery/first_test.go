@@ -50,20 +50,29 @@ func TestEndpointFailing(t *testing.T) {
 	since := func(d time.Duration) switchboardv1alpha1.WebhookEndpointStatus {
 		return switchboardv1alpha1.WebhookEndpointStatus{FailingSince: &metav1.Time{Time: t0.Add(-d)}}
 	}
+	healthy := switchboardv1alpha1.WebhookEndpointStatus{}
 	for _, tc := range []struct {
 		name   string
 		status switchboardv1alpha1.WebhookEndpointStatus
 		streak int
+		// ago is how long since the streak's last failure; others the first attempts under way.
+		ago    time.Duration
+		others int
 		want   bool
 	}{
-		{"healthy", switchboardv1alpha1.WebhookEndpointStatus{}, 0, false},
-		{"status failing for a moment (mixed answers)", since(time.Second), 0, false},
-		{"status failing for the grace (down)", since(10 * time.Second), 0, true},
-		{"two first attempts failed in a row", switchboardv1alpha1.WebhookEndpointStatus{}, 2, false},
-		{"three in a row (went down, or hangs)", switchboardv1alpha1.WebhookEndpointStatus{}, 3, true},
+		{"healthy", healthy, 0, 0, 0, false},
+		{"status failing for a moment (mixed answers)", since(time.Second), 0, 0, 0, false},
+		{"status failing for the grace (down)", since(10 * time.Second), 0, 0, 0, true},
+		{"seven first attempts failed in a row", healthy, 7, 0, 0, false},
+		{"eight in a row (went down, or hangs)", healthy, 8, 0, 0, true},
+		{"eight in a row, within the cooldown", healthy, 8, 999 * time.Millisecond, 0, true},
+		{"past the cooldown: one probe", healthy, 8, time.Second, 0, false},
+		{"past the cooldown, a probe under way", healthy, 9, time.Second, 1, true},
+		{"the status decides whatever the cooldown", since(time.Minute), 8, time.Minute, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := endpointFailing(tc.status, failureStreak{count: tc.streak, last: t0}, t0, failingGrace, 3); got != tc.want {
+			streak := failureStreak{count: tc.streak, last: t0, noted: t0.Add(-tc.ago)}
+			if got := endpointFailing(tc.status, streak, t0, failingGrace, 8, t0, time.Second, tc.others); got != tc.want {
 				t.Errorf("endpointFailing = %v, want %v", got, tc.want)
 			}
 		})
@@ -73,7 +82,7 @@ func TestEndpointFailing(t *testing.T) {
 func TestAdmitSendsAFailingEndpointToTheController(t *testing.T) {
 	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakePassiveClock(t0)
-	f := &FirstAttempts{Clock: clk, MaxFailures: 2}
+	f := &FirstAttempts{Clock: clk, Pacing: clk, MaxFailures: 2, Cooldown: time.Second}
 	ep := endpointNamed("whep-a")
 	ep.Status.FailingSince = &metav1.Time{Time: t0.Add(-time.Minute)}
 	if _, ok := f.Admit(ep); ok {
@@ -105,6 +114,16 @@ func TestAdmitSendsAFailingEndpointToTheController(t *testing.T) {
 	ep.Status.FailingSince = nil
 	ep.Status.LastDeliveryAt = &metav1.Time{Time: t0}
 	admit(false, "a success older than the streak")
+	// Past the cooldown one first attempt probes the endpoint; a second waits for its answer.
+	clk.SetTime(t0.Add(time.Second))
+	probe, ok := f.Admit(ep)
+	if !ok {
+		t.Fatal("no probe past the cooldown")
+	}
+	admit(false, "a probe is under way")
+	f.noteOutcome(keyOf(ep), false, clk.Now())
+	probe()
+	admit(false, "the probe failed: a new cooldown")
 	// The controller's retry succeeded and the status shows it.
 	ep.Status.LastDeliveryAt = &metav1.Time{Time: t0.Add(time.Minute)}
 	admit(true, "the status showed a later success")
