@@ -166,8 +166,9 @@ func (w *WebhookDispatcher) limit() int {
 		limit = eventsToDispatch(w.MaxPending, pending, live, w.MaxLive, w.BatchSize, switchboardv1alpha1.MaxWebhookEndpointsPerAccount)
 	}
 	if w.First != nil {
-		// Back-pressure on the engine: at most five first attempts an event.
-		limit = min(limit, w.First.Free()/switchboardv1alpha1.MaxWebhookEndpointsPerAccount)
+		// Back-pressure on the engine: at most five first attempts an event, and no more
+		// events than a busy endpoint that keeps up can take as first attempts.
+		limit = min(limit, w.First.Free()/switchboardv1alpha1.MaxWebhookEndpointsPerAccount, w.First.Room())
 	}
 	return limit
 }

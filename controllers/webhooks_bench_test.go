@@ -111,11 +111,7 @@ func (r *benchRun) setup(clk clock.WithTicker) {
 		r.b.Fatal(err)
 	}
 	r.eps = nil
-	endpoints := r.endpoints
-	if endpoints == 0 {
-		endpoints = 5
-	}
-	for i := range endpoints {
+	for i := range r.endpointCount() {
 		name := fmt.Sprintf("whep-bench-%d", i)
 		ep := &switchboardv1alpha1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.ns},
 			Spec: switchboardv1alpha1.WebhookEndpointSpec{AccountID: r.tenant.Account.PublicID, DisplayName: name,
@@ -193,7 +189,7 @@ type sampler struct {
 
 func (r *benchRun) sample() *sampler {
 	s := &sampler{stop: make(chan struct{}), done: make(chan struct{}), cpu0: benchkit.ProcCPU(), t0: time.Now(),
-		req0: apiRequests(r.cp.Config), cfg: r.cp.Config, deliveries: 5 * r.events()}
+		req0: apiRequests(r.cp.Config), cfg: r.cp.Config, deliveries: r.endpointCount() * r.events()}
 	if path := os.Getenv("BENCH_APISERVER_PROFILE"); path != "" {
 		apiserverProfile(r.cp.Config, path+"."+strings.ReplaceAll(r.b.Name(), "/", "_"), 20*time.Second)
 	}
@@ -294,6 +290,35 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 	allSucceed("all-succeed", 0)
 	allSucceed("all-succeed-paced", benchRate())
 
+	// The engine to ONE endpoint (the usual customer): a burst, and BENCH_ONE_RATE events a
+	// second. CPU per delivery covers the engine's whole path (claim, endpoint lookup, sign,
+	// send, history, mark) plus the bulk insert of the events and the receiver.
+	oneEndpoint := func(name string, rate int) {
+		b.Run(name, func(b *testing.B) {
+			r := &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: benchkit.NewReceiver(), endpoints: 1}
+			defer r.rcv.Srv.Close()
+			r.setup(clock.RealClock{})
+			defer r.stop()
+			s := r.sample()
+			statements := pgStatements(st, r.rcv.Delivered)
+			cpu0 := benchkit.ProcCPU()
+			r.enqueue(n, rate)
+			r.waitFor("every delivery", 30*time.Minute, func() bool { return r.rcv.Delivered() >= n })
+			cpu, _ := benchkit.CPUPerDelivery(cpu0, n)
+			fmt.Printf("  CPU per delivery: %s\n", cpu)
+			s.end()
+			statements()
+			how := "1 endpoint, all events inserted at once (p50/p99 are backlog drain times)"
+			if rate > 0 {
+				how = fmt.Sprintf("1 endpoint, %d events/s offered", rate)
+			}
+			r.report(how, n)
+			fmt.Printf("  WebhookDeliveries in etcd: peak %d, after %d\n", s.maxLive.Load(), r.liveDeliveries())
+		})
+	}
+	oneEndpoint("one-endpoint", 0)
+	oneEndpoint("one-endpoint-paced", benchOneRate())
+
 	b.Run("20pct-500", func(b *testing.B) {
 		clk := clocktesting.NewFakeClock(time.Now().Truncate(time.Second))
 		r := &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: benchkit.NewReceiver(), maxRQ: time.Hour}
@@ -385,6 +410,22 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 }
 
 func (r *benchRun) events() int { return benchkit.Events() }
+
+// endpointCount is how many endpoints the account has (default five).
+func (r *benchRun) endpointCount() int {
+	if r.endpoints == 0 {
+		return 5
+	}
+	return r.endpoints
+}
+
+// benchOneRate is BENCH_ONE_RATE, the events a second of one-endpoint-paced (default 1,000).
+func benchOneRate() int {
+	if v, err := strconv.Atoi(os.Getenv("BENCH_ONE_RATE")); err == nil && v > 0 {
+		return v
+	}
+	return 1000
+}
 
 // benchRate is BENCH_RATE, the events a second of the paced scenarios (default 100, which
 // is 500 deliveries a second).

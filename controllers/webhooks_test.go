@@ -436,6 +436,36 @@ var _ = Describe("Webhook delivery", func() {
 			Equal([]historyRow{{Status: "succeeded", Attempts: 2, Code: 200, Endpoint: ep.Name}}))
 	})
 
+	It("keeps a burst to one fast endpoint as first attempts, each sent once, however few may wait", func() {
+		e.stop()
+		e.firstMaxWaiting = 4 // far below the claim size: the endpoint's room must pace the claims
+		e.start()
+		ep, _ := e.endpoint("whep-burst")
+		wc, err := client.NewWithWatch(cp.Config, client.Options{Scheme: cp.Scheme})
+		Expect(err).NotTo(HaveOccurred())
+		watch, err := wc.Watch(ctx, &switchboardv1alpha1.WebhookDeliveryList{}, client.InNamespace(e.ns))
+		Expect(err).NotTo(HaveOccurred())
+		defer watch.Stop()
+
+		const n = 60
+		ids := make([]uuid.UUID, 0, n)
+		for range n {
+			ids = append(ids, e.event(events.CallEnded))
+		}
+		Eventually(func() int { return len(e.rcv.all()) }).WithTimeout(30 * time.Second).Should(Equal(n))
+		Consistently(func() int { return len(e.rcv.all()) }).WithTimeout(500*time.Millisecond).Should(Equal(n), "nothing is sent twice")
+		sent := map[string]int{}
+		for _, r := range e.rcv.all() {
+			sent[r.header.Get("X-Service-Delivery")]++
+		}
+		for _, id := range ids {
+			Expect(sent[id.String()]).To(Equal(1), "event %s", id)
+			Eventually(func() []historyRow { return e.history(id) }).Should(
+				Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
+		}
+		Expect(watch.ResultChan()).NotTo(Receive(), "no delivery went to the controller")
+	})
+
 	It("retries after 1 minute, 5 minutes, 30 minutes, 2 hours and 10 hours, then fails", func() {
 		e.rcv.status.Store(500)
 		ep, _ := e.endpoint("whep-down")

@@ -37,13 +37,57 @@ type FirstAttempts struct {
 	// MaxWaiting bounds one endpoint's first attempts waiting for a slot or in flight
 	// (default 256); Total all of them (default 1024), which paces the outbox claims.
 	MaxWaiting, Total int
+	// MaxFailures is how many first attempts to an endpoint may fail in a row before its
+	// deliveries go to the controller (default 8, one round of the default slots: a
+	// hanging endpoint's first timeouts, and rare at 20 % of answers failing); Cooldown
+	// how long they go there before one first attempt probes it again (default 1 s, on
+	// Pacing). See endpointFailing.
+	MaxFailures int
+	Cooldown    time.Duration
+	// Stall is how long an endpoint may go without an attempt that succeeds and still count
+	// as keeping up (default 500 ms): see Room. Pacing measures it (default the real clock,
+	// whatever Clock is: like the dispatcher's poll interval it only paces the claims and
+	// nothing recorded comes from it, so a fake Clock that tests step cannot hold them).
+	Stall  time.Duration
+	Pacing clock.PassiveClock
 
-	mu       sync.Mutex
-	admitted map[types.NamespacedName]int
-	total    int
-	// failedAt is when a first attempt to an endpoint last failed, until one succeeds or
-	// the endpoint's status shows a later success.
-	failedAt map[types.NamespacedName]time.Time
+	mu    sync.Mutex
+	load  map[types.NamespacedName]*endpointLoad
+	total int
+	// failures are the endpoints whose latest first attempts failed.
+	failures map[types.NamespacedName]failureStreak
+}
+
+// failureStreak is an endpoint's first attempts that failed in a row, and the last one's
+// time (from Clock, to compare with its status) and when it was noted (from Pacing).
+type failureStreak struct {
+	count int
+	last  time.Time
+	noted time.Time
+}
+
+// failingGrace is how long an endpoint's status must show it failing before the engine
+// stops its first attempts on that alone (as the back-pressure counts it): an endpoint
+// that fails now and then has failingSince set for a moment after each failure.
+const failingGrace = 10 * time.Second
+
+// endpointFailing decides whether first attempts to an endpoint stop, its deliveries going
+// to the controller (which parks them and retries on the schedule): its status has shown it
+// failing for grace (an endpoint that is down; the status outlives a restart), or its last
+// maxFailures first attempts failed (it went down, or hangs, just now) — then for cooldown
+// after the last of them (pacingNow, on the pacing clock), and past it while another first
+// attempt to it (others) is under way: one at a time probes it. An endpoint whose answers
+// are mixed keeps its first attempts: each failed one becomes a retrying delivery with its
+// attempt counted, as it would through the controller.
+func endpointFailing(st switchboardv1alpha1.WebhookEndpointStatus, streak failureStreak, now time.Time, grace time.Duration,
+	maxFailures int, pacingNow time.Time, cooldown time.Duration, others int) bool {
+	if st.FailingSince != nil && now.Sub(st.FailingSince.Time) >= grace {
+		return true
+	}
+	if streak.count < maxFailures {
+		return false
+	}
+	return pacingNow.Sub(streak.noted) < cooldown || others > 0
 }
 
 // FirstOutcome is what became of a first attempt.
@@ -87,13 +131,57 @@ func (f *FirstAttempts) defaults() {
 	if f.Total <= 0 {
 		f.Total = 1024
 	}
+	if f.MaxFailures <= 0 {
+		f.MaxFailures = 8
+	}
+	if f.Cooldown <= 0 {
+		f.Cooldown = time.Second
+	}
+	if f.Stall <= 0 {
+		f.Stall = 500 * time.Millisecond
+	}
 	if f.Clock == nil {
 		f.Clock = clock.RealClock{}
 	}
-	if f.admitted == nil {
-		f.admitted = map[types.NamespacedName]int{}
-		f.failedAt = map[types.NamespacedName]time.Time{}
+	if f.Pacing == nil {
+		f.Pacing = clock.RealClock{}
 	}
+	if f.load == nil {
+		f.load = map[types.NamespacedName]*endpointLoad{}
+		f.failures = map[types.NamespacedName]failureStreak{}
+	}
+}
+
+// endpointLoad is one endpoint's admitted first attempts, and when it last made progress:
+// an attempt succeeded, or (from idle) the first was admitted.
+type endpointLoad struct {
+	admitted int
+	progress time.Time
+}
+
+// Room is how many more events the dispatcher may claim now without sending a delivery to
+// the controller only because its endpoint is busy: the least room (MaxWaiting less its
+// admitted attempts) of the endpoints that keep up. A busy endpoint that answers fast
+// then paces the claims, and its deliveries stay first attempts (no resource, no write to
+// the API server); one that has had no attempt succeed for Stall (hanging, down, or very
+// slow) paces nothing, and its surplus goes to the controller, which parks it, so the
+// others keep their rate.
+func (f *FirstAttempts) Room() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.defaults()
+	return claimRoom(f.load, f.Pacing.Now(), f.Stall, f.MaxWaiting)
+}
+
+// claimRoom is Room's rule.
+func claimRoom(load map[types.NamespacedName]*endpointLoad, now time.Time, stall time.Duration, maxWaiting int) int {
+	room := maxWaiting
+	for _, l := range load {
+		if now.Sub(l.progress) < stall {
+			room = min(room, maxWaiting-l.admitted)
+		}
+	}
+	return max(room, 0)
 }
 
 // Free is how many more first attempts may be admitted now.
@@ -112,45 +200,55 @@ func (f *FirstAttempts) Admit(ep *switchboardv1alpha1.WebhookEndpoint) (done fun
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.defaults()
-	if f.failingLocked(key, ep) || f.admitted[key] >= f.MaxWaiting || f.total >= f.Total {
+	l := f.load[key]
+	others := 0
+	if l != nil {
+		others = l.admitted
+	}
+	if f.failingLocked(key, ep, others) || others >= f.MaxWaiting || f.total >= f.Total {
 		return nil, false
 	}
-	f.admitted[key]++
+	if l == nil {
+		l = &endpointLoad{progress: f.Pacing.Now()}
+		f.load[key] = l
+	}
+	l.admitted++
 	f.total++
 	return sync.OnceFunc(func() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.total--
-		if f.admitted[key]--; f.admitted[key] == 0 {
-			delete(f.admitted, key)
+		if l.admitted--; l.admitted == 0 {
+			delete(f.load, key)
 		}
 	}), true
 }
 
-// failingLocked: ep's status says it is failing, or a first attempt to it failed since its
-// status last showed a success.
-func (f *FirstAttempts) failingLocked(key types.NamespacedName, ep *switchboardv1alpha1.WebhookEndpoint) bool {
-	if ep.Status.FailingSince != nil {
-		return true
+// failingLocked applies endpointFailing to ep. A streak ends when a first attempt
+// succeeds, or when ep's status shows a later success (the controller's retry).
+func (f *FirstAttempts) failingLocked(key types.NamespacedName, ep *switchboardv1alpha1.WebhookEndpoint, others int) bool {
+	streak := f.failures[key]
+	if last := ep.Status.LastDeliveryAt; streak.count > 0 && ep.Status.FailingSince == nil && last != nil && last.After(streak.last) {
+		delete(f.failures, key)
+		streak = failureStreak{}
 	}
-	at, ok := f.failedAt[key]
-	if !ok {
-		return false
-	}
-	if last := ep.Status.LastDeliveryAt; last != nil && last.After(at) {
-		delete(f.failedAt, key)
-		return false
-	}
-	return true
+	return endpointFailing(ep.Status, streak, f.Clock.Now(), failingGrace, f.MaxFailures, f.Pacing.Now(), f.Cooldown, others)
 }
 
+// noteOutcome counts a first attempt's result; a success is also the endpoint's progress
+// (see Room).
 func (f *FirstAttempts) noteOutcome(key types.NamespacedName, ok bool, at time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if ok {
-		delete(f.failedAt, key)
-	} else if _, failing := f.failedAt[key]; !failing {
-		f.failedAt[key] = at
+	f.defaults()
+	if !ok {
+		streak := f.failures[key]
+		f.failures[key] = failureStreak{count: streak.count + 1, last: at, noted: f.Pacing.Now()}
+		return
+	}
+	delete(f.failures, key)
+	if l := f.load[key]; l != nil {
+		l.progress = f.Pacing.Now()
 	}
 }
 
@@ -167,7 +265,8 @@ func (f *FirstAttempts) Attempt(ctx context.Context, a FirstAttempt) (webhooks.R
 	defer release()
 	f.mu.Lock()
 	f.defaults()
-	failing := f.failingLocked(epKey, a.Endpoint)
+	// Admitted already: past a streak's cooldown it goes ahead (at most the slots at once).
+	failing := f.failingLocked(epKey, a.Endpoint, 0)
 	f.mu.Unlock()
 	if failing {
 		return webhooks.Result{}, time.Time{}, NotAttempted, nil

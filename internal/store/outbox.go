@@ -119,7 +119,8 @@ func EnqueueResend(ctx context.Context, tx pgx.Tx, accountID int64, eventID uuid
 	return nil
 }
 
-// QueuedDelivery is a delivery to one endpoint still in the outbox (a test event or a resend).
+// QueuedDelivery is a delivery to one endpoint still in the outbox: not made yet, or its
+// first attempt under way.
 type QueuedDelivery struct {
 	// OutboxID is the outbox row's id; EventID the event's (they differ for a resend).
 	OutboxID  uuid.UUID
@@ -129,22 +130,46 @@ type QueuedDelivery struct {
 	CreatedAt time.Time
 }
 
-// QueuedDeliveriesFor lists the account's undispatched outbox rows queued for
-// endpointPublicID alone (EnqueueEventFor, EnqueueResend) created at or after since, newest
-// first: deliveries the dispatcher has not made yet.
-func (s *Store) QueuedDeliveriesFor(ctx context.Context, accountID int64, endpointPublicID string, since time.Time) ([]QueuedDelivery, error) {
+// QueuedFilter selects the undispatched outbox rows QueuedDeliveriesFor lists.
+type QueuedFilter struct {
+	// EndpointPublicID is the endpoint: rows queued for it alone (a test event, a resend).
+	EndpointPublicID string
+	// Subscribed are the event types it subscribes to: events of these types queued for
+	// every subscribed endpoint are listed too (none when empty, e.g. a paused endpoint).
+	Subscribed []string
+	// EventID, when set, lists the deliveries of that event only.
+	EventID uuid.UUID
+	// Since is the oldest row listed; Limit the most rows (newest first).
+	Since time.Time
+	Limit int
+}
+
+// QueuedDeliveriesFor lists the account's undispatched outbox rows that go to
+// f.EndpointPublicID, newest first: deliveries the dispatcher has not made yet, or has
+// claimed and is still making (an event stays undispatched until all its deliveries are
+// recorded, so an engine's first attempt in flight is listed here until its history row).
+func (s *Store) QueuedDeliveriesFor(ctx context.Context, accountID int64, f QueuedFilter) ([]QueuedDelivery, error) {
+	if f.Subscribed == nil {
+		f.Subscribed = []string{}
+	}
+	var eventID *uuid.UUID
+	if f.EventID != uuid.Nil {
+		eventID = &f.EventID
+	}
 	rows, err := s.Pool.Query(ctx, `SELECT id, COALESCE(resends, id), type, resends IS NOT NULL, created_at FROM events
-		WHERE account_id = $1 AND endpoint_public_id = $2 AND dispatched_at IS NULL AND created_at >= $3
-		ORDER BY created_at DESC, id`, accountID, endpointPublicID, since)
+		WHERE account_id = $1 AND dispatched_at IS NULL AND created_at >= $3
+			AND (endpoint_public_id = $2 OR (endpoint_public_id IS NULL AND type = ANY($4::text[])))
+			AND ($5::uuid IS NULL OR COALESCE(resends, id) = $5)
+		ORDER BY created_at DESC, id LIMIT $6`, accountID, f.EndpointPublicID, f.Since, f.Subscribed, eventID, f.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("queued deliveries to %s: %w", endpointPublicID, err)
+		return nil, fmt.Errorf("queued deliveries to %s: %w", f.EndpointPublicID, err)
 	}
 	qs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (QueuedDelivery, error) {
 		var q QueuedDelivery
 		return q, r.Scan(&q.OutboxID, &q.EventID, &q.Type, &q.Resend, &q.CreatedAt)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("queued deliveries to %s: %w", endpointPublicID, err)
+		return nil, fmt.Errorf("queued deliveries to %s: %w", f.EndpointPublicID, err)
 	}
 	return qs, nil
 }

@@ -302,7 +302,7 @@ func TestOutboxRowsForOneEndpoint(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	queued, err := st.QueuedDeliveriesFor(ctx, tenant.Account.ID, "whep-a", at)
+	queued, err := st.QueuedDeliveriesFor(ctx, tenant.Account.ID, store.QueuedFilter{EndpointPublicID: "whep-a", Since: at, Limit: 100})
 	if err != nil || len(queued) != 2 || queued[0].OutboxID != resend || queued[0].EventID != original || !queued[0].Resend ||
 		queued[1].OutboxID != test || queued[1].EventID != test || queued[1].Resend {
 		t.Errorf("queued %+v %v", queued, err)
@@ -329,7 +329,82 @@ func TestOutboxRowsForOneEndpoint(t *testing.T) {
 	if err := st.MarkEventsDispatched(ctx, []uuid.UUID{test, resend}, at.Add(3*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if queued, err := st.QueuedDeliveriesFor(ctx, tenant.Account.ID, "whep-a", at); err != nil || len(queued) != 0 {
+	if queued, err := st.QueuedDeliveriesFor(ctx, tenant.Account.ID, store.QueuedFilter{EndpointPublicID: "whep-a", Since: at, Limit: 100}); err != nil || len(queued) != 0 {
 		t.Errorf("queued once dispatched %+v %v", queued, err)
+	}
+}
+
+// Events for every subscribed endpoint are listed for an endpoint that subscribes to their
+// type, claimed or not, until they are marked dispatched: a first attempt in flight is
+// visible before its history row.
+func TestQueuedDeliveriesListSubscribedEventsUntilDispatched(t *testing.T) {
+	st := storetest.NewStore(t)
+	ctx := context.Background()
+	tenant := apitest.NewTenant(t, st, plans.Business)
+	other := apitest.NewTenant(t, st, plans.Business)
+	at := time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
+	ended, ready, test, elsewhere := uuid.New(), uuid.New(), uuid.New(), uuid.New()
+	if err := st.InTx(ctx, func(tx pgx.Tx) error {
+		for _, ev := range []events.Event{
+			{ID: ended, AccountID: tenant.Account.ID, Type: events.CallEnded, Body: []byte(`{}`), CreatedAt: at},
+			{ID: ready, AccountID: tenant.Account.ID, Type: events.TranscriptReady, Body: []byte(`{}`), CreatedAt: at.Add(time.Second)},
+			{ID: elsewhere, AccountID: other.Account.ID, Type: events.CallEnded, Body: []byte(`{}`), CreatedAt: at},
+		} {
+			if _, err := store.EnqueueEvent(ctx, tx, ev); err != nil {
+				return err
+			}
+		}
+		return store.EnqueueEventFor(ctx, tx, events.Event{ID: test, AccountID: tenant.Account.ID, Type: events.Test,
+			Body: []byte(`{}`), CreatedAt: at.Add(2 * time.Second)}, "whep-b")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	list := func(f store.QueuedFilter) []uuid.UUID {
+		t.Helper()
+		f.EndpointPublicID, f.Since = "whep-a", at
+		if f.Limit == 0 {
+			f.Limit = 100
+		}
+		qs, err := st.QueuedDeliveriesFor(ctx, tenant.Account.ID, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := []uuid.UUID{}
+		for _, q := range qs {
+			if q.Resend || q.OutboxID != q.EventID {
+				t.Errorf("not a resend, listed as %+v", q)
+			}
+			ids = append(ids, q.EventID)
+		}
+		return ids
+	}
+	both := []string{events.CallEnded, events.TranscriptReady}
+	for _, tc := range []struct {
+		name string
+		f    store.QueuedFilter
+		want []uuid.UUID
+	}{
+		{"one subscription", store.QueuedFilter{Subscribed: []string{events.CallEnded}}, []uuid.UUID{ended}},
+		{"two, newest first", store.QueuedFilter{Subscribed: both}, []uuid.UUID{ready, ended}},
+		{"no subscription listed (paused)", store.QueuedFilter{}, []uuid.UUID{}},
+		{"one event", store.QueuedFilter{Subscribed: both, EventID: ended}, []uuid.UUID{ended}},
+		{"limit", store.QueuedFilter{Subscribed: both, Limit: 1}, []uuid.UUID{ready}},
+	} {
+		if got := list(tc.f); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: listed %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// Claimed, with first attempts in flight: still listed.
+	if evs, err := st.ClaimEvents(ctx, 10, at.Add(time.Minute), time.Minute); err != nil || len(evs) != 4 {
+		t.Fatalf("claim %+v %v", evs, err)
+	}
+	if got := list(store.QueuedFilter{Subscribed: both}); !slices.Equal(got, []uuid.UUID{ready, ended}) {
+		t.Errorf("claimed: listed %v", got)
+	}
+	if err := st.MarkEventsDispatched(ctx, []uuid.UUID{ended}, at.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got := list(store.QueuedFilter{Subscribed: both}); !slices.Equal(got, []uuid.UUID{ready}) {
+		t.Errorf("once one is dispatched: listed %v", got)
 	}
 }

@@ -429,18 +429,26 @@ func (s *Endpoints) deliveries(ctx context.Context, accountID int64, ep *switchb
 	if err != nil {
 		return nil, err
 	}
-	queued, err := s.Store.QueuedDeliveriesFor(ctx, accountID, ep.Name, since)
-	if err != nil {
-		return nil, err
+	// Still in the outbox: not delivered yet, or a first attempt under way. A paused
+	// endpoint's share of its subscriptions is recorded cancelled when dispatched.
+	filter := store.QueuedFilter{EndpointPublicID: ep.Name, Since: since, Limit: DeliveriesListed}
+	if webhooks.Deliverable(ep) {
+		for _, t := range ep.Spec.Events {
+			filter.Subscribed = append(filter.Subscribed, string(t))
+		}
 	}
 	if eventID != "" {
-		queued = slices.DeleteFunc(queued, func(q store.QueuedDelivery) bool { return q.EventID.String() != eventID })
+		filter.EventID = uuid.MustParse(eventID)
+	}
+	queued, err := s.Store.QueuedDeliveriesFor(ctx, accountID, filter)
+	if err != nil {
+		return nil, err
 	}
 	return Merge(ep.Name, queued, live.Items, hist, since), nil
 }
 
-// Merge lists the deliveries to endpoint, newest first: the events queued for it alone and
-// not dispatched yet (pending), the live resources created at or after since, and the
+// Merge lists the deliveries to endpoint, newest first: the events in the outbox that go to
+// it (pending: not dispatched yet, or a first attempt under way), the live resources created at or after since, and the
 // history rows of deliveries that have no resource any more. Where two describe one
 // delivery (the dispatcher or the controller is between steps) the later stage wins.
 func Merge(endpoint string, queued []store.QueuedDelivery, live []switchboardv1alpha1.WebhookDelivery, hist []store.FinishedDelivery, since time.Time) []Delivery {

@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/controlplane"
+	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
@@ -176,5 +178,48 @@ func TestEndpoints(t *testing.T) {
 		if err := svc.Resend(ctx, acct, ep.Name, failed.String()); !errors.As(err, &conflict) {
 			t.Errorf("resend while the resend is pending: %v", err)
 		}
+	})
+
+	t.Run("an event in the outbox is listed pending until its history row", func(t *testing.T) {
+		ctx := context.Background()
+		acct := newAccount(t)
+		ep, _, err := svc.Create(ctx, acct, input())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := uuid.New()
+		if err := st.InTx(ctx, func(tx pgx.Tx) error {
+			_, err := store.EnqueueEvent(ctx, tx, events.Event{ID: ev, AccountID: acct.ID, Type: events.CallEnded, Body: []byte(`{}`),
+				CreatedAt: clk.Now()})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		name := webhooks.DeliveryName(ev.String(), ep.Name, "")
+		listed := func(want webhooks.DeliveryStatus) {
+			t.Helper()
+			ds, err := svc.Deliveries(ctx, acct, ep.Name)
+			if err != nil || len(ds) != 1 || ds[0].Name != name || ds[0].EventID != ev.String() || ds[0].Status != want {
+				t.Fatalf("deliveries %+v %v, want one %s", ds, err, want)
+			}
+		}
+		listed(webhooks.DeliveryPending)
+		// The engine claimed it and its first attempt is in flight: still pending, and not
+		// resendable.
+		if _, err := st.ClaimEvents(ctx, 100, clk.Now(), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		listed(webhooks.DeliveryPending)
+		var conflict *manage.ConflictError
+		if err := svc.Resend(ctx, acct, ep.Name, ev.String()); !errors.As(err, &conflict) {
+			t.Errorf("resend while the first attempt is in flight: %v", err)
+		}
+		// It succeeded: the history row wins while the event waits to be marked dispatched.
+		if err := st.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: acct.PublicID, EndpointPublicID: ep.Name,
+			DeliveryName: name, EventID: ev, EventType: events.CallEnded, Status: webhooks.DeliverySucceeded, Attempts: 1,
+			CreatedAt: clk.Now(), FinishedAt: clk.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		listed(webhooks.DeliverySucceeded)
 	})
 }
