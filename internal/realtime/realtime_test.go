@@ -39,6 +39,10 @@ func TestMain(m *testing.M) {
 		benchServe() // the benchmark's server process
 		return
 	}
+	if os.Getenv(benchClientsEnv) != "" {
+		benchClients() // the benchmark's client process
+		return
+	}
 	os.Exit(storetest.Main(m))
 }
 
