@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -44,7 +45,8 @@ const (
 
 // benchServe runs a hub in its own process (so its memory and CPU are measured apart from
 // the clients' and the publisher's): it prints its address and serves until stdin closes; the
-// lines "profile" and "stop-profile" on stdin bound a CPU profile (benchProfileEnv).
+// lines "profile" and "stop-profile" on stdin bound a CPU profile (benchProfileEnv), and
+// "memstats" prints where its memory is (MEMSTATS, bytes).
 func benchServe() {
 	ctx, cancel := context.WithCancel(context.Background())
 	st, err := store.Open(ctx, os.Getenv(benchServeEnv))
@@ -67,6 +69,11 @@ func benchServe() {
 	var profile *os.File
 	for lines.Scan() {
 		switch path := os.Getenv(benchProfileEnv); {
+		case lines.Text() == "memstats":
+			runtime.GC()
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			fmt.Printf("MEMSTATS %d %d %d %d\n", runtime.NumGoroutine(), m.HeapInuse, m.StackInuse, m.Sys)
 		case path == "":
 		case lines.Text() == "profile":
 			if profile, err = os.Create(path); err == nil {
@@ -454,6 +461,13 @@ func BenchmarkLiveChannel(b *testing.B) {
 	b.Logf("%d subscribed connections opened in %s; hub RSS %d MiB -> %d MiB: %.1f KiB per connection",
 		held, time.Duration(openedNs).Round(time.Millisecond), base/1024, rss/1024, perConn/1024)
 	b.ReportMetric(perConn/1024, "KiB/conn")
+	_, _ = io.WriteString(hubIn, "memstats\n")
+	var goroutines, heap, stacks, sys int64
+	if _, err := fmt.Sscan(nextLine(b, hubOut, "MEMSTATS"), &goroutines, &heap, &stacks, &sys); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("hub after a GC: %d goroutines, heap in use %d MiB, stacks %d MiB, from the OS %d MiB",
+		goroutines, heap>>20, stacks>>20, sys>>20)
 
 	// Fan-out: events carry their commit-side send time in the to-do's text.
 	_, _ = io.WriteString(hubIn, "profile\n")
