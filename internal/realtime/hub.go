@@ -17,6 +17,7 @@ import (
 	"golang.org/x/time/rate"
 	"k8s.io/utils/clock"
 
+	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
@@ -258,13 +259,14 @@ func (h *Hub) RevokeUser(userID int64) {
 	h.endSubscriptions(func(s *subscription) bool { return s.userID == userID }, revokedReason)
 }
 
-// recheck ends subscriptions whose key is no longer live (after the listener reconnects, when
-// a revocation may have been missed).
+// recheck ends subscriptions whose key is no longer live or whose account the Integrations
+// gate now refuses (after the listener reconnects, when a notification may have been missed).
 func (h *Hub) recheck(ctx context.Context) error {
 	h.mu.RLock()
 	seen := map[int64]bool{}
-	var keys []int64
-	for _, set := range h.byAccount {
+	var keys, accounts []int64
+	for account, set := range h.byAccount {
+		accounts = append(accounts, account)
 		for c := range set {
 			if !seen[c.sub.keyID] {
 				seen[c.sub.keyID] = true
@@ -284,6 +286,31 @@ func (h *Hub) recheck(ctx context.Context) error {
 		delete(seen, k)
 	}
 	h.endSubscriptions(func(s *subscription) bool { return seen[s.keyID] }, revokedReason)
+	return h.recheckAccounts(ctx, accounts)
+}
+
+// recheckAccounts ends the subscriptions of those accounts the Integrations gate refuses now
+// (paused, or without the add-on), as /v1/realtime/auth would refuse them.
+func (h *Hub) recheckAccounts(ctx context.Context, accountIDs []int64) error {
+	gates, err := h.cfg.Store.RealtimeAccountGates(ctx, accountIDs)
+	if err != nil {
+		return err
+	}
+	refused := map[int64]string{}
+	for _, id := range accountIDs {
+		refused[id] = plans.ReasonAccountInactive // an account that no longer exists
+	}
+	for _, g := range gates {
+		if reason := plans.IntegrationsGate(g.Plan, g.Addons, g.Status, g.IntegrationsDisabled); reason != "" {
+			refused[g.AccountID] = reason
+		} else {
+			delete(refused, g.AccountID)
+		}
+	}
+	for id, reason := range refused {
+		h.endSubscriptions(func(s *subscription) bool { return s.accountID == id },
+			"The account may no longer use Integrations ("+reason+"): the live channel is closed.")
+	}
 	return nil
 }
 
