@@ -1,32 +1,63 @@
 package realtime
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
+	"github.com/gobwas/ws"
+	"github.com/gobwas/ws/wsutil"
 	"golang.org/x/time/rate"
 )
 
-// writeTimeout bounds one frame's write to a client.
-const writeTimeout = 10 * time.Second
+const (
+	// writeTimeout bounds one write of a socket's waiting frames.
+	writeTimeout = 10 * time.Second
+	// closeWait is how long a socket the server closes waits for the client's close frame.
+	closeWait = 5 * time.Second
+	// readLimit is the protocol's 10 KB message limit.
+	readLimit = 10 << 10
+	// readBufferSize buffers a socket's reads: client messages are small and rare, and an
+	// idle socket should hold little.
+	readBufferSize = 512
+	// writeBufferSize is the buffer a socket's frames are gathered into before one write.
+	writeBufferSize = 16 << 10
+)
+
+// writers are the write buffers, lent to a socket only while it has frames to write.
+var writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, writeBufferSize) }}
 
 // conn is one client connection.
+//
+// Frames are encoded before they are queued (an event's frame once for all its subscribers:
+// server frames are unmasked and uncompressed, so the bytes are the same on every socket). A
+// flusher goroutine, started when the queue gets its first frame, writes every waiting frame
+// through one buffer and flushes once when the queue is empty, so under load a socket's
+// frames go out in few large writes, and an idle socket has neither a writing goroutine nor
+// a write buffer.
 type conn struct {
 	hub      *Hub
-	ws       *websocket.Conn
+	nc       net.Conn
 	socketID string
-	send     chan []byte
 
-	closeOnce   sync.Once
-	closing     chan struct{}
+	qmu      sync.Mutex
+	queue    [][]byte // frames waiting to be written
+	spare    [][]byte // the last written batch's array, reused for the next one
+	flushing bool     // a flusher is running
+	// closeCode is set once the connection is being closed: nothing more is queued, and
+	// what waits is dropped (a revoked subscription's events) for the notice and close frame.
 	closeCode   int
 	closeReason string
 	closeNotice []byte
+	// closed is closed once the close frame is written or the socket failed.
+	closed chan struct{}
 
 	mu        sync.Mutex
 	lastHeard time.Time
@@ -41,21 +72,131 @@ type conn struct {
 	subCount  int
 }
 
+// textFrame is msg as a server's text frame, ready to be written to any socket.
+func textFrame(msg []byte) []byte { return ws.MustCompileFrame(ws.NewTextFrame(msg)) }
+
+// closeFrame is a close frame; the reason is cut to what a control frame can carry.
+func closeFrame(code int, reason string) []byte {
+	const maxReason = 123 // 125 bytes of payload, less the code
+	if len(reason) > maxReason {
+		reason = strings.ToValidUTF8(reason[:maxReason], "")
+	}
+	return ws.MustCompileFrame(ws.NewCloseFrame(ws.NewCloseFrameBody(ws.StatusCode(code), reason)))
+}
+
 // enqueue queues a message; a reader too slow to keep up is closed with 4100.
-func (c *conn) enqueue(msg []byte) {
-	select {
-	case c.send <- msg:
-	default:
+func (c *conn) enqueue(msg []byte) { c.enqueueFrame(textFrame(msg)) }
+
+// enqueueFrame queues an encoded frame.
+func (c *conn) enqueueFrame(frame []byte) {
+	c.qmu.Lock()
+	if c.closeCode != 0 {
+		c.qmu.Unlock()
+		return
+	}
+	if len(c.queue) >= c.hub.cfg.Limits.SendBuffer {
+		c.qmu.Unlock()
 		c.close(CloseOverCapacity, "Too many events are waiting: the client reads too slowly.", nil)
+		return
+	}
+	if c.queue == nil {
+		c.queue, c.spare = c.spare, nil
+	}
+	c.queue = append(c.queue, frame)
+	start := !c.flushing
+	c.flushing = true
+	c.qmu.Unlock()
+	if start {
+		go c.flush()
 	}
 }
 
 // close ends the connection with code, after notice (a pusher:error) when given.
 func (c *conn) close(code int, reason string, notice []byte) {
-	c.closeOnce.Do(func() {
-		c.closeCode, c.closeReason, c.closeNotice = code, reason, notice
-		close(c.closing)
-	})
+	c.qmu.Lock()
+	if c.closeCode != 0 {
+		c.qmu.Unlock()
+		return
+	}
+	c.closeCode, c.closeReason, c.closeNotice = code, reason, notice
+	start := !c.flushing
+	c.flushing = true
+	c.qmu.Unlock()
+	if start {
+		go c.flush()
+	}
+}
+
+// fail ends a connection whose socket broke: nothing more can be written to it.
+func (c *conn) fail() {
+	_ = c.nc.Close()
+	c.close(CloseReconnect, "", nil)
+}
+
+// flush writes the queue until it is empty, or writes the close frame once the connection is
+// being closed.
+func (c *conn) flush() {
+	bw := writers.Get().(*bufio.Writer)
+	bw.Reset(c.nc)
+	defer func() {
+		bw.Reset(nil)
+		writers.Put(bw)
+	}()
+	for {
+		c.qmu.Lock()
+		batch, code := c.queue, c.closeCode
+		c.queue = nil
+		if code != 0 {
+			// flushing stays true: nothing is written after the close frame.
+			c.qmu.Unlock()
+			c.writeClose(bw)
+			return
+		}
+		if len(batch) == 0 {
+			c.flushing = false
+			c.qmu.Unlock()
+			return
+		}
+		c.qmu.Unlock()
+		if err := c.write(bw, batch...); err != nil {
+			c.fail() // the next round's close frame fails at once
+			continue
+		}
+		clear(batch)
+		if cap(batch) <= 256 {
+			c.qmu.Lock()
+			c.spare = batch[:0]
+			c.qmu.Unlock()
+		}
+	}
+}
+
+// write writes frames through bw with one flush.
+func (c *conn) write(bw *bufio.Writer, frames ...[]byte) error {
+	// Socket deadlines are the kernel's wall clock, not the injected one (a fake clock would
+	// put them in the past).
+	_ = c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	for _, f := range frames {
+		if _, err := bw.Write(f); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// writeClose writes the notice and the close frame, then gives the client closeWait to
+// answer with its own close frame before the reader gives up.
+func (c *conn) writeClose(bw *bufio.Writer) {
+	defer close(c.closed)
+	frames := [][]byte{closeFrame(c.closeCode, c.closeReason)}
+	if c.closeNotice != nil {
+		frames = [][]byte{textFrame(c.closeNotice), frames[0]}
+	}
+	if c.write(bw, frames...) != nil {
+		_ = c.nc.Close()
+		return
+	}
+	_ = c.nc.SetReadDeadline(time.Now().Add(closeWait))
 }
 
 func (c *conn) checkIdle(now time.Time) {
@@ -73,60 +214,81 @@ func (c *conn) checkIdle(now time.Time) {
 	}
 }
 
-// serve runs the connection until either side ends it.
-func (c *conn) serve(ctx context.Context) {
+// serve reads the client's frames until either side ends the connection, then closes it.
+func (c *conn) serve(ctx context.Context, src io.Reader) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer func() { _ = c.nc.Close() }()
 	established, _ := json.Marshal(map[string]any{"socket_id": c.socketID,
 		"activity_timeout": int(c.hub.cfg.ActivityTimeout / time.Second)})
-	c.send <- outgoing("pusher:connection_established", "", established)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c.writeLoop(ctx)
-	}()
-	for {
-		_, b, err := c.ws.Read(ctx)
-		if err != nil {
+	c.enqueue(outgoing("pusher:connection_established", "", established))
+	rd := &wsutil.Reader{Source: src, State: ws.StateServerSide, CheckUTF8: true, MaxMessageSize: readLimit}
+	var peerClosed bool
+	// Control frames between the fragments of a message.
+	rd.OnIntermediate = func(h ws.Header, r io.Reader) error {
+		if c.control(h, r) {
+			peerClosed = true
+			return io.EOF
+		}
+		return nil
+	}
+	for !peerClosed {
+		h, err := rd.NextFrame()
+		if err == nil && h.OpCode.IsControl() {
+			peerClosed = c.control(h, rd)
+			continue
+		}
+		var msg []byte
+		if err == nil {
+			msg, err = io.ReadAll(rd)
+		}
+		if peerClosed {
 			break
 		}
-		c.handle(ctx, b)
+		if err != nil {
+			c.readFailed(err)
+			break
+		}
+		c.handle(ctx, msg)
 	}
-	c.close(int(websocket.StatusNormalClosure), "", nil)
-	cancel()
-	<-done
+	<-c.closed
 }
 
-func (c *conn) writeLoop(ctx context.Context) {
-	write := func(msg []byte) bool {
-		wctx, cancel := context.WithTimeout(ctx, writeTimeout)
-		defer cancel()
-		return c.ws.Write(wctx, websocket.MessageText, msg) == nil
+// control answers a control frame; it reports whether the client closed the connection.
+func (c *conn) control(h ws.Header, r io.Reader) bool {
+	payload, err := io.ReadAll(io.LimitReader(r, ws.MaxControlFramePayloadSize))
+	if err != nil {
+		c.fail()
+		return true
 	}
-	for {
-		// A connection being closed sends nothing more (a revoked subscription's queue).
-		select {
-		case <-c.closing:
-		default:
-			select {
-			case msg := <-c.send:
-				if !write(msg) {
-					c.close(CloseReconnect, "", nil)
-					_ = c.ws.CloseNow()
-					return
-				}
-				continue
-			case <-c.closing:
-			case <-ctx.Done():
-				_ = c.ws.CloseNow()
-				return
-			}
+	switch h.OpCode {
+	case ws.OpPing:
+		c.enqueueFrame(ws.MustCompileFrame(ws.NewPongFrame(payload)))
+	case ws.OpClose:
+		// Echo the client's code, as RFC 6455 asks.
+		code, _ := ws.ParseCloseFrameData(payload)
+		if code.Empty() || code == ws.StatusNoStatusRcvd {
+			code = ws.StatusNormalClosure
 		}
-		if c.closeNotice != nil {
-			write(c.closeNotice)
-		}
-		_ = c.ws.Close(websocket.StatusCode(c.closeCode), c.closeReason)
-		return
+		c.close(int(code), "", nil)
+		return true
+	}
+	return false
+}
+
+// readFailed closes the connection after a read error: a broken rule of the WebSocket
+// protocol gets its close code, a broken socket is just closed.
+func (c *conn) readFailed(err error) {
+	var protocolErr ws.ProtocolError
+	switch {
+	case errors.Is(err, wsutil.ErrMessageTooLarge), errors.Is(err, wsutil.ErrFrameTooLarge):
+		c.close(int(ws.StatusMessageTooBig), "Messages are at most 10 KB.", nil)
+	case errors.Is(err, wsutil.ErrInvalidUTF8):
+		c.close(int(ws.StatusInvalidFramePayloadData), "Text must be UTF-8.", nil)
+	case errors.As(err, &protocolErr):
+		c.close(int(ws.StatusProtocolError), protocolErr.Error(), nil)
+	default:
+		c.fail()
 	}
 }
 

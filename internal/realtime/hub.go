@@ -1,19 +1,23 @@
 package realtime
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/go-logr/logr"
+	"github.com/gobwas/ws"
 	"golang.org/x/time/rate"
 	"k8s.io/utils/clock"
 
+	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
@@ -139,31 +143,42 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		closeCode, closeReason = checkProtocol(r.URL.Query().Get("protocol"))
 	}
-	// The server's read and write timeouts are for requests; a socket sets its own deadlines.
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Time{})
-	_ = rc.SetWriteDeadline(time.Time{})
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
-		// Any web page may connect: subscriptions are authorised by signatures, not cookies.
-		OriginPatterns: []string{"*"},
-	})
-	if err != nil {
-		return // Accept has answered the HTTP request
-	}
-	ws.SetReadLimit(10 << 10) // the protocol's 10 KB message limit
-	if closeCode != 0 {
-		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-		defer cancel()
-		_ = ws.Write(ctx, websocket.MessageText, errorMessage(closeCode, closeReason))
-		_ = ws.Close(websocket.StatusCode(closeCode), closeReason)
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		w.Header().Set("Upgrade", "websocket")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUpgradeRequired)
+		_, _ = w.Write([]byte(`{"message":"Connect with a WebSocket client (Upgrade: websocket)."}` + "\n"))
 		return
 	}
-	c := h.newConn(ws)
-	h.mu.Lock()
-	h.conns[c] = struct{}{}
-	h.mu.Unlock()
-	defer h.remove(c)
-	c.serve(r.Context())
+	// Any web page may connect (no Origin check): subscriptions are authorised by
+	// signatures, not cookies. The upgrader clears the server's request deadlines.
+	nc, rw, _, err := ws.HTTPUpgrader{Timeout: 5 * time.Second}.Upgrade(r, w)
+	if err != nil {
+		if nc != nil {
+			_ = nc.Close() // the upgrader has answered the handshake
+		}
+		return
+	}
+	// net/http's 4 KiB read buffer is kept only if the client wrote ahead of the handshake.
+	src := io.Reader(rw.Reader)
+	if rw.Reader.Buffered() == 0 {
+		src = bufio.NewReaderSize(nc, readBufferSize)
+	}
+	c := h.newConn(nc)
+	if closeCode != 0 {
+		c.close(closeCode, closeReason, errorMessage(closeCode, closeReason))
+	} else {
+		h.mu.Lock()
+		h.conns[c] = struct{}{}
+		h.mu.Unlock()
+	}
+	// The socket is served on a goroutine of its own, so net/http's request and connection
+	// state are released while it stays open.
+	ctx := context.WithoutCancel(r.Context())
+	go func() {
+		defer h.remove(c)
+		c.serve(ctx, src)
+	}()
 }
 
 func (h *Hub) remove(c *conn) {
@@ -208,12 +223,12 @@ func (h *Hub) subscribe(c *conn, s *subscription) bool {
 func (h *Hub) Publish(accountID int64, event string, data json.RawMessage) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	var msg []byte
+	var frame []byte
 	for c := range h.byAccount[accountID] {
-		if msg == nil {
-			msg = outgoing(event, c.sub.channel, data)
+		if frame == nil {
+			frame = textFrame(outgoing(event, c.sub.channel, data))
 		}
-		c.enqueue(msg)
+		c.enqueueFrame(frame)
 	}
 }
 
@@ -244,13 +259,14 @@ func (h *Hub) RevokeUser(userID int64) {
 	h.endSubscriptions(func(s *subscription) bool { return s.userID == userID }, revokedReason)
 }
 
-// recheck ends subscriptions whose key is no longer live (after the listener reconnects, when
-// a revocation may have been missed).
+// recheck ends subscriptions whose key is no longer live or whose account the Integrations
+// gate now refuses (after the listener reconnects, when a notification may have been missed).
 func (h *Hub) recheck(ctx context.Context) error {
 	h.mu.RLock()
 	seen := map[int64]bool{}
-	var keys []int64
-	for _, set := range h.byAccount {
+	var keys, accounts []int64
+	for account, set := range h.byAccount {
+		accounts = append(accounts, account)
 		for c := range set {
 			if !seen[c.sub.keyID] {
 				seen[c.sub.keyID] = true
@@ -270,6 +286,31 @@ func (h *Hub) recheck(ctx context.Context) error {
 		delete(seen, k)
 	}
 	h.endSubscriptions(func(s *subscription) bool { return seen[s.keyID] }, revokedReason)
+	return h.recheckAccounts(ctx, accounts)
+}
+
+// recheckAccounts ends the subscriptions of those accounts the Integrations gate refuses now
+// (paused, or without the add-on), as /v1/realtime/auth would refuse them.
+func (h *Hub) recheckAccounts(ctx context.Context, accountIDs []int64) error {
+	gates, err := h.cfg.Store.RealtimeAccountGates(ctx, accountIDs)
+	if err != nil {
+		return err
+	}
+	refused := map[int64]string{}
+	for _, id := range accountIDs {
+		refused[id] = plans.ReasonAccountInactive // an account that no longer exists
+	}
+	for _, g := range gates {
+		if reason := plans.IntegrationsGate(g.Plan, g.Addons, g.Status, g.IntegrationsDisabled); reason != "" {
+			refused[g.AccountID] = reason
+		} else {
+			delete(refused, g.AccountID)
+		}
+	}
+	for id, reason := range refused {
+		h.endSubscriptions(func(s *subscription) bool { return s.accountID == id },
+			"The account may no longer use Integrations ("+reason+"): the live channel is closed.")
+	}
 	return nil
 }
 
@@ -307,10 +348,9 @@ type subscription struct {
 	userID    int64
 }
 
-func (h *Hub) newConn(ws *websocket.Conn) *conn {
+func (h *Hub) newConn(nc net.Conn) *conn {
 	now := h.cfg.Clock.Now()
-	return &conn{hub: h, ws: ws, socketID: newSocketID(), send: make(chan []byte, h.cfg.Limits.SendBuffer),
-		closing: make(chan struct{}), lastHeard: now,
+	return &conn{hub: h, nc: nc, socketID: newSocketID(), closed: make(chan struct{}), lastHeard: now,
 		limiter:   rate.NewLimiter(rate.Limit(h.cfg.Limits.MessagesPerSecond), h.cfg.Limits.MessageBurst),
 		subWindow: now}
 }

@@ -18,11 +18,14 @@ type notification struct {
 	Ref        string          `json:"ref"`
 	RevokeKey  int64           `json:"revoke_key"`
 	RevokeUser int64           `json:"revoke_user"`
+	// RecheckAccount: the account's status, plan, add-ons or Integrations switch changed.
+	RecheckAccount int64 `json:"recheck_account"`
 }
 
 // listen LISTENs on its own connection until ctx ends, reconnecting after a lost connection.
 // Events committed while it is disconnected are not replayed (clients catch up through the
-// API); revocations are, by rechecking every subscription's key after each reconnect.
+// API); revocations and accounts losing the Integrations gate are, by checking every
+// subscription's key and account again after each reconnect.
 func (h *Hub) listen(ctx context.Context) {
 	backoff := time.Second
 	for ctx.Err() == nil {
@@ -74,6 +77,13 @@ func (h *Hub) dispatch(ctx context.Context, payload []byte) {
 		h.RevokeKey(n.RevokeKey)
 	case n.RevokeUser != 0:
 		h.RevokeUser(n.RevokeUser)
+	case n.RecheckAccount != 0:
+		if h.Subscribers(n.RecheckAccount) == 0 {
+			return
+		}
+		if err := h.recheckAccounts(ctx, []int64{n.RecheckAccount}); err != nil {
+			h.cfg.Log.Error(err, "check an account's live channel again", "account", n.RecheckAccount)
+		}
 	case n.Event == "" || n.Account == 0:
 	case n.Ref != "":
 		if h.Subscribers(n.Account) == 0 {

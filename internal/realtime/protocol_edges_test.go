@@ -231,3 +231,64 @@ func TestServerShutdownAsksClientsToReconnect(t *testing.T) {
 		t.Fatalf("closed with %d, want 4200", code)
 	}
 }
+
+func TestWebSocketLevelRules(t *testing.T) {
+	f := newFixture(t)
+	r := newReplica(t, f.dbURL, f.st, options{})
+	// A plain request is told to upgrade, in the API's error shape.
+	resp, err := http.Get(r.base + "/app/" + appKey + "?protocol=7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Message string `json:"message"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUpgradeRequired || resp.Header.Get("Upgrade") != "websocket" || body.Message == "" {
+		t.Fatalf("GET without upgrade: %d %v %+v", resp.StatusCode, resp.Header, body)
+	}
+	// A message over the protocol's 10 KB closes the socket with 1009.
+	big := r.connect(t, f.a.OwnerKey)
+	big.ws.SetReadLimit(1 << 20)
+	_ = big.ws.Write(context.Background(), websocket.MessageText, []byte(`{"event":"pusher:ping","data":"`+strings.Repeat("x", 11<<10)+`"}`))
+	if code, _ := big.closeCode(5 * time.Second); code != websocket.StatusMessageTooBig {
+		t.Fatalf("a 11 KB message: closed with %d, want 1009", code)
+	}
+	// Text that is not UTF-8 closes it with 1007.
+	notUTF8 := r.connect(t, f.a.OwnerKey)
+	_ = notUTF8.ws.Write(context.Background(), websocket.MessageText, []byte("{\"event\":\"\xff\"}"))
+	if code, _ := notUTF8.closeCode(5 * time.Second); code != websocket.StatusInvalidFramePayloadData {
+		t.Fatalf("text that is not UTF-8: closed with %d, want 1007", code)
+	}
+	// A message in fragments is one message; a WebSocket ping between them is answered.
+	c := r.connect(t, f.a.OwnerKey)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	w, err := c.ws.Writer(ctx, websocket.MessageText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = w.Write([]byte(`{"event":"pusher:`))
+	if err := c.ws.Ping(ctx); err != nil {
+		t.Fatalf("WebSocket ping: %v", err)
+	}
+	_, _ = w.Write([]byte(`ping","data":{}}`))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if m := c.read(); m.Event != "pusher:pong" {
+		t.Fatalf("a fragmented ping answered %+v", m)
+	}
+	// The client's close is answered with the same code, and the hub lets the socket go.
+	if err := c.ws.Close(websocket.StatusNormalClosure, "bye"); err != nil {
+		t.Fatalf("close handshake: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for r.hub.Connections() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := r.hub.Connections(); n > 0 {
+		t.Fatalf("%d connections after the client closed", n)
+	}
+}

@@ -39,6 +39,10 @@ func TestMain(m *testing.M) {
 		benchServe() // the benchmark's server process
 		return
 	}
+	if os.Getenv(benchClientsEnv) != "" {
+		benchClients() // the benchmark's client process
+		return
+	}
 	os.Exit(storetest.Main(m))
 }
 
@@ -601,4 +605,57 @@ func TestRevokingTheKeyOrTheUserLeavingEndsTheSubscription(t *testing.T) {
 func newTenant(t *testing.T, f *fixture, plan string) string {
 	t.Helper()
 	return apitest.NewTenant(t, f.st, plan).OwnerKey
+}
+
+func TestAnAccountPausedOrLosingTheAddonLosesItsChannel(t *testing.T) {
+	f := newFixture(t)
+	r := newReplica(t, f.dbURL, f.st, options{})
+	ctx := context.Background()
+	team := apitest.NewTenant(t, f.st, plans.Team, plans.AddonIntegrations)
+	byTeam := r.connect(t, team.OwnerKey)
+	r.subscribe(t, byTeam, team.OwnerKey, team)
+	byA := r.connect(t, f.a.OwnerKey)
+	r.subscribe(t, byA, f.a.OwnerKey, f.a)
+	byB := r.connect(t, f.b.OwnerKey)
+	channelB := r.subscribe(t, byB, f.b.OwnerKey, f.b)
+	update := func(id int64, s store.AccountSettings) {
+		t.Helper()
+		if _, err := f.st.UpdateAccount(ctx, id, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A change the gate still allows (a plan that includes Integrations) ends nothing.
+	business := plans.Business
+	update(team.Account.ID, store.AccountSettings{Plan: &business})
+	teamPlan, none := plans.Team, []string{}
+	update(team.Account.ID, store.AccountSettings{Plan: &teamPlan})
+	if m, err := byTeam.tryRead(300 * time.Millisecond); err == nil {
+		t.Fatalf("the account still has Integrations, yet: %+v", m)
+	}
+	for _, tc := range []struct {
+		name   string
+		client *client
+		change func()
+		reason string
+	}{
+		{"the add-on removed", byTeam, func() { update(team.Account.ID, store.AccountSettings{Addons: &none}) }, plans.ReasonAddonRequired},
+		{"the account paused", byA, func() {
+			paused := "paused"
+			update(f.a.Account.ID, store.AccountSettings{Status: &paused})
+		}, plans.ReasonAccountInactive},
+	} {
+		tc.change()
+		code, seen := tc.client.closeCode(5 * time.Second)
+		if code != realtime.CloseUnauthorized || len(seen) != 1 {
+			t.Fatalf("%s: closed with %d after %+v", tc.name, code, seen)
+		}
+		if _, text := errorOf(t, seen[0]); !strings.Contains(text, tc.reason) {
+			t.Fatalf("%s: pusher:error %q does not name %s", tc.name, text, tc.reason)
+		}
+	}
+	// Another account's subscription goes on.
+	if _, err := f.st.CreateTask(ctx, store.NewTask{AccountID: f.b.Account.ID, Text: "still here"}); err != nil {
+		t.Fatal(err)
+	}
+	byB.expectEvent("todo.created", channelB)
 }

@@ -48,6 +48,28 @@ func (s *Store) LiveRealtimeKeys(ctx context.Context, keyIDs []int64) ([]int64, 
 	return pgx.CollectRows(rows, pgx.RowTo[int64])
 }
 
+// RealtimeAccountGate is what the Integrations gate decides an account's live channel on.
+type RealtimeAccountGate struct {
+	AccountID            int64
+	Plan                 string
+	Addons               []string
+	Status               string
+	IntegrationsDisabled bool
+}
+
+// RealtimeAccountGates reads the gate's inputs of the accounts (those that exist).
+func (s *Store) RealtimeAccountGates(ctx context.Context, accountIDs []int64) ([]RealtimeAccountGate, error) {
+	rows, err := s.Pool.Query(ctx, `SELECT id, plan, addons, status, integrations_disabled FROM accounts WHERE id = ANY($1)`, accountIDs)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (RealtimeAccountGate, error) {
+		var g RealtimeAccountGate
+		err := row.Scan(&g.AccountID, &g.Plan, &g.Addons, &g.Status, &g.IntegrationsDisabled)
+		return g, err
+	})
+}
+
 // PruneRealtimeGrants deletes grants never used since before.
 func (s *Store) PruneRealtimeGrants(ctx context.Context, before time.Time) (int64, error) {
 	tag, err := s.Pool.Exec(ctx, `DELETE FROM realtime_grants WHERE created_at < $1`, before)

@@ -561,6 +561,18 @@ BEGIN
 END $$;
 
 --
+-- Name: realtime_account_changed(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.realtime_account_changed() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pg_notify('switchboard_realtime', json_build_object('recheck_account', NEW.id)::text);
+    RETURN NULL;
+END $$;
+
+--
 -- Name: realtime_call_progress(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -2562,6 +2574,12 @@ CREATE INDEX webhook_deliveries_endpoint_created ON public.webhook_deliveries US
 --
 
 CREATE INDEX webhook_deliveries_event ON public.webhook_deliveries USING btree (account_id, endpoint_public_id, event_id);
+
+--
+-- Name: accounts accounts_gate_realtime; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER accounts_gate_realtime AFTER UPDATE OF status, plan, addons, integrations_disabled ON public.accounts FOR EACH ROW WHEN (((((old.status IS DISTINCT FROM new.status) OR (old.plan IS DISTINCT FROM new.plan)) OR (old.addons IS DISTINCT FROM new.addons)) OR (old.integrations_disabled IS DISTINCT FROM new.integrations_disabled))) EXECUTE FUNCTION public.realtime_account_changed();
 
 --
 -- Name: accounts accounts_rezone_call_counts; Type: TRIGGER; Schema: public; Owner: -
