@@ -18,8 +18,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
-
-	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
 // apiserverProfile writes a CPU profile of kube-apiserver (its /debug/pprof, as cluster
@@ -106,46 +104,4 @@ func requestsSince(cfg *rest.Config, before map[string]float64, deliveries int) 
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-// pgStatements, when BENCH_PG_STATEMENTS is set (with PGCLUSTER_OPTIONS="-c
-// shared_preload_libraries=pg_stat_statements"), resets pg_stat_statements and returns a
-// function that prints the statements that took the most time since, per delivery.
-func pgStatements(st *store.Store, deliveries func() int) func() {
-	if os.Getenv("BENCH_PG_STATEMENTS") == "" {
-		return func() {}
-	}
-	ctx := context.Background()
-	if _, err := st.Pool.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
-		fmt.Println("  pg_stat_statements:", err)
-		return func() {}
-	}
-	if _, err := st.Pool.Exec(ctx, `SELECT pg_stat_statements_reset()`); err != nil {
-		fmt.Println("  pg_stat_statements:", err)
-		return func() {}
-	}
-	return func() {
-		n := float64(max(1, deliveries()))
-		rows, err := st.Pool.Query(ctx, `SELECT calls, total_exec_time, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 120)
-			FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-			ORDER BY total_exec_time DESC LIMIT 12`)
-		if err != nil {
-			fmt.Println("  pg_stat_statements:", err)
-			return
-		}
-		defer rows.Close()
-		fmt.Println("  PostgreSQL statements by execution time (per delivery):")
-		for rows.Next() {
-			var (
-				calls, nrows int64
-				ms           float64
-				query        string
-			)
-			if err := rows.Scan(&calls, &ms, &nrows, &query); err != nil {
-				fmt.Println("  pg_stat_statements:", err)
-				return
-			}
-			fmt.Printf("    %8d calls (%.3f/delivery) %9.1f ms (%.4f ms/delivery) %8d rows  %s\n", calls, float64(calls)/n, ms, ms/n, nrows, query)
-		}
-	}
 }

@@ -300,14 +300,14 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 			r.setup(clock.RealClock{})
 			defer r.stop()
 			s := r.sample()
-			statements := pgStatements(st, r.rcv.Delivered)
+			statements := startPGStatements(st)
 			cpu0 := benchkit.ProcCPU()
 			r.enqueue(n, rate)
 			r.waitFor("every delivery", 30*time.Minute, func() bool { return r.rcv.Delivered() >= n })
 			cpu, _ := benchkit.CPUPerDelivery(cpu0, n)
 			fmt.Printf("  CPU per delivery: %s\n", cpu)
 			s.end()
-			statements()
+			statements.print(n)
 			how := "1 endpoint, all events inserted at once (p50/p99 are backlog drain times)"
 			if rate > 0 {
 				how = fmt.Sprintf("1 endpoint, %d events/s offered", rate)

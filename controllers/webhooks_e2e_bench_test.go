@@ -145,6 +145,7 @@ func BenchmarkWebhookEndToEnd(b *testing.B) {
 			if _, err := st.CreateNumber(context.Background(), store.NewNumber{AccountID: r.tenant.Account.ID, E164: r.number, Label: "Bench"}); err != nil {
 				b.Fatal(err)
 			}
+			statements := startPGStatements(st)
 			cpu0, t0 := benchkit.ProcCPU(), time.Now()
 			r.offer(n, rate)
 			fmt.Printf("  reports answered: %.0f/s\n", r.offered)
@@ -161,6 +162,7 @@ func BenchmarkWebhookEndToEnd(b *testing.B) {
 			}
 			r.benchRun.report(how, n)
 			fmt.Printf("  WebhookDeliveries in etcd after: %d\n", r.liveDeliveries())
+			statements.print(n)
 		})
 	}
 	for _, c := range benchkit.EndToEndCases(benchkit.Events()) { // BENCH_EVENTS scales the cases down

@@ -73,6 +73,10 @@ type Options struct {
 	// PlatformReadTimeout replaces Read on the platform listener (its reports carry audio).
 	HTTPTimeouts        HTTPTimeouts
 	PlatformReadTimeout time.Duration
+	// PlatformCallBatchSize and PlatformCallBatches bound the ingestion API's group commit of
+	// call reports (ingest.Config.CallBatchSize, CallBatchesAtOnce; 0: the defaults).
+	PlatformCallBatchSize int
+	PlatformCallBatches   int
 	// Election configures the Lease when LeaderElection is on.
 	Election ElectionOptions
 	// KubeAPITimeout bounds every call the API makes to kube-apiserver (default
@@ -257,7 +261,8 @@ func Run(ctx context.Context, o Options) error {
 			o.PlatformAddr = ingest.DefaultAddr
 		}
 		platform := ingest.New(ingest.Config{Token: o.PlatformToken, LinkSigningKey: o.LinkSigningKey, Recordings: recordings,
-			Links: eventLinks, Clock: o.Clock, Log: o.Log.WithName("ingest"), RecordedCall: transcriptions.RecordedCall}, st)
+			Links: eventLinks, Clock: o.Clock, Log: o.Log.WithName("ingest"), RecordedCall: transcriptions.RecordedCall,
+			CallBatchSize: o.PlatformCallBatchSize, CallBatchesAtOnce: o.PlatformCallBatches}, st)
 		platformTimeouts := o.HTTPTimeouts
 		platformTimeouts.Read = o.PlatformReadTimeout
 		if platformTimeouts.Read <= 0 {

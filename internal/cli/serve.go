@@ -71,6 +71,8 @@ func newServeCommand() *cobra.Command {
 	f.StringVar(&o.PlatformAddr, "platform-bind-address", ingest.DefaultAddr, "address of the internal ingestion API for the telephony platform (token from $SWITCHBOARD_PLATFORM_TOKEN; off without one)")
 	f.DurationVar(&o.HTTPTimeouts.ReadHeader, "http-read-header-timeout", app.DefaultReadHeaderTimeout, "time a client has to send a request's headers (public and platform listeners)")
 	f.DurationVar(&o.HTTPTimeouts.Read, "http-read-timeout", app.DefaultReadTimeout, "time a client has to send a whole request, body included, to the public API")
+	f.IntVar(&o.PlatformCallBatchSize, "platform-call-batch-size", ingest.DefaultCallBatchSize, "most call reports the ingestion API records in one transaction (reports that arrive together share one)")
+	f.IntVar(&o.PlatformCallBatches, "platform-call-batches", ingest.DefaultCallBatchesAtOnce, "how many of those transactions of call reports run at once")
 	f.DurationVar(&o.PlatformReadTimeout, "platform-read-timeout", app.DefaultPlatformReadTimeout, "time the platform has to send a whole report, audio included, to the ingestion API")
 	f.DurationVar(&o.HTTPTimeouts.Write, "http-write-timeout", app.DefaultWriteTimeout, "time to write a response once the request is read (recording audio extends it per chunk)")
 	f.DurationVar(&o.HTTPTimeouts.Idle, "http-idle-timeout", app.DefaultIdleTimeout, "time a keep-alive connection may wait for its next request")

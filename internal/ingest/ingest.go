@@ -6,6 +6,7 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/base64"
@@ -23,7 +24,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/events"
-	"github.com/switchboard-dev/switchboard/internal/links"
 	"github.com/switchboard-dev/switchboard/internal/numbers"
 	"github.com/switchboard-dev/switchboard/internal/phone"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
@@ -50,6 +50,11 @@ type Config struct {
 	// RecordedCall, when set, is called after a recorded call (not a voicemail) is stored,
 	// e.g. to start automatic transcription. Its error is logged, not returned to the platform.
 	RecordedCall func(ctx context.Context, accountID, callID int64) error
+	// CallBatchSize is the most call reports recorded in one transaction (default
+	// DefaultCallBatchSize); CallBatchesAtOnce how many such transactions run at once
+	// (default DefaultCallBatchesAtOnce). See call_batch.go.
+	CallBatchSize     int
+	CallBatchesAtOnce int
 }
 
 // Handler serves the ingestion API.
@@ -58,6 +63,8 @@ type Handler struct {
 	store   *store.Store
 	numbers *numbers.Service
 	mux     *http.ServeMux
+	// callGroups records call reports in groups (call_batch.go).
+	callGroups *store.Batcher[callJob, callOutcome]
 }
 
 // New builds the handler.
@@ -65,7 +72,14 @@ func New(cfg Config, st *store.Store) *Handler {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
+	if cfg.CallBatchSize <= 0 {
+		cfg.CallBatchSize = DefaultCallBatchSize
+	}
+	if cfg.CallBatchesAtOnce <= 0 {
+		cfg.CallBatchesAtOnce = DefaultCallBatchesAtOnce
+	}
 	h := &Handler{cfg: cfg, store: st, numbers: numbers.New(st, cfg.Clock), mux: http.NewServeMux()}
+	h.callGroups = store.NewBatcher(cfg.CallBatchSize, cfg.CallBatchesAtOnce, h.recordCallGroup)
 	h.mux.HandleFunc("GET /platform/v1/numbers", h.listNumbers)
 	h.mux.HandleFunc("POST /platform/v1/calls", h.reportCall)
 	h.mux.HandleFunc("POST /platform/v1/texts", h.reportText)
@@ -299,84 +313,38 @@ func (h *Handler) reportCall(w http.ResponseWriter, r *http.Request) {
 	}
 
 	ctx := r.Context()
-	now := h.cfg.Clock.Now()
-	var receipt CallReceipt
-	var accountID, callID int64
-	var found bool
-	err := h.store.InTx(ctx, func(tx pgx.Tx) error {
-		receipt = CallReceipt{Events: []string{}}
-		n, ok, err := h.number(ctx, w, tx, to)
-		if !ok {
-			found = false
-			return err
+	job := callJob{in: in, to: to, from: from, now: h.cfg.Clock.Now()}
+	if rec := in.Recording; rec != nil {
+		// The audio is stored before the report's transaction: a report whose transaction
+		// then fails leaves an unreferenced object, never a recording without audio.
+		n, found := h.liveNumber(w, r, to)
+		if !found {
+			return
 		}
-		found, accountID = true, n.AccountID
-		report := store.CallReport{PlatformRef: in.PlatformRef, Emergency: in.Emergency,
-			NewCall: store.NewCall{AccountID: n.AccountID, NumberID: &n.ID, FromE164: from, ToE164: to, CallerName: in.CallerName,
-				Disposition: in.Disposition, Filtered: in.Filtered, StartedAt: in.StartedAt.UTC(), DurationSeconds: in.DurationSeconds,
-				TalkSeconds: in.TalkSeconds, ForwardSeconds: in.ForwardSeconds, RatedPence: in.RatedPence}}
-		if a := in.Answer; a != nil {
-			report.AnsweredBy, report.Department, report.TargetType, report.TargetLabel = a.StaffMember, a.Department, a.TargetType, a.TargetLabel
+		key := fmt.Sprintf("%s/%s%s", n.AccountPublicID, uuid.NewString(), recordingstore.Extension(rec.ContentType))
+		if err := h.cfg.Recordings.Put(ctx, key, bytes.NewReader(audio)); err != nil {
+			h.internalError(w, r, fmt.Errorf("store the recording: %w", err))
+			return
 		}
-		if rec := in.Recording; rec != nil {
-			// The audio is stored first: a report whose transaction then fails leaves an
-			// unreferenced object, never a recording without audio.
-			key := fmt.Sprintf("%s/%s%s", n.AccountPublicID, uuid.NewString(), recordingstore.Extension(rec.ContentType))
-			if err := h.cfg.Recordings.Put(ctx, key, strings.NewReader(string(audio))); err != nil {
-				return fmt.Errorf("store the recording: %w", err)
-			}
-			report.Recording = &store.NewRecording{Kind: rec.Kind, StorageKey: key, ContentType: rec.ContentType,
-				DurationSeconds: rec.DurationSeconds, SizeBytes: int64(len(audio))}
-		}
-		stored, err := store.RecordCall(ctx, tx, report)
-		if err != nil {
-			return err
-		}
-		callID = stored.CallID
-		receipt.CallPublicID, receipt.Duplicate = stored.CallPublicID, stored.Duplicate
-		if stored.RecordingPublicID != "" {
-			receipt.RecordingPublicID = &stored.RecordingPublicID
-		}
-		if stored.Duplicate {
-			return nil
-		}
-		change := events.CallChange{What: events.CallReported, Disposition: in.Disposition, Emergency: in.Emergency}
-		if in.Recording != nil {
-			change.RecordingKind = in.Recording.Kind
-		}
-		for _, typ := range events.Produced(change) {
-			page := ""
-			if typ == events.VoicemailReceived {
-				page = links.VoicemailPage(strings.TrimRight(h.cfg.Links.APIBaseURL, "/"), h.cfg.LinkSigningKey,
-					stored.RecordingPublicID, stored.RecordingCreated, stored.RecordingCreated.Add(n.SharedLinkLifetime))
-			}
-			queued, err := store.QueueCallEvent(ctx, tx, h.cfg.Links, typ, stored.CallID, page, now)
-			if err != nil {
-				return err
-			}
-			if queued {
-				receipt.Events = append(receipt.Events, typ)
-			}
-		}
-		return nil
-	})
-	if err != nil {
+		job.recording = &store.NewRecording{Kind: rec.Kind, StorageKey: key, ContentType: rec.ContentType,
+			DurationSeconds: rec.DurationSeconds, SizeBytes: int64(len(audio))}
+	}
+	out, err := h.callGroups.Do(ctx, job)
+	switch {
+	case err != nil:
 		h.internalError(w, r, err)
-		return
-	}
-	if !found {
-		return // 404 already written
-	}
-	if receipt.Duplicate {
-		writeJSON(w, http.StatusOK, receipt)
-		return
-	}
-	if in.Recording != nil && in.Recording.Kind == "call" && h.cfg.RecordedCall != nil {
-		if err := h.cfg.RecordedCall(ctx, accountID, callID); err != nil {
-			h.cfg.Log.Error(err, "after a recorded call", "call", receipt.CallPublicID)
+	case !out.found:
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "No live number " + to + "."})
+	case out.receipt.Duplicate:
+		writeJSON(w, http.StatusOK, out.receipt)
+	default:
+		if in.Recording != nil && in.Recording.Kind == "call" && h.cfg.RecordedCall != nil {
+			if err := h.cfg.RecordedCall(ctx, out.accountID, out.callID); err != nil {
+				h.cfg.Log.Error(err, "after a recorded call", "call", out.receipt.CallPublicID)
+			}
 		}
+		writeJSON(w, http.StatusCreated, out.receipt)
 	}
-	writeJSON(w, http.StatusCreated, receipt)
 }
 
 // TextReport is the body of POST /platform/v1/texts: a text message received on a number.

@@ -57,7 +57,7 @@ func Start(ctx context.Context) (*Cluster, error) {
 	c.opts = fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "+
 		"-c full_page_writes=off -c max_connections=300 -c shared_buffers=256MB", c.port, dir)
 	if extra := os.Getenv("PGCLUSTER_OPTIONS"); extra != "" {
-		// Benchmarks only, e.g. "-c shared_preload_libraries=pg_stat_statements".
+		// For measurement only, e.g. "-c shared_preload_libraries=pg_stat_statements" (docs/benchmarks.md).
 		c.opts += " " + extra
 	}
 	if err := c.StartServer(ctx); err != nil {

@@ -92,3 +92,15 @@ func (b *batcher[In, Out]) run() {
 		}
 	}
 }
+
+// Batcher is the batcher for callers outside the store that group their own transactions
+// (the ingestion API's call reports: one transaction for the reports that arrive together).
+type Batcher[In, Out any] struct{ b *batcher[In, Out] }
+
+// NewBatcher runs fn on batches of up to max calls, at most running batches at a time.
+func NewBatcher[In, Out any](max, running int, fn func(ctx context.Context, in []In) ([]Out, []error)) *Batcher[In, Out] {
+	return &Batcher[In, Out]{b: newBatcher(max, running, fn)}
+}
+
+// Do queues in, waits for the batch it joined, and returns its result.
+func (b *Batcher[In, Out]) Do(ctx context.Context, in In) (Out, error) { return b.b.do(ctx, in) }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,6 +12,7 @@ type LiveNumber struct {
 	ID                 int64
 	AccountID          int64
 	AccountPublicID    string
+	AccountName        string
 	PublicID           string
 	E164               string
 	Label              string
@@ -24,11 +24,11 @@ type LiveNumber struct {
 func (s *Store) LiveNumberByE164(ctx context.Context, q pgx.Tx, e164 string) (LiveNumber, error) {
 	var n LiveNumber
 	var hours int
-	err := q.QueryRow(ctx, `SELECT n.id, n.account_id, a.public_id, n.public_id, n.e164, n.label, n.privacy_mode_enabled,
+	err := q.QueryRow(ctx, `SELECT n.id, n.account_id, a.public_id, a.name, n.public_id, n.e164, n.label, n.privacy_mode_enabled,
 			n.shared_link_lifetime_hours
 		FROM numbers n JOIN accounts a ON a.id = n.account_id
 		WHERE n.e164 = $1 AND n.status <> 'released'`, e164).Scan(
-		&n.ID, &n.AccountID, &n.AccountPublicID, &n.PublicID, &n.E164, &n.Label, &n.PrivacyMode, &hours)
+		&n.ID, &n.AccountID, &n.AccountPublicID, &n.AccountName, &n.PublicID, &n.E164, &n.Label, &n.PrivacyMode, &hours)
 	n.SharedLinkLifetime = time.Duration(hours) * time.Hour
 	return n, notFound(err)
 }
@@ -54,7 +54,7 @@ type CallReport struct {
 	Recording   *NewRecording // CallID and AccountID are filled in
 }
 
-// ReportedCall is what RecordCall stored.
+// ReportedCall is what RecordCalls stored of a report.
 type ReportedCall struct {
 	CallID            int64
 	CallPublicID      string
@@ -63,57 +63,6 @@ type ReportedCall struct {
 	RecordingCreated  time.Time
 	// Duplicate is true when the platform had already reported this call; nothing was stored.
 	Duplicate bool
-}
-
-// RecordCall stores a reported call and its recording inside tx.
-func RecordCall(ctx context.Context, tx pgx.Tx, in CallReport) (ReportedCall, error) {
-	var out ReportedCall
-	var ref *string
-	if in.PlatformRef != "" {
-		ref = &in.PlatformRef
-	}
-	endedAt := in.StartedAt.Add(time.Duration(in.DurationSeconds) * time.Second)
-	callPublicID := ""
-	if ref != nil {
-		// A call the platform reported ringing keeps the id its live events named.
-		var err error
-		if callPublicID, err = progressCallPublicID(ctx, tx, in.AccountID, *ref); err != nil {
-			return out, err
-		}
-	}
-	if callPublicID == "" {
-		callPublicID = NewPublicID(PrefixCall)
-	}
-	err := tx.QueryRow(ctx, `INSERT INTO calls (account_id, public_id, number_id, from_e164, to_e164, caller_name,
-			disposition, filtered, emergency, started_at, ended_at, duration_seconds, talk_seconds, forward_seconds,
-			total_rated_amount_pence, answered_by_staff, answered_department, answer_target_type, answer_target_label, platform_ref)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
-		ON CONFLICT (account_id, platform_ref) WHERE platform_ref IS NOT NULL DO NOTHING
-		RETURNING id, public_id`,
-		in.AccountID, callPublicID, in.NumberID, in.FromE164, in.ToE164, in.CallerName, in.Disposition,
-		in.Filtered, in.Emergency, in.StartedAt, endedAt, in.DurationSeconds, in.TalkSeconds, in.ForwardSeconds,
-		in.RatedPence, in.AnsweredBy, in.Department, in.TargetType, in.TargetLabel, ref).Scan(&out.CallID, &out.CallPublicID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		err = tx.QueryRow(ctx, `SELECT c.id, c.public_id, coalesce(r.id, 0), coalesce(r.public_id, '')
-			FROM calls c LEFT JOIN recordings r ON r.call_id = c.id
-			WHERE c.account_id = $1 AND c.platform_ref = $2 LIMIT 1`, in.AccountID, in.PlatformRef).
-			Scan(&out.CallID, &out.CallPublicID, &out.RecordingID, &out.RecordingPublicID)
-		out.Duplicate = true
-		return out, err
-	}
-	if err != nil || in.Recording == nil {
-		return out, err
-	}
-	r := *in.Recording
-	if r.ContentType == "" {
-		r.ContentType = "audio/wav"
-	}
-	err = tx.QueryRow(ctx, `INSERT INTO recordings (account_id, public_id, call_id, kind, storage_key, content_type,
-			duration_seconds, size_bytes, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id, public_id, created_at`,
-		in.AccountID, NewPublicID(PrefixRecording), out.CallID, r.Kind, r.StorageKey, r.ContentType, r.DurationSeconds,
-		r.SizeBytes, endedAt).Scan(&out.RecordingID, &out.RecordingPublicID, &out.RecordingCreated)
-	return out, err
 }
 
 // VoicemailPage is what the shared voicemail page shows.

@@ -134,14 +134,3 @@ func RecordCallProgress(ctx context.Context, tx pgx.Tx, in CallProgress) (callPu
 		VALUES ($1, $2, $3, $4, $5, $6)`, in.AccountID, in.PlatformRef, in.State, callPublicID, body, in.CreatedAt)
 	return callPublicID, false, err
 }
-
-// progressCallPublicID is the call id progress reports announced for platformRef, or "". It
-// takes the lock RecordCallProgress takes, so a final report and a progress report of one call
-// do not cross.
-func progressCallPublicID(ctx context.Context, tx pgx.Tx, accountID int64, platformRef string) (string, error) {
-	var id string
-	err := tx.QueryRow(ctx, `SELECT coalesce((SELECT min(call_public_id) FROM call_progress WHERE account_id = $1 AND platform_ref = $2), '')
-		FROM (SELECT pg_advisory_xact_lock(hashtextextended('call_progress:' || $1::bigint || ':' || $2, 0))) lock`,
-		accountID, platformRef).Scan(&id)
-	return id, err
-}
