@@ -117,6 +117,20 @@ func (p problems) phoneNumbers(to, from string) (toE164, fromE164 string) {
 	return toE164, fromE164
 }
 
+// plainText notes a text field PostgreSQL cannot store (text cannot hold a NUL character), so
+// such a report gets 422 instead of failing in the database.
+func (p problems) plainText(field string, values ...*string) {
+	for _, v := range values {
+		if v != nil && strings.ContainsRune(*v, 0) {
+			p.add(field, "must not contain NUL characters")
+			return
+		}
+	}
+}
+
+// maxCallSeconds bounds a call's reported durations (a week; the columns are 32-bit).
+const maxCallSeconds = 7 * 24 * 3600
+
 // requireTime notes a missing timestamp.
 func (p problems) requireTime(field string, t time.Time) {
 	if t.IsZero() {
@@ -278,12 +292,23 @@ func (h *Handler) reportCall(w http.ResponseWriter, r *http.Request) {
 		if v < 0 {
 			p.add(field, "must not be negative")
 		}
+		if v > maxCallSeconds {
+			p.add(field, fmt.Sprintf("must be at most %d", maxCallSeconds))
+		}
+	}
+	if in.RatedPence < 0 {
+		p.add("rated_pence", "must not be negative")
 	}
 	if in.TalkSeconds > in.DurationSeconds {
 		p.add("talk_seconds", "must not exceed duration_seconds")
 	}
 	if len(in.PlatformRef) > 200 || len(in.CallerName) > 200 {
 		p.add("platform_ref", "platform_ref and caller_name must be at most 200 characters")
+	}
+	p.plainText("platform_ref", &in.PlatformRef)
+	p.plainText("caller_name", &in.CallerName)
+	if a := in.Answer; a != nil {
+		p.plainText("answer", a.StaffMember, a.Department, a.TargetType, a.TargetLabel)
 	}
 	var audio []byte
 	if rec := in.Recording; rec != nil {
@@ -365,6 +390,7 @@ func (h *Handler) reportText(w http.ResponseWriter, r *http.Request) {
 	if in.Body == "" || len(in.Body) > 5000 {
 		p.add("body", "must be 1 to 5000 characters")
 	}
+	p.plainText("body", &in.Body)
 	p.requireTime("received_at", in.ReceivedAt)
 	if p.answered(w) {
 		return
@@ -402,6 +428,8 @@ func (h *Handler) reportSlip(w http.ResponseWriter, r *http.Request) {
 	if len(in.CallerName) > 200 || len(in.Department) > 200 {
 		p.add("caller_name", "caller_name and department must be at most 200 characters")
 	}
+	p.plainText("caller_name", &in.CallerName)
+	p.plainText("department", &in.Department)
 	if p.answered(w) {
 		return
 	}

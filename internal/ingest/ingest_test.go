@@ -309,6 +309,26 @@ func TestBadReports(t *testing.T) {
 	if status != 422 {
 		t.Errorf("status %d, want 422", status)
 	}
+	// Values PostgreSQL could not store are the report's fault: 422, never 500.
+	unstorable := call("nul", "answered", nil)
+	unstorable["caller_name"] = "Ola\x00"
+	unstorable["duration_seconds"] = 1 << 40
+	unstorable["rated_pence"] = -5
+	status, body = f.post(t, token, "/platform/v1/calls", unstorable)
+	errs, _ = body["errors"].(map[string]any)
+	for _, field := range []string{"caller_name", "duration_seconds", "rated_pence"} {
+		if _, ok := errs[field]; !ok || status != 422 {
+			t.Errorf("unstorable %s: %d %v, want 422 naming it", field, status, body)
+		}
+	}
+	for path, report := range map[string]map[string]any{
+		"/platform/v1/texts":         {"to": "+442079460555", "from": "07700 900777", "body": "late\x00", "received_at": now.Format(time.RFC3339)},
+		"/platform/v1/message-slips": {"to": "+442079460555", "from": "07700 900777", "caller_name": "A\x00", "received_at": now.Format(time.RFC3339)},
+	} {
+		if status, body := f.post(t, token, path, report); status != 422 {
+			t.Errorf("%s with a NUL: %d %v, want 422", path, status, body)
+		}
+	}
 	if status, _ := f.post(t, token, "/platform/v1/calls", `{"to":`); status != 400 {
 		t.Errorf("malformed JSON: %d, want 400", status)
 	}
