@@ -16,3 +16,12 @@ func convertRows[Row, Answer any](rows []Row, shape func(Row) Answer) []Answer {
 	}
 	return out
 }
+
+// convertPtr shapes the row r points at; nil stays nil (JSON null).
+func convertPtr[Row, Answer any](r *Row, shape func(Row) Answer) *Answer {
+	if r == nil {
+		return nil
+	}
+	a := shape(*r)
+	return &a
+}

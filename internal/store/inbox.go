@@ -16,34 +16,34 @@ import (
 
 // TaskUser is who ticked off a to-do.
 type TaskUser struct {
-	PublicID string `json:"public_id" required:"true"`
-	Name     string `json:"name" required:"true"`
+	PublicID string
+	Name     string
 }
 
 // TaskCall is the call a to-do was found in.
 type TaskCall struct {
-	PublicID    string    `json:"public_id" required:"true"`
-	FromE164    string    `json:"from_e164" required:"true"`
-	ToE164      string    `json:"to_e164" required:"true"`
-	NumberLabel string    `json:"number_label" required:"true"`
-	StartedAt   time.Time `json:"started_at" required:"true"`
+	PublicID    string
+	FromE164    string
+	ToE164      string
+	NumberLabel string
+	StartedAt   time.Time
 }
 
 // Task is a follow-up to-do found in a call.
 type Task struct {
-	ID             int64      `json:"-"`
-	PublicID       string     `json:"public_id" required:"true"`
-	Text           string     `json:"text" required:"true"`
-	Status         string     `json:"status" required:"true" enum:"open,done"`
-	CallbackE164   *string    `json:"callback_e164" required:"true"`
-	Sentiment      *string    `json:"sentiment" required:"true"`
-	Urgency        *string    `json:"urgency" required:"true"`
-	SummarySnippet *string    `json:"summary_snippet" required:"true"`
-	CreatedAt      time.Time  `json:"created_at" required:"true"`
-	UpdatedAt      time.Time  `json:"updated_at" required:"true"`
-	CompletedAt    *time.Time `json:"completed_at" required:"true"`
-	DoneBy         *TaskUser  `json:"done_by" required:"true" nullable:"true"`
-	Call           *TaskCall  `json:"call" required:"true" nullable:"true"`
+	ID             int64
+	PublicID       string
+	Text           string
+	Status         string
+	CallbackE164   *string
+	Sentiment      *string
+	Urgency        *string
+	SummarySnippet *string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	CompletedAt    *time.Time
+	DoneBy         *TaskUser
+	Call           *TaskCall
 }
 
 const taskSelect = `SELECT t.id, t.public_id, t.text, t.status, t.callback_e164, t.sentiment, t.urgency, t.summary_snippet,
