@@ -154,14 +154,14 @@ func (s *Store) CreateTask(ctx context.Context, in NewTask) (Task, error) {
 
 // Notification is a message to one user.
 type Notification struct {
-	ID        string     `json:"id" required:"true" format:"uuid"`
-	Type      string     `json:"type" required:"true"`
-	Title     string     `json:"title" required:"true"`
-	Body      string     `json:"body" required:"true"`
-	URL       string     `json:"url" required:"true"`
-	Read      bool       `json:"read" required:"true"`
-	CreatedAt time.Time  `json:"created_at" required:"true"`
-	ReadAt    *time.Time `json:"read_at" required:"true"`
+	ID        string
+	Type      string
+	Title     string
+	Body      string
+	URL       string
+	Read      bool
+	CreatedAt time.Time
+	ReadAt    *time.Time
 }
 
 const notificationColumns = `id::text, type, title, body, url, read_at IS NOT NULL, created_at, read_at`
@@ -264,19 +264,19 @@ func (s *Store) CreateNotification(ctx context.Context, in NewNotification) (Not
 
 // MessageSlip is a message left with the virtual receptionist.
 type MessageSlip struct {
-	ID                       int64      `json:"-"`
-	PublicID                 string     `json:"public_id" required:"true"`
-	FromE164                 string     `json:"from_e164" required:"true"`
-	Department               string     `json:"department" required:"true"`
-	ReceivedAt               time.Time  `json:"received_at" required:"true"`
-	HeardAt                  *time.Time `json:"heard_at" required:"true"`
-	NameRecordingPublicID    *string    `json:"name_recording_public_id" required:"true"`
-	MessageRecordingPublicID *string    `json:"message_recording_public_id" required:"true"`
-	TranscriptStatus         string     `json:"transcript_status" required:"true"`
-	CallerName               string     `json:"caller_name" required:"true"`
-	SummaryStatus            string     `json:"summary_status" required:"true"`
-	Sentiment                *string    `json:"sentiment" required:"true"`
-	Urgency                  *string    `json:"urgency" required:"true"`
+	ID                       int64
+	PublicID                 string
+	FromE164                 string
+	Department               string
+	ReceivedAt               time.Time
+	HeardAt                  *time.Time
+	NameRecordingPublicID    *string
+	MessageRecordingPublicID *string
+	TranscriptStatus         string
+	CallerName               string
+	SummaryStatus            string
+	Sentiment                *string
+	Urgency                  *string
 }
 
 // SlipFilter selects message slips. Empty fields do not filter.
@@ -419,21 +419,21 @@ func (s *Store) CreateMessageSlip(ctx context.Context, in NewMessageSlip) (Messa
 
 // JobRequest is a job picked out of a message slip or a call.
 type JobRequest struct {
-	ID            int64     `json:"-"`
-	PublicID      string    `json:"public_id" required:"true"`
-	Status        string    `json:"status" required:"true" enum:"new,confirmed,done,declined"`
-	CallerName    string    `json:"caller_name" required:"true"`
-	CallerE164    string    `json:"caller_e164" required:"true"`
-	ContactE164   *string   `json:"contact_e164" required:"true"`
-	LineE164      *string   `json:"line_e164" required:"true"`
-	LineLabel     *string   `json:"line_label" required:"true"`
-	JobType       string    `json:"job_type" required:"true"`
-	Description   string    `json:"description" required:"true"`
-	Address       *string   `json:"address" required:"true"`
-	Postcode      *string   `json:"postcode" required:"true"`
-	PreferredWhen *string   `json:"preferred_when" required:"true"`
-	PreferredDate *string   `json:"preferred_date" required:"true" format:"date"`
-	CreatedAt     time.Time `json:"created_at" required:"true"`
+	ID            int64
+	PublicID      string
+	Status        string
+	CallerName    string
+	CallerE164    string
+	ContactE164   *string
+	LineE164      *string
+	LineLabel     *string
+	JobType       string
+	Description   string
+	Address       *string
+	Postcode      *string
+	PreferredWhen *string
+	PreferredDate *string
+	CreatedAt     time.Time
 }
 
 const jobRequestSelect = `SELECT j.id, j.public_id, j.status, j.caller_name, j.caller_e164, j.contact_e164, n.e164, n.label,
