@@ -521,22 +521,22 @@ func (s *Store) CreateJobRequest(ctx context.Context, in NewJobRequest) (JobRequ
 
 // BlockedCallerNumber is the number a block applies to.
 type BlockedCallerNumber struct {
-	PublicID string `json:"public_id" required:"true"`
-	E164     string `json:"e164" required:"true"`
-	Label    string `json:"label" required:"true"`
+	PublicID string
+	E164     string
+	Label    string
 }
 
 // BlockedCaller is a caller whose calls are rejected or sent straight to voicemail.
 type BlockedCaller struct {
-	ID       int64                `json:"-"`
-	PublicID string               `json:"public_id" required:"true"`
-	E164     string               `json:"e164" required:"true"`
-	Action   string               `json:"action" required:"true" enum:"reject,voicemail"`
-	Label    string               `json:"label" required:"true"`
-	Number   *BlockedCallerNumber `json:"number" required:"true" nullable:"true"`
+	ID       int64
+	PublicID string
+	E164     string
+	Action   string
+	Label    string
+	Number   *BlockedCallerNumber
 	// CreatedAt is the day the block was added, in the account's time zone.
-	CreatedAt string    `json:"created_at" required:"true" format:"date"`
-	Created   time.Time `json:"-"`
+	CreatedAt string
+	Created   time.Time
 }
 
 // ListBlockedCallers returns all the account's blocked callers, newest first; created_at is
