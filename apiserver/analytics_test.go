@@ -7,18 +7,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/apiserver"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
-	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
-func getAnalytics(t *testing.T, h *harness, key, query string) store.Analytics {
+func getAnalytics(t *testing.T, h *harness, key, query string) apiserver.Analytics {
 	t.Helper()
 	resp := h.api.Do(t, key, "GET", "/v1/analytics"+query, nil)
 	if resp.Status != 200 {
 		t.Fatalf("GET /v1/analytics%s: %s", query, resp)
 	}
-	var a store.Analytics
+	var a apiserver.Analytics
 	resp.JSON(t, &a)
 	return a
 }
@@ -65,7 +65,7 @@ func TestAnalytics(t *testing.T) {
 		startedAt: utc(7, 15, 9, 0)})
 
 	a := getAnalytics(t, h, tenant.OwnerKey, "?days=7")
-	wantSummary := store.AnalyticsSummary{Total: 7, Filtered: 1, Answered: 2, Missed: 3, Voicemail: 1, Blocked: 1,
+	wantSummary := apiserver.AnalyticsSummary{Total: 7, Filtered: 1, Answered: 2, Missed: 3, Voicemail: 1, Blocked: 1,
 		AnswerRate: 29, AvgForwardSeconds: 46}
 	if a.Days != 7 || a.Summary != wantSummary {
 		t.Errorf("days=7 summary = %d %+v, want %+v", a.Days, a.Summary, wantSummary)
@@ -80,14 +80,14 @@ func TestAnalytics(t *testing.T) {
 	if !reflect.DeepEqual(a.ByHour, wantHours) {
 		t.Errorf("by_hour = %v, want %v", a.ByHour, wantHours)
 	}
-	wantNumbers := []store.AnalyticsNumber{
+	wantNumbers := []apiserver.AnalyticsNumber{
 		{PublicID: mainPID, E164: "+442079460001", Label: "Main", Total: 6, Answered: 2},
 		{PublicID: sparePID, E164: "+442079460002", Label: "Spare", Total: 0, Answered: 0},
 	}
 	if !reflect.DeepEqual(a.ByNumber, wantNumbers) {
 		t.Errorf("by_number = %+v, want %+v", a.ByNumber, wantNumbers)
 	}
-	if want := (store.AnalyticsSentiment{Positive: 1, Neutral: 1, Negative: 1}); a.Sentiment != want {
+	if want := (apiserver.AnalyticsSentiment{Positive: 1, Neutral: 1, Negative: 1}); a.Sentiment != want {
 		t.Errorf("sentiment = %+v, want %+v", a.Sentiment, want)
 	}
 
@@ -112,7 +112,7 @@ func TestAnalytics(t *testing.T) {
 		t.Errorf("number=main: %+v", onMain)
 	}
 	onSpare := getAnalytics(t, h, tenant.OwnerKey, "?days=7&number="+sparePID)
-	if (onSpare.Summary != store.AnalyticsSummary{}) || onSpare.Sentiment != (store.AnalyticsSentiment{}) ||
+	if (onSpare.Summary != apiserver.AnalyticsSummary{}) || onSpare.Sentiment != (apiserver.AnalyticsSentiment{}) ||
 		!reflect.DeepEqual(onSpare.ByNumber, wantNumbers) || len(onSpare.ByDay) != 7 || onSpare.ByDay["2026-07-15"] != 0 {
 		t.Errorf("number=spare: %+v", onSpare)
 	}
@@ -147,7 +147,7 @@ func TestAnalyticsEmptyAccountAndTimeZone(t *testing.T) {
 	h := newCallsHarness(t)
 	tenant := apitest.NewTenant(t, h.store, plans.Starter)
 	a := getAnalytics(t, h, tenant.OwnerKey, "?days=7")
-	if (a.Summary != store.AnalyticsSummary{}) || len(a.ByDay) != 7 || len(a.ByHour) != 24 || len(a.ByNumber) != 0 {
+	if (a.Summary != apiserver.AnalyticsSummary{}) || len(a.ByDay) != 7 || len(a.ByHour) != 24 || len(a.ByNumber) != 0 {
 		t.Errorf("empty account: %+v", a)
 	}
 
@@ -189,7 +189,7 @@ func TestAnalyticsHalfHourZone(t *testing.T) {
 	call("answered", time.Date(2026, 7, 8, 18, 29, 0, 0, time.UTC), false, 0)   // 23:59 on the 8th: before the window
 
 	a := getAnalytics(t, h, tenant.OwnerKey, "?days=7")
-	if want := (store.AnalyticsSummary{Total: 2, Filtered: 1, Answered: 1, Missed: 1, AnswerRate: 50, AvgForwardSeconds: 10}); a.Summary != want {
+	if want := (apiserver.AnalyticsSummary{Total: 2, Filtered: 1, Answered: 1, Missed: 1, AnswerRate: 50, AvgForwardSeconds: 10}); a.Summary != want {
 		t.Errorf("summary = %+v, want %+v", a.Summary, want)
 	}
 	if a.ByDay["2026-07-14"] != 1 || a.ByDay["2026-07-15"] != 1 || len(a.ByDay) != 7 {
@@ -200,7 +200,7 @@ func TestAnalyticsHalfHourZone(t *testing.T) {
 	if !reflect.DeepEqual(a.ByHour, wantHours) {
 		t.Errorf("by_hour = %v", a.ByHour)
 	}
-	if len(a.ByNumber) != 1 || a.ByNumber[0] != (store.AnalyticsNumber{PublicID: numPID, E164: "+911140000001", Label: "Delhi", Total: 2, Answered: 1}) {
+	if len(a.ByNumber) != 1 || a.ByNumber[0] != (apiserver.AnalyticsNumber{PublicID: numPID, E164: "+911140000001", Label: "Delhi", Total: 2, Answered: 1}) {
 		t.Errorf("by_number = %+v", a.ByNumber)
 	}
 	if onNum := getAnalytics(t, h, tenant.OwnerKey, "?days=7&number="+numPID); onNum.Summary != a.Summary {

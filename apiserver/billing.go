@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"net/http"
+	"time"
 
 	restful "github.com/emicklei/go-restful/v3"
 
@@ -17,12 +18,12 @@ const (
 
 // LedgerEntryPage is GET /billing/ledger (a named type, so the description names its schema).
 type LedgerEntryPage struct {
-	Page[store.LedgerEntry]
+	Page[LedgerEntry]
 }
 
 // ReceiptList is GET /billing/receipts.
 type ReceiptList struct {
-	Data []store.Receipt `json:"data" required:"true"`
+	Data []Receipt `json:"data" required:"true"`
 }
 
 type billingResource struct{ *Server }
@@ -53,7 +54,7 @@ func (r billingResource) ledger(req *restful.Request, resp *restful.Response) {
 		r.internalError(req, resp, err)
 		return
 	}
-	writeJSON(resp, http.StatusOK, LedgerEntryPage{pageOf(r.Server, req, paging, total, list)})
+	writeJSON(resp, http.StatusOK, LedgerEntryPage{pageOf(r.Server, req, paging, total, convertRows(list, ledgerEntryAnswer))})
 }
 
 func (r billingResource) receipts(req *restful.Request, resp *restful.Response) {
@@ -65,5 +66,33 @@ func (r billingResource) receipts(req *restful.Request, resp *restful.Response) 
 	if list == nil {
 		list = []store.Receipt{}
 	}
-	writeJSON(resp, http.StatusOK, ReceiptList{Data: list})
+	writeJSON(resp, http.StatusOK, ReceiptList{Data: convertRows(list, receiptAnswer)})
+}
+
+// LedgerEntry is one change to the prepaid balance.
+type LedgerEntry struct {
+	Type              string    `json:"type" required:"true" enum:"charge,topup,refund,adjustment"`
+	AmountPence       int64     `json:"amount_pence" required:"true"`
+	BalanceAfterPence int64     `json:"balance_after_pence" required:"true"`
+	Note              string    `json:"note" required:"true"`
+	CreatedAt         time.Time `json:"created_at" required:"true"`
+}
+
+// Receipt is a payment.
+type Receipt struct {
+	Number      string    `json:"number" required:"true"`
+	Kind        string    `json:"kind" required:"true" enum:"topup,subscription,bundle,addon"`
+	Description string    `json:"description" required:"true"`
+	AmountPence int64     `json:"amount_pence" required:"true"`
+	PaidAt      time.Time `json:"paid_at" required:"true"`
+}
+
+// ledgerEntryAnswer shapes a ledger row as the API answers it.
+func ledgerEntryAnswer(e store.LedgerEntry) LedgerEntry {
+	return LedgerEntry{Type: e.Type, AmountPence: e.AmountPence, BalanceAfterPence: e.BalanceAfterPence, Note: e.Note, CreatedAt: e.CreatedAt}
+}
+
+// receiptAnswer shapes a receipt row as the API answers it.
+func receiptAnswer(r store.Receipt) Receipt {
+	return Receipt{Number: r.Number, Kind: r.Kind, Description: r.Description, AmountPence: r.AmountPence, PaidAt: r.PaidAt}
 }

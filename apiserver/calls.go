@@ -3,6 +3,7 @@ package apiserver
 import (
 	"net/http"
 	"strings"
+	"time"
 	"unicode"
 
 	restful "github.com/emicklei/go-restful/v3"
@@ -13,7 +14,7 @@ import (
 
 // CallPage is GET /calls.
 type CallPage struct {
-	Page[store.Call]
+	Page[Call]
 }
 
 // Paging of GET /calls (spec: Paging parameters).
@@ -56,7 +57,7 @@ func (r callsResource) AddToContainer(c *restful.Container) {
 
 	ws.Route(protect(ws.GET("/{call}").To(r.get).Operation("getCall").Param(callParam).
 		Doc("One call, in the same shape as a list row.").
-		Returns(http.StatusOK, "OK", store.Call{}).
+		Returns(http.StatusOK, "OK", Call{}).
 		Returns(http.StatusNotFound, "No such call on this account.", ErrorBody{}), read))
 
 	// POST /{call}/transcribe is registered here too (one web service per root path); see transcribe.go.
@@ -107,10 +108,52 @@ func (r callsResource) list(req *restful.Request, resp *restful.Response) {
 		r.internalError(req, resp, err)
 		return
 	}
-	writeJSON(resp, http.StatusOK, CallPage{pageOf(r.Server, req, paging, total, calls)})
+	writeJSON(resp, http.StatusOK, CallPage{pageOf(r.Server, req, paging, total, convertRows(calls, callAnswer))})
 }
 
 func (r callsResource) get(req *restful.Request, resp *restful.Response) {
 	call, err := r.store.GetCall(req.Request.Context(), principal(req).Account.ID, req.PathParameter("call"))
-	r.respond(req, resp, "call", call, err)
+	r.respond(req, resp, "call", callAnswer(call), err)
+}
+
+// CallTranscript is the transcript and AI summary of a call, as a call row shows it.
+type CallTranscript struct {
+	Status         string   `json:"status" required:"true" enum:"pending,processing,completed,failed"`
+	SummaryStatus  string   `json:"summary_status" required:"true" enum:"pending,processing,completed,failed,unavailable"`
+	Summary        *string  `json:"summary" required:"true"`
+	Intent         *string  `json:"intent" required:"true"`
+	Sentiment      *string  `json:"sentiment" required:"true"`
+	Urgency        *string  `json:"urgency" required:"true"`
+	ActionItems    []string `json:"action_items" required:"true" nullable:"false"`
+	CallbackNumber *string  `json:"callback_number" required:"true"`
+}
+
+// Call is a row of GET /calls and the body of GET /calls/{call}.
+type Call struct {
+	PublicID              string    `json:"public_id" required:"true"`
+	From                  string    `json:"from" required:"true"`
+	CallerDisplayName     string    `json:"caller_display_name" required:"true"`
+	To                    string    `json:"to" required:"true"`
+	ToName                string    `json:"to_name" required:"true"`
+	Direction             string    `json:"direction" required:"true" enum:"inbound,outbound"`
+	Disposition           string    `json:"disposition" required:"true" enum:"answered,no-answer,voicemail,failed,in-progress,busy,blocked"`
+	StartedAt             time.Time `json:"started_at" required:"true"`
+	ForwardSeconds        int       `json:"forward_seconds" required:"true"`
+	TotalRatedAmountPence int64     `json:"total_rated_amount_pence" required:"true"`
+	// RecordingPublicID is the call's recording (kind call or voicemail, not deleted); null without one.
+	RecordingPublicID *string `json:"recording_public_id" required:"true"`
+	// Transcript is null until the call's recording has a transcript.
+	Transcript *CallTranscript `json:"transcript" required:"true" nullable:"true"`
+}
+
+// callAnswer shapes a call row as the API answers it.
+func callAnswer(c store.Call) Call {
+	answer := Call{PublicID: c.PublicID, From: c.From, CallerDisplayName: c.CallerDisplayName, To: c.To, ToName: c.ToName,
+		Direction: c.Direction, Disposition: c.Disposition, StartedAt: c.StartedAt, ForwardSeconds: c.ForwardSeconds,
+		TotalRatedAmountPence: c.TotalRatedAmountPence, RecordingPublicID: c.RecordingPublicID}
+	if c.Transcript != nil {
+		t := CallTranscript(*c.Transcript)
+		answer.Transcript = &t
+	}
+	return answer
 }

@@ -82,7 +82,7 @@ type ContactDeleted struct {
 }
 
 // ContactList is a page of contacts.
-type ContactList Page[store.Contact]
+type ContactList Page[Contact]
 
 // contactPayload decodes a ContactWrite keeping absent, null and wrongly typed values apart;
 // phones are decoded one by one so errors can name their index.
@@ -141,7 +141,7 @@ func (r contactsResource) AddToContainer(c *restful.Container) {
 	ws.Route(protect(withBodyErrors(r.idempotent(ws.POST("")).To(r.create).Operation("createContact").
 		Doc("Adds a contact; with an external_id, the contact of the same source and external_id is updated instead (still 201).").
 		Reads(ContactWrite{}).
-		Returns(http.StatusCreated, "The contact as saved.", store.Contact{})), write))
+		Returns(http.StatusCreated, "The contact as saved.", Contact{})), write))
 
 	ws.Route(protect(withBodyErrors(r.idempotent(ws.POST("/bulk-upsert")).To(r.bulkUpsert).Operation("bulkUpsertContacts").
 		Doc("Creates or updates up to 500 contacts, each matched on source and external_id. One invalid contact rejects the whole batch with 422.").
@@ -151,7 +151,7 @@ func (r contactsResource) AddToContainer(c *restful.Container) {
 	ws.Route(protect(withBodyErrors(ws.PUT("/{contact}").To(r.replace).Operation("replaceContact").Param(contactParam).
 		Doc("Replaces a contact's details and phones; its source and external_id stay as they were.").
 		Reads(ContactWrite{}).
-		Returns(http.StatusOK, "The contact as saved.", store.Contact{}).
+		Returns(http.StatusOK, "The contact as saved.", Contact{}).
 		Returns(http.StatusNotFound, "No such contact on this account.", ErrorBody{})), write))
 
 	ws.Route(protect(ws.DELETE("/{contact}").To(r.delete).Operation("deleteContact").Param(contactParam).
@@ -179,7 +179,7 @@ func (r contactsResource) list(req *restful.Request, resp *restful.Response) {
 		r.internalError(req, resp, err)
 		return
 	}
-	writeJSON(resp, http.StatusOK, ContactList(pageOf(r.Server, req, paging, total, rows)))
+	writeJSON(resp, http.StatusOK, ContactList(pageOf(r.Server, req, paging, total, convertRows(rows, contactAnswer))))
 }
 
 // isPhoneSearch: the search looks like (part of) a phone number, e.g. "+44 20 7946" or
@@ -215,7 +215,7 @@ func (r contactsResource) create(req *restful.Request, resp *restful.Response) {
 		r.internalError(req, resp, err)
 		return
 	}
-	writeJSON(resp, http.StatusCreated, c)
+	writeJSON(resp, http.StatusCreated, contactAnswer(c))
 }
 
 func (r contactsResource) replace(req *restful.Request, resp *restful.Response) {
@@ -232,7 +232,7 @@ func (r contactsResource) replace(req *restful.Request, resp *restful.Response) 
 	}
 	id := req.PathParameter("contact")
 	c, err := r.store.ReplaceContact(req.Request.Context(), principal(req).Account.ID, id, in, r.cfg.Clock.Now())
-	r.respond(req, resp, "contact", c, err)
+	r.respond(req, resp, "contact", contactAnswer(c), err)
 }
 
 func (r contactsResource) delete(req *restful.Request, resp *restful.Response) {
@@ -453,4 +453,49 @@ func looksLikeEmail(s string) bool {
 func isWebURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// ContactPhone is one of a contact's phone numbers, in the order the writing system sent them.
+type ContactPhone struct {
+	E164      string `json:"e164" required:"true"`
+	RawNumber string `json:"raw_number" required:"true"`
+	Label     string `json:"label" required:"true"`
+	IsPrimary bool   `json:"is_primary" required:"true"`
+}
+
+// ContactLink points at the contact elsewhere. The one kind today is "external": the
+// contact's page in the system that wrote it (the write payload's external_url).
+type ContactLink struct {
+	Kind   string `json:"kind" required:"true" enum:"external"`
+	URL    string `json:"url" required:"true"`
+	Source string `json:"source" required:"true"`
+}
+
+// Contact is a contact of the directory as the API shows it (its external_url is an item of links).
+type Contact struct {
+	PublicID        string         `json:"public_id" required:"true"`
+	DisplayName     string         `json:"display_name" required:"true"`
+	FirstName       *string        `json:"first_name" required:"true"`
+	LastName        *string        `json:"last_name" required:"true"`
+	Company         *string        `json:"company" required:"true"`
+	Email           *string        `json:"email" required:"true"`
+	Notes           *string        `json:"notes" required:"true"`
+	Source          string         `json:"source" required:"true"`
+	ExternalID      *string        `json:"external_id" required:"true"`
+	SourceCreatedAt *time.Time     `json:"source_created_at" required:"true"`
+	SourceUpdatedAt *time.Time     `json:"source_updated_at" required:"true"`
+	Phones          []ContactPhone `json:"phones" required:"true" nullable:"false"`
+	Links           []ContactLink  `json:"links" required:"true" nullable:"false"`
+	CreatedAt       time.Time      `json:"created_at" required:"true"`
+	UpdatedAt       time.Time      `json:"updated_at" required:"true"`
+}
+
+// contactAnswer shapes a contact row as the API answers it.
+func contactAnswer(c store.Contact) Contact {
+	return Contact{PublicID: c.PublicID, DisplayName: c.DisplayName, FirstName: c.FirstName, LastName: c.LastName,
+		Company: c.Company, Email: c.Email, Notes: c.Notes, Source: c.Source, ExternalID: c.ExternalID,
+		SourceCreatedAt: c.SourceCreatedAt, SourceUpdatedAt: c.SourceUpdatedAt,
+		Phones:    convertRows(c.Phones, func(p store.ContactPhone) ContactPhone { return ContactPhone(p) }),
+		Links:     convertRows(c.Links, func(l store.ContactLink) ContactLink { return ContactLink(l) }),
+		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 }

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"net/http"
+	"time"
 
 	restful "github.com/emicklei/go-restful/v3"
 
@@ -17,7 +18,7 @@ const (
 
 // JobRequestPage is GET /job-requests (a named type, so the description names its schema).
 type JobRequestPage struct {
-	Page[store.JobRequest]
+	Page[JobRequest]
 }
 
 // jobRequestStatuses maps the status filter to the stored statuses it selects (nil: every status).
@@ -59,5 +60,31 @@ func (r jobRequestsResource) list(req *restful.Request, resp *restful.Response) 
 		r.internalError(req, resp, err)
 		return
 	}
-	writeJSON(resp, http.StatusOK, JobRequestPage{pageOf(r.Server, req, paging, total, list)})
+	writeJSON(resp, http.StatusOK, JobRequestPage{pageOf(r.Server, req, paging, total, convertRows(list, jobRequestAnswer))})
+}
+
+// JobRequest is a job picked out of a message slip or a call.
+type JobRequest struct {
+	PublicID      string    `json:"public_id" required:"true"`
+	Status        string    `json:"status" required:"true" enum:"new,confirmed,done,declined"`
+	CallerName    string    `json:"caller_name" required:"true"`
+	CallerE164    string    `json:"caller_e164" required:"true"`
+	ContactE164   *string   `json:"contact_e164" required:"true"`
+	LineE164      *string   `json:"line_e164" required:"true"`
+	LineLabel     *string   `json:"line_label" required:"true"`
+	JobType       string    `json:"job_type" required:"true"`
+	Description   string    `json:"description" required:"true"`
+	Address       *string   `json:"address" required:"true"`
+	Postcode      *string   `json:"postcode" required:"true"`
+	PreferredWhen *string   `json:"preferred_when" required:"true"`
+	PreferredDate *string   `json:"preferred_date" required:"true" format:"date"`
+	CreatedAt     time.Time `json:"created_at" required:"true"`
+}
+
+// jobRequestAnswer shapes a job request row as the API answers it.
+func jobRequestAnswer(r store.JobRequest) JobRequest {
+	return JobRequest{PublicID: r.PublicID, Status: r.Status, CallerName: r.CallerName, CallerE164: r.CallerE164,
+		ContactE164: r.ContactE164, LineE164: r.LineE164, LineLabel: r.LineLabel, JobType: r.JobType,
+		Description: r.Description, Address: r.Address, Postcode: r.Postcode, PreferredWhen: r.PreferredWhen,
+		PreferredDate: r.PreferredDate, CreatedAt: r.CreatedAt}
 }

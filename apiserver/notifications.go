@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"time"
 
 	restful "github.com/emicklei/go-restful/v3"
 
@@ -22,7 +23,7 @@ const (
 
 // NotificationPage is GET /notifications: a page plus the user's unread total.
 type NotificationPage struct {
-	Page[store.Notification]
+	Page[Notification]
 	// UnreadCount is the user's unread total, whatever the unread filter.
 	UnreadCount int `json:"unread_count" required:"true"`
 }
@@ -78,7 +79,7 @@ func (r notificationsResource) list(req *restful.Request, resp *restful.Response
 		r.internalError(req, resp, err)
 		return
 	}
-	writeJSON(resp, http.StatusOK, NotificationPage{Page: pageOf(r.Server, req, paging, total, list), UnreadCount: unreadCount})
+	writeJSON(resp, http.StatusOK, NotificationPage{Page: pageOf(r.Server, req, paging, total, convertRows(list, notificationAnswer)), UnreadCount: unreadCount})
 }
 
 func (r notificationsResource) read(req *restful.Request, resp *restful.Response) {
@@ -146,4 +147,22 @@ func noBodyErrors(rb *restful.RouteBuilder) *restful.RouteBuilder {
 		Returns(http.StatusBadRequest, "A body was sent and is not valid JSON.", ErrorBody{}).
 		Returns(http.StatusRequestEntityTooLarge, "The body is too large.", ErrorBody{}).
 		Returns(http.StatusUnsupportedMediaType, "A body was sent and is not JSON.", ErrorBody{})
+}
+
+// Notification is a message to one user.
+type Notification struct {
+	ID        string     `json:"id" required:"true" format:"uuid"`
+	Type      string     `json:"type" required:"true"`
+	Title     string     `json:"title" required:"true"`
+	Body      string     `json:"body" required:"true"`
+	URL       string     `json:"url" required:"true"`
+	Read      bool       `json:"read" required:"true"`
+	CreatedAt time.Time  `json:"created_at" required:"true"`
+	ReadAt    *time.Time `json:"read_at" required:"true"`
+}
+
+// notificationAnswer shapes a notification row as the API answers it.
+func notificationAnswer(r store.Notification) Notification {
+	return Notification{ID: r.ID, Type: r.Type, Title: r.Title, Body: r.Body, URL: r.URL, Read: r.Read,
+		CreatedAt: r.CreatedAt, ReadAt: r.ReadAt}
 }

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"net/http"
+	"time"
 
 	restful "github.com/emicklei/go-restful/v3"
 
@@ -17,7 +18,7 @@ const (
 
 // MessageSlipPage is GET /reception-messages (a named type, so the description names its schema).
 type MessageSlipPage struct {
-	Page[store.MessageSlip]
+	Page[MessageSlip]
 }
 
 var (
@@ -74,5 +75,29 @@ func (r receptionMessagesResource) list(req *restful.Request, resp *restful.Resp
 		r.internalError(req, resp, err)
 		return
 	}
-	writeJSON(resp, http.StatusOK, MessageSlipPage{pageOf(r.Server, req, paging, total, list)})
+	writeJSON(resp, http.StatusOK, MessageSlipPage{pageOf(r.Server, req, paging, total, convertRows(list, messageSlipAnswer))})
+}
+
+// MessageSlip is a message left with the virtual receptionist.
+type MessageSlip struct {
+	PublicID                 string     `json:"public_id" required:"true"`
+	FromE164                 string     `json:"from_e164" required:"true"`
+	Department               string     `json:"department" required:"true"`
+	ReceivedAt               time.Time  `json:"received_at" required:"true"`
+	HeardAt                  *time.Time `json:"heard_at" required:"true"`
+	NameRecordingPublicID    *string    `json:"name_recording_public_id" required:"true"`
+	MessageRecordingPublicID *string    `json:"message_recording_public_id" required:"true"`
+	TranscriptStatus         string     `json:"transcript_status" required:"true"`
+	CallerName               string     `json:"caller_name" required:"true"`
+	SummaryStatus            string     `json:"summary_status" required:"true"`
+	Sentiment                *string    `json:"sentiment" required:"true"`
+	Urgency                  *string    `json:"urgency" required:"true"`
+}
+
+// messageSlipAnswer shapes a message slip row as the API answers it.
+func messageSlipAnswer(r store.MessageSlip) MessageSlip {
+	return MessageSlip{PublicID: r.PublicID, FromE164: r.FromE164, Department: r.Department, ReceivedAt: r.ReceivedAt,
+		HeardAt: r.HeardAt, NameRecordingPublicID: r.NameRecordingPublicID,
+		MessageRecordingPublicID: r.MessageRecordingPublicID, TranscriptStatus: r.TranscriptStatus, CallerName: r.CallerName,
+		SummaryStatus: r.SummaryStatus, Sentiment: r.Sentiment, Urgency: r.Urgency}
 }

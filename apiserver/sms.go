@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"net/http"
+	"time"
 
 	restful "github.com/emicklei/go-restful/v3"
 
@@ -19,13 +20,13 @@ const (
 
 // SMSConversationPage is GET /sms/conversations (a named type, so the description names its schema).
 type SMSConversationPage struct {
-	Page[store.SMSConversation]
+	Page[SMSConversation]
 }
 
 // SMSMessagePage is GET /sms/conversations/{conversation}/messages: a page of messages plus the thread.
 type SMSMessagePage struct {
-	Page[store.SMSMessage]
-	Conversation store.SMSConversation `json:"conversation" required:"true"`
+	Page[SMSMessage]
+	Conversation SMSConversation `json:"conversation" required:"true"`
 }
 
 type smsResource struct{ *Server }
@@ -68,7 +69,7 @@ func (r smsResource) conversations(req *restful.Request, resp *restful.Response)
 		r.internalError(req, resp, err)
 		return
 	}
-	writeJSON(resp, http.StatusOK, SMSConversationPage{pageOf(r.Server, req, paging, total, list)})
+	writeJSON(resp, http.StatusOK, SMSConversationPage{pageOf(r.Server, req, paging, total, convertRows(list, smsConversationAnswer))})
 }
 
 func (r smsResource) messages(req *restful.Request, resp *restful.Response) {
@@ -90,5 +91,40 @@ func (r smsResource) messages(req *restful.Request, resp *restful.Response) {
 		r.internalError(req, resp, err)
 		return
 	}
-	writeJSON(resp, http.StatusOK, SMSMessagePage{Page: pageOf(r.Server, req, paging, total, list), Conversation: conv})
+	writeJSON(resp, http.StatusOK, SMSMessagePage{Page: pageOf(r.Server, req, paging, total, convertRows(list, smsMessageAnswer)), Conversation: smsConversationAnswer(conv)})
+}
+
+// SMSConversation is a text-message thread: one per number and other party.
+type SMSConversation struct {
+	PublicID           string    `json:"public_id" required:"true"`
+	CounterpartyE164   string    `json:"counterparty_e164" required:"true"`
+	NumberE164         string    `json:"number_e164" required:"true"`
+	NumberLabel        string    `json:"number_label" required:"true"`
+	LastMessagePreview string    `json:"last_message_preview" required:"true"`
+	LastMessageAt      time.Time `json:"last_message_at" required:"true"`
+	UnreadCount        int       `json:"unread_count" required:"true"`
+}
+
+// SMSMessage is one text message of a conversation.
+type SMSMessage struct {
+	ConversationPublicID string    `json:"conversation_public_id" required:"true"`
+	Direction            string    `json:"direction" required:"true" enum:"inbound,outbound"`
+	FromE164             string    `json:"from_e164" required:"true"`
+	ToE164               string    `json:"to_e164" required:"true"`
+	Body                 string    `json:"body" required:"true"`
+	Status               string    `json:"status" required:"true"`
+	Segments             int       `json:"segments" required:"true"`
+	ReceivedAt           time.Time `json:"received_at" required:"true"`
+}
+
+// smsConversationAnswer shapes a conversation row as the API answers it.
+func smsConversationAnswer(c store.SMSConversation) SMSConversation {
+	return SMSConversation{PublicID: c.PublicID, CounterpartyE164: c.CounterpartyE164, NumberE164: c.NumberE164, NumberLabel: c.NumberLabel,
+		LastMessagePreview: c.LastMessagePreview, LastMessageAt: c.LastMessageAt, UnreadCount: c.UnreadCount}
+}
+
+// smsMessageAnswer shapes a message row as the API answers it.
+func smsMessageAnswer(m store.SMSMessage) SMSMessage {
+	return SMSMessage{ConversationPublicID: m.ConversationPublicID, Direction: m.Direction, FromE164: m.FromE164, ToE164: m.ToE164,
+		Body: m.Body, Status: m.Status, Segments: m.Segments, ReceivedAt: m.ReceivedAt}
 }

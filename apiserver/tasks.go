@@ -3,6 +3,7 @@ package apiserver
 import (
 	"net/http"
 	"slices"
+	"time"
 
 	restful "github.com/emicklei/go-restful/v3"
 
@@ -18,7 +19,7 @@ const (
 
 // TaskPage is GET /tasks (a named type, so the description names its schema).
 type TaskPage struct {
-	Page[store.Task]
+	Page[Task]
 }
 
 // TaskStatusUpdate is the body of PATCH /tasks/{task}.
@@ -41,7 +42,7 @@ func (r tasksResource) AddToContainer(c *restful.Container) {
 		Doc("Tick a to-do off (status done: the key's user is recorded as done_by) or open it again (status open).").
 		Param(ws.PathParameter("task", "The to-do's public_id.").DataType("string")).
 		Reads(TaskStatusUpdate{}).
-		Returns(http.StatusOK, "The to-do as it now is.", store.Task{}).
+		Returns(http.StatusOK, "The to-do as it now is.", Task{}).
 		Returns(http.StatusBadRequest, "The body is not JSON.", ErrorBody{}).
 		Returns(http.StatusNotFound, "No such to-do on this account.", ErrorBody{}).
 		Returns(http.StatusRequestEntityTooLarge, "The body is too large.", ErrorBody{}).
@@ -64,7 +65,7 @@ func (r tasksResource) list(req *restful.Request, resp *restful.Response) {
 		r.internalError(req, resp, err)
 		return
 	}
-	writeJSON(resp, http.StatusOK, TaskPage{pageOf(r.Server, req, paging, total, list)})
+	writeJSON(resp, http.StatusOK, TaskPage{pageOf(r.Server, req, paging, total, convertRows(list, taskAnswer))})
 }
 
 func (r tasksResource) update(req *restful.Request, resp *restful.Response) {
@@ -87,5 +88,45 @@ func (r tasksResource) update(req *restful.Request, resp *restful.Response) {
 	p := principal(req)
 	task, err := r.store.SetTaskStatus(req.Request.Context(), p.Account.ID, id, body.Status,
 		p.User.ID, r.cfg.Clock.Now())
-	r.respond(req, resp, "to-do", task, err)
+	r.respond(req, resp, "to-do", taskAnswer(task), err)
+}
+
+// TaskUser is who ticked off a to-do.
+type TaskUser struct {
+	PublicID string `json:"public_id" required:"true"`
+	Name     string `json:"name" required:"true"`
+}
+
+// TaskCall is the call a to-do was found in.
+type TaskCall struct {
+	PublicID    string    `json:"public_id" required:"true"`
+	FromE164    string    `json:"from_e164" required:"true"`
+	ToE164      string    `json:"to_e164" required:"true"`
+	NumberLabel string    `json:"number_label" required:"true"`
+	StartedAt   time.Time `json:"started_at" required:"true"`
+}
+
+// Task is a follow-up to-do found in a call.
+type Task struct {
+	PublicID       string     `json:"public_id" required:"true"`
+	Text           string     `json:"text" required:"true"`
+	Status         string     `json:"status" required:"true" enum:"open,done"`
+	CallbackE164   *string    `json:"callback_e164" required:"true"`
+	Sentiment      *string    `json:"sentiment" required:"true"`
+	Urgency        *string    `json:"urgency" required:"true"`
+	SummarySnippet *string    `json:"summary_snippet" required:"true"`
+	CreatedAt      time.Time  `json:"created_at" required:"true"`
+	UpdatedAt      time.Time  `json:"updated_at" required:"true"`
+	CompletedAt    *time.Time `json:"completed_at" required:"true"`
+	DoneBy         *TaskUser  `json:"done_by" required:"true" nullable:"true"`
+	Call           *TaskCall  `json:"call" required:"true" nullable:"true"`
+}
+
+// taskAnswer shapes a to-do row as the API answers it.
+func taskAnswer(r store.Task) Task {
+	return Task{PublicID: r.PublicID, Text: r.Text, Status: r.Status, CallbackE164: r.CallbackE164,
+		Sentiment: r.Sentiment, Urgency: r.Urgency, SummarySnippet: r.SummarySnippet, CreatedAt: r.CreatedAt,
+		UpdatedAt: r.UpdatedAt, CompletedAt: r.CompletedAt,
+		DoneBy: convertPtr(r.DoneBy, func(v store.TaskUser) TaskUser { return TaskUser(v) }),
+		Call:   convertPtr(r.Call, func(v store.TaskCall) TaskCall { return TaskCall(v) })}
 }

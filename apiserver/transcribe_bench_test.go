@@ -20,10 +20,10 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/app"
 	"github.com/switchboard-dev/switchboard/internal/billing"
-	"github.com/switchboard-dev/switchboard/internal/controlplane"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
 	"github.com/switchboard-dev/switchboard/internal/transcription/txtest"
 )
@@ -42,14 +42,7 @@ func BenchmarkTranscribeCall(b *testing.B) {
 	ctx := context.Background()
 	var kube client.Client
 	if os.Getenv("KUBEBUILDER_ASSETS") != "" {
-		cp, err := controlplane.Start(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = cp.Stop() })
-		if kube, err = client.New(cp.Config, client.Options{Scheme: cp.Scheme}); err != nil {
-			b.Fatal(err)
-		}
+		kube = testenv.Client(b, testenv.ControlPlane(b))
 	} else {
 		b.Log("KUBEBUILDER_ASSETS is unset: jobs are created in an in-memory client")
 		kube = fake.NewClientBuilder().WithScheme(app.Scheme()).Build()

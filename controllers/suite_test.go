@@ -26,6 +26,7 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/controlplane"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
 var (
@@ -54,12 +55,10 @@ var _ = BeforeSuite(func() {
 	ctx, cancel = context.WithCancel(context.Background())
 
 	By("starting kube-apiserver and etcd with the CRDs installed")
+	// Stopped after AfterSuite (DeferCleanup from BeforeSuite), once the manager has stopped.
+	cp = testenv.ControlPlane(GinkgoT())
+	k8sClient = testenv.Client(GinkgoT(), cp)
 	var err error
-	cp, err = controlplane.Start(ctx)
-	Expect(err).NotTo(HaveOccurred())
-
-	k8sClient, err = client.New(cp.Config, client.Options{Scheme: cp.Scheme})
-	Expect(err).NotTo(HaveOccurred())
 	apiextClient, err = apiextensionsclientset.NewForConfig(cp.Config)
 	Expect(err).NotTo(HaveOccurred())
 	discoveryC, err = discovery.NewDiscoveryClientForConfig(cp.Config)
@@ -94,10 +93,6 @@ var _ = AfterSuite(func() {
 	}
 	// PostgreSQL, when a spec started it (the webhook specs do).
 	storetest.Shutdown()
-	if cp != nil {
-		By("stopping kube-apiserver and etcd")
-		Expect(cp.Stop()).To(Succeed())
-	}
 })
 
 // newNamespace creates a fresh namespace for one test, labelled like an account's, and

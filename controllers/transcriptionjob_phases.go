@@ -33,76 +33,64 @@ func (r *TranscriptionJobReconciler) reconcileNew(job *switchboardv1alpha1.Trans
 
 // reconcilePending checks the charge and the recording, then starts transcribing.
 func (r *TranscriptionJobReconciler) reconcilePending(ctx context.Context, job *switchboardv1alpha1.TranscriptionJob) (ctrl.Result, error) {
-	work, done, res, err := r.work(ctx, job)
-	if done {
+	if _, done, res, err := r.preflight(ctx, job); done {
 		return res, err
-	}
-	if done, res, err := r.settled(ctx, job, work); done {
-		return res, err
-	}
-	if work.RecordingDeleted {
-		return r.fail(ctx, job, switchboardv1alpha1.ReasonRecordingMissing, "The recording was deleted before it could be transcribed.")
 	}
 	r.setPhase(job, switchboardv1alpha1.TranscriptionJobPhaseTranscribing)
 	r.setCondition(job, switchboardv1alpha1.ConditionTranscribed, metav1.ConditionFalse, switchboardv1alpha1.ReasonInProgress, "Transcribing the recording.")
 	return ctrl.Result{RequeueAfter: nextPhase}, nil
 }
 
-// work reads what the job needs from the database. A charge that does not exist (any more:
-// the account was deleted) or is not the job's account's and call's ends the job as
-// InvalidSpec, without touching any money (done true).
-func (r *TranscriptionJobReconciler) work(ctx context.Context, job *switchboardv1alpha1.TranscriptionJob) (store.TranscriptionWork, bool, ctrl.Result, error) {
+// preflight reads what the job needs from the database and acts on transcription.Preflight,
+// the one check of every phase: done true when the job's status has been settled here (an
+// invalid or refunded charge, work already done, a deleted recording) and res, err are the
+// phase's answer.
+func (r *TranscriptionJobReconciler) preflight(ctx context.Context, job *switchboardv1alpha1.TranscriptionJob) (store.TranscriptionWork, bool, ctrl.Result, error) {
 	work, err := r.Store.GetTranscriptionWork(ctx, job.Spec.ChargeID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		r.failWithoutRefund(job, switchboardv1alpha1.ReasonInvalidSpec, "No charge "+job.Spec.ChargeID+" exists.")
-		return work, true, r.untilExpiry(r.TTL), nil
-	case err != nil:
+	found := err == nil
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return work, true, ctrl.Result{}, err
-	case work.Charge.AccountPublicID != job.Spec.AccountID || work.Charge.CallPublicID != job.Spec.CallPublicID:
-		r.failWithoutRefund(job, switchboardv1alpha1.ReasonInvalidSpec, "Charge "+job.Spec.ChargeID+" is not for this account and call.")
-		return work, true, r.untilExpiry(r.TTL), nil
 	}
-	return work, false, ctrl.Result{}, nil
-}
-
-// settled handles a job whose work the database shows as already done or given up (a status
-// update lost after the database write, or a charge refunded elsewhere).
-func (r *TranscriptionJobReconciler) settled(ctx context.Context, job *switchboardv1alpha1.TranscriptionJob, work store.TranscriptionWork) (bool, ctrl.Result, error) {
-	switch {
-	case work.Charge.Status == store.ChargeRefunded:
+	step := transcription.Preflight(work, found, transcription.JobRef{AccountID: job.Spec.AccountID, CallPublicID: job.Spec.CallPublicID,
+		Summarizing: job.Status.Phase == switchboardv1alpha1.TranscriptionJobPhaseSummarizing})
+	switch step {
+	case transcription.StepInvalid:
+		msg := "Charge " + job.Spec.ChargeID + " is not for this account and call."
+		if !found {
+			msg = "No charge " + job.Spec.ChargeID + " exists."
+		}
+		r.failWithoutRefund(job, switchboardv1alpha1.ReasonInvalidSpec, msg)
+		return work, true, r.untilExpiry(r.TTL), nil
+	case transcription.StepRefunded:
 		job.Status.Refunded = true
 		r.setCondition(job, switchboardv1alpha1.ConditionRefunded, metav1.ConditionTrue, switchboardv1alpha1.ReasonChargeRefunded, "The charge was refunded.")
 		r.failWithoutRefund(job, switchboardv1alpha1.ReasonChargeRefunded, "The charge was refunded.")
-		return true, r.untilExpiry(r.TTL), nil
-	case work.TranscriptStatus == "completed" && work.SummaryStatus != "pending" && work.SummaryStatus != "processing":
+		return work, true, r.untilExpiry(r.TTL), nil
+	case transcription.StepCompleted:
 		r.setCondition(job, switchboardv1alpha1.ConditionTranscribed, metav1.ConditionTrue, switchboardv1alpha1.ReasonCompleted, "The transcript is stored.")
 		if work.SummaryStatus == "completed" {
 			r.setCondition(job, switchboardv1alpha1.ConditionSummarized, metav1.ConditionTrue, switchboardv1alpha1.ReasonCompleted, "The summary is stored.")
 		}
 		r.setPhase(job, switchboardv1alpha1.TranscriptionJobPhaseCompleted)
-		return true, r.untilExpiry(r.TTL), nil
-	case work.TranscriptStatus == "completed" && job.Status.Phase != switchboardv1alpha1.TranscriptionJobPhaseSummarizing:
+		return work, true, r.untilExpiry(r.TTL), nil
+	case transcription.StepSummarize:
 		r.setCondition(job, switchboardv1alpha1.ConditionTranscribed, metav1.ConditionTrue, switchboardv1alpha1.ReasonCompleted, "The transcript is stored.")
 		r.setPhase(job, switchboardv1alpha1.TranscriptionJobPhaseSummarizing)
 		r.setCondition(job, switchboardv1alpha1.ConditionSummarized, metav1.ConditionFalse, switchboardv1alpha1.ReasonInProgress, "Summarizing the transcript.")
-		return true, ctrl.Result{RequeueAfter: nextPhase}, nil
+		return work, true, ctrl.Result{RequeueAfter: nextPhase}, nil
+	case transcription.StepRecordingMissing:
+		res, err := r.fail(ctx, job, switchboardv1alpha1.ReasonRecordingMissing, "The recording was deleted before it could be transcribed.")
+		return work, true, res, err
 	}
-	return false, ctrl.Result{}, nil
+	return work, false, ctrl.Result{}, nil
 }
 
 // reconcileTranscribing fetches the audio and turns it into text.
 func (r *TranscriptionJobReconciler) reconcileTranscribing(ctx context.Context, job *switchboardv1alpha1.TranscriptionJob) (ctrl.Result, error) {
 	log := logf.FromContext(ctx)
-	work, done, res, err := r.work(ctx, job)
+	work, done, res, err := r.preflight(ctx, job)
 	if done {
 		return res, err
-	}
-	if done, res, err := r.settled(ctx, job, work); done {
-		return res, err
-	}
-	if work.RecordingDeleted {
-		return r.fail(ctx, job, switchboardv1alpha1.ReasonRecordingMissing, "The recording was deleted before it could be transcribed.")
 	}
 	job.Status.Attempts++
 	speech, err := r.transcribe(ctx, work)
@@ -154,11 +142,8 @@ func (r *TranscriptionJobReconciler) transcribe(ctx context.Context, work store.
 // attempts still completes the job: the transcript was delivered, summary_status is failed.
 func (r *TranscriptionJobReconciler) reconcileSummarizing(ctx context.Context, job *switchboardv1alpha1.TranscriptionJob) (ctrl.Result, error) {
 	log := logf.FromContext(ctx)
-	work, done, res, err := r.work(ctx, job)
+	work, done, res, err := r.preflight(ctx, job)
 	if done {
-		return res, err
-	}
-	if done, res, err := r.settled(ctx, job, work); done {
 		return res, err
 	}
 	job.Status.SummaryAttempts++

@@ -15,24 +15,13 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/internal/app"
-	"github.com/switchboard-dev/switchboard/internal/controlplane"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/seed"
-	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
 
 // The whole service in one process, as `switchboard serve` and `make run` start it: the
 // manager against a real kube-apiserver, the public API and the ingestion API on their own
@@ -40,29 +29,19 @@ func freeAddr(t *testing.T) string {
 func TestRunServesBothAPIsAndStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cp, err := controlplane.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cp.Stop() }()
-	dbURL := storetest.NewDatabaseURL(t)
-	st, err := store.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := testenv.Start(t)
 	recordingsDir := t.TempDir()
-	demo, err := seed.Demo(ctx, st, seed.DemoOptions{Calls: 20})
-	st.Close()
+	demo, err := seed.Demo(ctx, env.Store, seed.DemoOptions{Calls: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	apiAddr, platformAddr, probeAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	apiAddr, platformAddr, probeAddr := testenv.FreeAddr(t), testenv.FreeAddr(t), testenv.FreeAddr(t)
 	ready := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- app.Run(ctx, app.Options{DatabaseURL: dbURL, APIAddr: apiAddr, MetricsAddr: "0", ProbeAddr: probeAddr,
-			RequestsPerMinute: 60, RestConfig: cp.Config, Clock: clock.RealClock{}, Log: logr.Discard(),
+		done <- app.Run(ctx, app.Options{DatabaseURL: env.DatabaseURL, APIAddr: apiAddr, MetricsAddr: "0", ProbeAddr: probeAddr,
+			RequestsPerMinute: 60, RestConfig: env.ControlPlane.Config, Clock: clock.RealClock{}, Log: logr.Discard(),
 			Recordings: recordingstore.Config{Dir: recordingsDir}, LinkSigningKey: []byte(strings.Repeat("k", 32)),
 			PlatformAddr: platformAddr, PlatformToken: "platform-secret", Ready: func() { close(ready) }})
 	}()

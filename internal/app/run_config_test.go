@@ -11,9 +11,9 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/internal/app"
-	"github.com/switchboard-dev/switchboard/internal/controlplane"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
 // A bad setting of a leader-only part (here the webhook CA file) stops Run before anything
@@ -21,13 +21,9 @@ import (
 func TestRunFailsFastOnALeaderOnlySettingError(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cp, err := controlplane.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cp.Stop() }()
+	cp := testenv.ControlPlane(t)
 	served := false
-	err = app.Run(ctx, app.Options{DatabaseURL: storetest.NewDatabaseURL(t), APIAddr: "127.0.0.1:0", MetricsAddr: "0",
+	err := app.Run(ctx, app.Options{DatabaseURL: storetest.NewDatabaseURL(t), APIAddr: "127.0.0.1:0", MetricsAddr: "0",
 		RestConfig: cp.Config, Clock: clock.RealClock{}, Log: logr.Discard(),
 		Recordings: recordingstore.Config{Dir: t.TempDir()}, LinkSigningKey: []byte(strings.Repeat("k", 32)),
 		Webhooks: app.WebhookOptions{CAFile: filepath.Join(t.TempDir(), "missing.pem")}, Ready: func() { served = true }})

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/switchboard-dev/switchboard/internal/cli"
-	"github.com/switchboard-dev/switchboard/internal/controlplane"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
 // operatorSecrets are the Secrets (name: keys) the operator creates; no manifest holds a
@@ -90,15 +90,7 @@ func withS3Component(t *testing.T) string {
 
 func TestConfigDefaultAppliesToAKubeAPIServer(t *testing.T) {
 	ctx := context.Background()
-	cp, err := controlplane.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cp.Stop() })
-	c, err := client.New(cp.Config, client.Options{Scheme: cp.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testenv.Client(t, testenv.ControlPlane(t))
 	ns := &corev1.Namespace{}
 	ns.Name = namespace
 	if err := c.Create(ctx, ns); err != nil {

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -23,9 +22,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/switchboard-dev/switchboard/internal/app"
-	"github.com/switchboard-dev/switchboard/internal/controlplane"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -33,16 +32,6 @@ func TestMain(m *testing.M) {
 		os.Exit(switchboardMain())
 	}
 	os.Exit(storetest.Main(m))
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // serviceAccountToken creates a service account and returns a token the kube-apiserver issues for it.
@@ -64,11 +53,7 @@ func serviceAccountToken(ctx context.Context, t *testing.T, kube kubernetes.Inte
 func TestSecureMetricsAnswerOnlyAuthorizedTokens(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cp, err := controlplane.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cp.Stop() }()
+	cp := testenv.ControlPlane(t)
 	kube := kubernetes.NewForConfigOrDie(cp.Config)
 
 	reader := &rbacv1.ClusterRole{}
@@ -91,10 +76,10 @@ func TestSecureMetricsAnswerOnlyAuthorizedTokens(t *testing.T) {
 	allowed := serviceAccountToken(ctx, t, kube, "prometheus")
 	denied := serviceAccountToken(ctx, t, kube, "someone-else")
 
-	metricsAddr := freeAddr(t)
+	metricsAddr := testenv.FreeAddr(t)
 	done := make(chan error, 1)
 	go func() {
-		done <- app.Run(ctx, app.Options{DatabaseURL: storetest.NewDatabaseURL(t), APIAddr: freeAddr(t), ProbeAddr: freeAddr(t),
+		done <- app.Run(ctx, app.Options{DatabaseURL: storetest.NewDatabaseURL(t), APIAddr: testenv.FreeAddr(t), ProbeAddr: testenv.FreeAddr(t),
 			MetricsAddr: metricsAddr, MetricsSecure: true,
 			RequestsPerMinute: 60, RestConfig: cp.Config, Clock: clock.RealClock{}, Log: logr.Discard(),
 			Recordings: recordingstore.Config{Dir: t.TempDir()}, LinkSigningKey: []byte(strings.Repeat("k", 32))})

@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/internal/cli"
-	"github.com/switchboard-dev/switchboard/internal/controlplane"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
 // runAsSwitchboard makes the test binary behave as the switchboard binary (main.go), so
@@ -36,17 +36,13 @@ func switchboardMain() int {
 // secrets in the environment and `switchboard serve` with the flags shown there.
 func TestServeFromParts(t *testing.T) {
 	ctx := context.Background()
-	cp, err := controlplane.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cp.Stop() })
+	cp := testenv.ControlPlane(t)
 	home := t.TempDir()
 	kubeconfig := filepath.Join(home, "kubeconfig")
 	if err := cp.WriteKubeconfig(kubeconfig); err != nil {
 		t.Fatal(err)
 	}
-	api, platform, metrics, probes := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
+	api, platform, metrics, probes := testenv.FreeAddr(t), testenv.FreeAddr(t), testenv.FreeAddr(t), testenv.FreeAddr(t)
 	args := []string{"serve", "--kubeconfig", kubeconfig, "--public-base-url", "https://api.example.com",
 		"--api-bind-address", api, "--platform-bind-address", platform,
 		"--metrics-bind-address", metrics, "--health-probe-bind-address", probes,
@@ -135,10 +131,7 @@ func TestServeFromParts(t *testing.T) {
 		t.Errorf("metrics with a cluster admin's token: %d, want 200", got)
 	}
 	if electing {
-		c, err := client.New(cp.Config, client.Options{Scheme: cp.Scheme})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := testenv.Client(t, cp)
 		lease := &coordinationv1.Lease{}
 		for {
 			err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "switchboard-controller-manager.switchboard.dev"}, lease)

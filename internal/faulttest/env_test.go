@@ -9,7 +9,6 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -35,6 +34,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/pgcluster"
 	"github.com/switchboard-dev/switchboard/internal/seed"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
 // Lease settings of every replica in these tests: shorter than the defaults (15 s / 10 s /
@@ -253,7 +253,7 @@ type replica struct {
 // (leader election on by default) and waits until its API answers.
 func (e *env) startReplica(t *testing.T, name, leaseID string, extra ...string) *replica {
 	t.Helper()
-	r := &replica{name: name, api: freeAddr(t), platform: freeAddr(t), probes: freeAddr(t),
+	r := &replica{name: name, api: testenv.FreeAddr(t), platform: testenv.FreeAddr(t), probes: testenv.FreeAddr(t),
 		logPath: filepath.Join(t.TempDir(), name+".log"), exited: make(chan struct{})}
 	logFile, err := os.Create(r.logPath)
 	if err != nil {
@@ -551,16 +551,6 @@ func (in *inbox) waitAll(t *testing.T, calls []string, timeout time.Duration) ta
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 func tail(path string, lines int) string {

@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
@@ -52,40 +50,27 @@ func (h *Handler) reportProgress(w http.ResponseWriter, r *http.Request) {
 	if p.answered(w) {
 		return
 	}
-	ctx := r.Context()
 	now := h.cfg.Clock.Now()
-	var receipt ProgressReceipt
-	var found bool
-	err := h.store.InTx(ctx, func(tx pgx.Tx) error {
-		n, ok, err := h.number(ctx, w, tx, to)
-		if !ok {
-			return err
-		}
-		found = true
-		var accountName string
-		if err := tx.QueryRow(ctx, `SELECT name FROM accounts WHERE id = $1`, n.AccountID).Scan(&accountName); err != nil {
-			return err
-		}
-		progress := events.Progress{AccountName: accountName, From: from, To: to, StartedAt: in.StartedAt,
-			Number: events.PayloadNumber{E164: n.E164, Label: n.Label}}
-		if a := in.Answer; a != nil && in.State == "answered" {
-			progress.Answer = events.PayloadAnswer{StaffMember: a.StaffMember, Department: a.Department, TargetType: a.TargetType, TargetLabel: a.TargetLabel}
-		}
-		receipt.State = in.State
-		receipt.CallPublicID, receipt.Duplicate, err = store.RecordCallProgress(ctx, tx, store.CallProgress{
-			AccountID: n.AccountID, PlatformRef: in.PlatformRef, State: in.State, CreatedAt: now,
-			Body: func(callPublicID string) (json.RawMessage, error) {
-				progress.CallPublicID = callPublicID
-				return events.ForProgress(h.cfg.Links, "call."+in.State, progress, now)
-			}})
-		return err
-	})
+	receipt := ProgressReceipt{State: in.State}
+	var err error
+	receipt.CallPublicID, receipt.Duplicate, err = h.store.ReportCallProgress(r.Context(), store.CallProgressReport{
+		To: to, PlatformRef: in.PlatformRef, State: in.State, CreatedAt: now,
+		Body: func(c store.ProgressCall) (json.RawMessage, error) {
+			progress := events.Progress{CallPublicID: c.CallPublicID, AccountName: c.AccountName, From: from, To: to, StartedAt: in.StartedAt,
+				Number: events.PayloadNumber{E164: c.Number.E164, Label: c.Number.Label}}
+			if a := in.Answer; a != nil && in.State == "answered" {
+				progress.Answer = events.PayloadAnswer{StaffMember: a.StaffMember, Department: a.Department, TargetType: a.TargetType, TargetLabel: a.TargetLabel}
+			}
+			return events.ForProgress(h.cfg.Links, "call."+in.State, progress, now)
+		}})
 	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "No live number " + to + "."})
 	case errors.Is(err, store.ErrCallAlreadyReported):
 		writeJSON(w, http.StatusConflict, map[string]string{"message": "The call " + in.PlatformRef + " has already been reported as ended."})
 	case err != nil:
 		h.internalError(w, r, err)
-	case found:
+	default:
 		writeJSON(w, http.StatusOK, receipt)
 	}
 }

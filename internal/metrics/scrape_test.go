@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,27 +23,16 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/internal/app"
-	"github.com/switchboard-dev/switchboard/internal/controlplane"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/seed"
-	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
 )
 
 // Its own test binary: controller-runtime refuses a second manager with the same controller
 // names in one process, and internal/app's test starts one.
 func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
 
 // scrape is one reading of /metrics: metric families by name.
 type scrape map[string]*dto.MetricFamily
@@ -94,18 +82,9 @@ func hasLabels(m *dto.Metric, want map[string]string) bool {
 func TestMetricsCountRealTraffic(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cp, err := controlplane.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cp.Stop() }()
-	dbURL := storetest.NewDatabaseURL(t)
-	st, err := store.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := testenv.Start(t)
+	st := env.Store
 	demo, err := seed.Demo(ctx, st, seed.DemoOptions{Calls: 5})
-	st.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,12 +109,12 @@ func TestMetricsCountRealTraffic(t *testing.T) {
 	}
 
 	const perMinute = 12
-	apiAddr, platformAddr, probeAddr, metricsAddr := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
+	apiAddr, platformAddr, probeAddr, metricsAddr := testenv.FreeAddr(t), testenv.FreeAddr(t), testenv.FreeAddr(t), testenv.FreeAddr(t)
 	ready := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- app.Run(ctx, app.Options{DatabaseURL: dbURL, APIAddr: apiAddr, MetricsAddr: metricsAddr, ProbeAddr: probeAddr,
-			RequestsPerMinute: perMinute, RestConfig: cp.Config, Clock: clock.RealClock{}, Log: logr.Discard(),
+		done <- app.Run(ctx, app.Options{DatabaseURL: env.DatabaseURL, APIAddr: apiAddr, MetricsAddr: metricsAddr, ProbeAddr: probeAddr,
+			RequestsPerMinute: perMinute, RestConfig: env.ControlPlane.Config, Clock: clock.RealClock{}, Log: logr.Discard(),
 			Recordings: recordingstore.Config{Dir: t.TempDir()}, LinkSigningKey: []byte(strings.Repeat("k", 32)),
 			PlatformAddr: platformAddr, PlatformToken: "platform-secret", Ready: func() { close(ready) },
 			Webhooks:      app.WebhookOptions{AllowPrivateTargets: true, CAFile: caFile},
@@ -347,11 +326,6 @@ func TestMetricsCountRealTraffic(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	st, err = store.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	var minutes, allowance, bundle int
 	var pence int64
 	if err := st.Pool.QueryRow(ctx, `SELECT ch.minutes, ch.allowance_minutes, ch.bundle_minutes, ch.amount_pence

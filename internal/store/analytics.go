@@ -12,46 +12,46 @@ import (
 
 // Analytics is GET /analytics.
 type Analytics struct {
-	Days    int              `json:"days" required:"true"`
-	Summary AnalyticsSummary `json:"summary" required:"true"`
+	Days    int
+	Summary AnalyticsSummary
 	// ByDay maps every date of the window (YYYY-MM-DD, account time zone) to its business calls.
-	ByDay map[string]int `json:"by_day" required:"true" nullable:"false"`
+	ByDay map[string]int
 	// ByHour counts business calls by hour of day (0 to 23, account time zone).
-	ByHour    []int              `json:"by_hour" required:"true" nullable:"false" minItems:"24" maxItems:"24"`
-	ByNumber  []AnalyticsNumber  `json:"by_number" required:"true" nullable:"false"`
-	Sentiment AnalyticsSentiment `json:"sentiment" required:"true"`
+	ByHour    []int
+	ByNumber  []AnalyticsNumber
+	Sentiment AnalyticsSentiment
 }
 
 // AnalyticsSummary counts the window's calls. Every count but filtered is over business calls
 // (not screened out by call protection); filtered counts the screened-out ones.
 type AnalyticsSummary struct {
-	Total    int `json:"total" required:"true"`
-	Filtered int `json:"filtered" required:"true"`
-	Answered int `json:"answered" required:"true"`
+	Total    int
+	Filtered int
+	Answered int
 	// Missed is no-answer, busy and failed calls.
-	Missed    int `json:"missed" required:"true"`
-	Voicemail int `json:"voicemail" required:"true"`
-	Blocked   int `json:"blocked" required:"true"`
+	Missed    int
+	Voicemail int
+	Blocked   int
 	// AnswerRate is round(answered * 100 / total); 0 without calls.
-	AnswerRate int `json:"answer_rate" required:"true"`
+	AnswerRate int
 	// AvgForwardSeconds is the rounded mean forward_seconds of answered calls; 0 without any.
-	AvgForwardSeconds int `json:"avg_forward_seconds" required:"true"`
+	AvgForwardSeconds int
 }
 
 // AnalyticsNumber is one live number's business calls in the window.
 type AnalyticsNumber struct {
-	PublicID string `json:"public_id" required:"true"`
-	E164     string `json:"e164" required:"true"`
-	Label    string `json:"label" required:"true"`
-	Total    int    `json:"total" required:"true"`
-	Answered int    `json:"answered" required:"true"`
+	PublicID string
+	E164     string
+	Label    string
+	Total    int
+	Answered int
 }
 
 // AnalyticsSentiment counts the summary sentiment of the window's business calls.
 type AnalyticsSentiment struct {
-	Positive int `json:"positive" required:"true"`
-	Neutral  int `json:"neutral" required:"true"`
-	Negative int `json:"negative" required:"true"`
+	Positive int
+	Neutral  int
+	Negative int
 }
 
 // AnalyticsQuery asks for the analytics of the last Days calendar days (today included) in Location.

@@ -54,13 +54,9 @@ func TestRecordCallsInOneBatch(t *testing.T) {
 	if earlier[0].Duplicate || earlier[0].RecordingPublicID == "" {
 		t.Fatalf("first report: %+v", earlier[0])
 	}
-	var ringingID string
-	if err := st.InTx(ctx, func(tx pgx.Tx) error {
-		var err error
-		ringingID, _, err = store.RecordCallProgress(ctx, tx, store.CallProgress{AccountID: acct.ID, PlatformRef: "rang",
-			State: "ringing", CreatedAt: started, Body: func(string) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }})
-		return err
-	}); err != nil {
+	ringingID, _, err := st.ReportCallProgress(ctx, store.CallProgressReport{To: num.E164, PlatformRef: "rang",
+		State: "ringing", CreatedAt: started, Body: func(store.ProgressCall) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }})
+	if err != nil {
 		t.Fatal(err)
 	}
 

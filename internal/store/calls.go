@@ -11,33 +11,33 @@ import (
 
 // CallTranscript is the transcript and AI summary of a call, as a call row shows it.
 type CallTranscript struct {
-	Status         string   `json:"status" required:"true" enum:"pending,processing,completed,failed"`
-	SummaryStatus  string   `json:"summary_status" required:"true" enum:"pending,processing,completed,failed,unavailable"`
-	Summary        *string  `json:"summary" required:"true"`
-	Intent         *string  `json:"intent" required:"true"`
-	Sentiment      *string  `json:"sentiment" required:"true"`
-	Urgency        *string  `json:"urgency" required:"true"`
-	ActionItems    []string `json:"action_items" required:"true" nullable:"false"`
-	CallbackNumber *string  `json:"callback_number" required:"true"`
+	Status         string
+	SummaryStatus  string
+	Summary        *string
+	Intent         *string
+	Sentiment      *string
+	Urgency        *string
+	ActionItems    []string
+	CallbackNumber *string
 }
 
-// Call is a row of GET /calls and the body of GET /calls/{call}.
+// Call is a call as the store reads it; the facade shapes it into GET /calls' rows.
 type Call struct {
-	ID                    int64     `json:"-"`
-	PublicID              string    `json:"public_id" required:"true"`
-	From                  string    `json:"from" required:"true"`
-	CallerDisplayName     string    `json:"caller_display_name" required:"true"`
-	To                    string    `json:"to" required:"true"`
-	ToName                string    `json:"to_name" required:"true"`
-	Direction             string    `json:"direction" required:"true" enum:"inbound,outbound"`
-	Disposition           string    `json:"disposition" required:"true" enum:"answered,no-answer,voicemail,failed,in-progress,busy,blocked"`
-	StartedAt             time.Time `json:"started_at" required:"true"`
-	ForwardSeconds        int       `json:"forward_seconds" required:"true"`
-	TotalRatedAmountPence int64     `json:"total_rated_amount_pence" required:"true"`
+	ID                    int64
+	PublicID              string
+	From                  string
+	CallerDisplayName     string
+	To                    string
+	ToName                string
+	Direction             string
+	Disposition           string
+	StartedAt             time.Time
+	ForwardSeconds        int
+	TotalRatedAmountPence int64
 	// RecordingPublicID is the call's recording (kind call or voicemail, not deleted); null without one.
-	RecordingPublicID *string `json:"recording_public_id" required:"true"`
+	RecordingPublicID *string
 	// Transcript is null until the call's recording has a transcript.
-	Transcript *CallTranscript `json:"transcript" required:"true" nullable:"true"`
+	Transcript *CallTranscript
 }
 
 // Call outcomes (calls.disposition), the values of the list's status filter.

@@ -17,43 +17,45 @@ import (
 )
 
 // ContactPhone is one of a contact's phone numbers, in the order the writing system sent them.
+// Its tags name the keys of the json_build_object that reads the phones (contactColumns),
+// not the API's fields (those are apiserver.ContactPhone's).
 type ContactPhone struct {
-	E164      string `json:"e164" required:"true"`
-	RawNumber string `json:"raw_number" required:"true"`
-	Label     string `json:"label" required:"true"`
-	IsPrimary bool   `json:"is_primary" required:"true"`
+	E164      string `json:"e164"`
+	RawNumber string `json:"raw_number"`
+	Label     string `json:"label"`
+	IsPrimary bool   `json:"is_primary"`
 }
 
 // ContactLink points at the contact elsewhere. The one kind today is "external": the
 // contact's page in the system that wrote it (the write payload's external_url).
 type ContactLink struct {
-	Kind   string `json:"kind" required:"true" enum:"external"`
-	URL    string `json:"url" required:"true"`
-	Source string `json:"source" required:"true"`
+	Kind   string
+	URL    string
+	Source string
 }
 
 // LinkKindExternal is the kind of the link made from a contact's external_url.
 const LinkKindExternal = "external"
 
-// Contact is a contact of the directory as the API shows it.
+// Contact is a contact of the directory as the store reads it; the facade shapes the answer.
 type Contact struct {
-	ID              int64          `json:"-"`
-	PublicID        string         `json:"public_id" required:"true"`
-	DisplayName     string         `json:"display_name" required:"true"`
-	FirstName       *string        `json:"first_name" required:"true"`
-	LastName        *string        `json:"last_name" required:"true"`
-	Company         *string        `json:"company" required:"true"`
-	Email           *string        `json:"email" required:"true"`
-	Notes           *string        `json:"notes" required:"true"`
-	Source          string         `json:"source" required:"true"`
-	ExternalID      *string        `json:"external_id" required:"true"`
-	ExternalURL     *string        `json:"-"` // shown as an item of links
-	SourceCreatedAt *time.Time     `json:"source_created_at" required:"true"`
-	SourceUpdatedAt *time.Time     `json:"source_updated_at" required:"true"`
-	Phones          []ContactPhone `json:"phones" required:"true" nullable:"false"`
-	Links           []ContactLink  `json:"links" required:"true" nullable:"false"`
-	CreatedAt       time.Time      `json:"created_at" required:"true"`
-	UpdatedAt       time.Time      `json:"updated_at" required:"true"`
+	ID              int64
+	PublicID        string
+	DisplayName     string
+	FirstName       *string
+	LastName        *string
+	Company         *string
+	Email           *string
+	Notes           *string
+	Source          string
+	ExternalID      *string
+	ExternalURL     *string // shown as an item of links
+	SourceCreatedAt *time.Time
+	SourceUpdatedAt *time.Time
+	Phones          []ContactPhone
+	Links           []ContactLink
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
 }
 
 // ContactInput is a contact as a writing system sends it (already validated by the caller).

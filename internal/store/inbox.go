@@ -16,34 +16,34 @@ import (
 
 // TaskUser is who ticked off a to-do.
 type TaskUser struct {
-	PublicID string `json:"public_id" required:"true"`
-	Name     string `json:"name" required:"true"`
+	PublicID string
+	Name     string
 }
 
 // TaskCall is the call a to-do was found in.
 type TaskCall struct {
-	PublicID    string    `json:"public_id" required:"true"`
-	FromE164    string    `json:"from_e164" required:"true"`
-	ToE164      string    `json:"to_e164" required:"true"`
-	NumberLabel string    `json:"number_label" required:"true"`
-	StartedAt   time.Time `json:"started_at" required:"true"`
+	PublicID    string
+	FromE164    string
+	ToE164      string
+	NumberLabel string
+	StartedAt   time.Time
 }
 
 // Task is a follow-up to-do found in a call.
 type Task struct {
-	ID             int64      `json:"-"`
-	PublicID       string     `json:"public_id" required:"true"`
-	Text           string     `json:"text" required:"true"`
-	Status         string     `json:"status" required:"true" enum:"open,done"`
-	CallbackE164   *string    `json:"callback_e164" required:"true"`
-	Sentiment      *string    `json:"sentiment" required:"true"`
-	Urgency        *string    `json:"urgency" required:"true"`
-	SummarySnippet *string    `json:"summary_snippet" required:"true"`
-	CreatedAt      time.Time  `json:"created_at" required:"true"`
-	UpdatedAt      time.Time  `json:"updated_at" required:"true"`
-	CompletedAt    *time.Time `json:"completed_at" required:"true"`
-	DoneBy         *TaskUser  `json:"done_by" required:"true" nullable:"true"`
-	Call           *TaskCall  `json:"call" required:"true" nullable:"true"`
+	ID             int64
+	PublicID       string
+	Text           string
+	Status         string
+	CallbackE164   *string
+	Sentiment      *string
+	Urgency        *string
+	SummarySnippet *string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	CompletedAt    *time.Time
+	DoneBy         *TaskUser
+	Call           *TaskCall
 }
 
 const taskSelect = `SELECT t.id, t.public_id, t.text, t.status, t.callback_e164, t.sentiment, t.urgency, t.summary_snippet,
@@ -154,14 +154,14 @@ func (s *Store) CreateTask(ctx context.Context, in NewTask) (Task, error) {
 
 // Notification is a message to one user.
 type Notification struct {
-	ID        string     `json:"id" required:"true" format:"uuid"`
-	Type      string     `json:"type" required:"true"`
-	Title     string     `json:"title" required:"true"`
-	Body      string     `json:"body" required:"true"`
-	URL       string     `json:"url" required:"true"`
-	Read      bool       `json:"read" required:"true"`
-	CreatedAt time.Time  `json:"created_at" required:"true"`
-	ReadAt    *time.Time `json:"read_at" required:"true"`
+	ID        string
+	Type      string
+	Title     string
+	Body      string
+	URL       string
+	Read      bool
+	CreatedAt time.Time
+	ReadAt    *time.Time
 }
 
 const notificationColumns = `id::text, type, title, body, url, read_at IS NOT NULL, created_at, read_at`
@@ -264,19 +264,19 @@ func (s *Store) CreateNotification(ctx context.Context, in NewNotification) (Not
 
 // MessageSlip is a message left with the virtual receptionist.
 type MessageSlip struct {
-	ID                       int64      `json:"-"`
-	PublicID                 string     `json:"public_id" required:"true"`
-	FromE164                 string     `json:"from_e164" required:"true"`
-	Department               string     `json:"department" required:"true"`
-	ReceivedAt               time.Time  `json:"received_at" required:"true"`
-	HeardAt                  *time.Time `json:"heard_at" required:"true"`
-	NameRecordingPublicID    *string    `json:"name_recording_public_id" required:"true"`
-	MessageRecordingPublicID *string    `json:"message_recording_public_id" required:"true"`
-	TranscriptStatus         string     `json:"transcript_status" required:"true"`
-	CallerName               string     `json:"caller_name" required:"true"`
-	SummaryStatus            string     `json:"summary_status" required:"true"`
-	Sentiment                *string    `json:"sentiment" required:"true"`
-	Urgency                  *string    `json:"urgency" required:"true"`
+	ID                       int64
+	PublicID                 string
+	FromE164                 string
+	Department               string
+	ReceivedAt               time.Time
+	HeardAt                  *time.Time
+	NameRecordingPublicID    *string
+	MessageRecordingPublicID *string
+	TranscriptStatus         string
+	CallerName               string
+	SummaryStatus            string
+	Sentiment                *string
+	Urgency                  *string
 }
 
 // SlipFilter selects message slips. Empty fields do not filter.
@@ -419,21 +419,21 @@ func (s *Store) CreateMessageSlip(ctx context.Context, in NewMessageSlip) (Messa
 
 // JobRequest is a job picked out of a message slip or a call.
 type JobRequest struct {
-	ID            int64     `json:"-"`
-	PublicID      string    `json:"public_id" required:"true"`
-	Status        string    `json:"status" required:"true" enum:"new,confirmed,done,declined"`
-	CallerName    string    `json:"caller_name" required:"true"`
-	CallerE164    string    `json:"caller_e164" required:"true"`
-	ContactE164   *string   `json:"contact_e164" required:"true"`
-	LineE164      *string   `json:"line_e164" required:"true"`
-	LineLabel     *string   `json:"line_label" required:"true"`
-	JobType       string    `json:"job_type" required:"true"`
-	Description   string    `json:"description" required:"true"`
-	Address       *string   `json:"address" required:"true"`
-	Postcode      *string   `json:"postcode" required:"true"`
-	PreferredWhen *string   `json:"preferred_when" required:"true"`
-	PreferredDate *string   `json:"preferred_date" required:"true" format:"date"`
-	CreatedAt     time.Time `json:"created_at" required:"true"`
+	ID            int64
+	PublicID      string
+	Status        string
+	CallerName    string
+	CallerE164    string
+	ContactE164   *string
+	LineE164      *string
+	LineLabel     *string
+	JobType       string
+	Description   string
+	Address       *string
+	Postcode      *string
+	PreferredWhen *string
+	PreferredDate *string
+	CreatedAt     time.Time
 }
 
 const jobRequestSelect = `SELECT j.id, j.public_id, j.status, j.caller_name, j.caller_e164, j.contact_e164, n.e164, n.label,
@@ -521,22 +521,22 @@ func (s *Store) CreateJobRequest(ctx context.Context, in NewJobRequest) (JobRequ
 
 // BlockedCallerNumber is the number a block applies to.
 type BlockedCallerNumber struct {
-	PublicID string `json:"public_id" required:"true"`
-	E164     string `json:"e164" required:"true"`
-	Label    string `json:"label" required:"true"`
+	PublicID string
+	E164     string
+	Label    string
 }
 
 // BlockedCaller is a caller whose calls are rejected or sent straight to voicemail.
 type BlockedCaller struct {
-	ID       int64                `json:"-"`
-	PublicID string               `json:"public_id" required:"true"`
-	E164     string               `json:"e164" required:"true"`
-	Action   string               `json:"action" required:"true" enum:"reject,voicemail"`
-	Label    string               `json:"label" required:"true"`
-	Number   *BlockedCallerNumber `json:"number" required:"true" nullable:"true"`
+	ID       int64
+	PublicID string
+	E164     string
+	Action   string
+	Label    string
+	Number   *BlockedCallerNumber
 	// CreatedAt is the day the block was added, in the account's time zone.
-	CreatedAt string    `json:"created_at" required:"true" format:"date"`
-	Created   time.Time `json:"-"`
+	CreatedAt string
+	Created   time.Time
 }
 
 // ListBlockedCallers returns all the account's blocked callers, newest first; created_at is

@@ -9,12 +9,12 @@ import (
 
 // LedgerEntry is one change to the prepaid balance.
 type LedgerEntry struct {
-	ID                int64     `json:"-"`
-	Type              string    `json:"type" required:"true" enum:"charge,topup,refund,adjustment"`
-	AmountPence       int64     `json:"amount_pence" required:"true"`
-	BalanceAfterPence int64     `json:"balance_after_pence" required:"true"`
-	Note              string    `json:"note" required:"true"`
-	CreatedAt         time.Time `json:"created_at" required:"true"`
+	ID                int64
+	Type              string
+	AmountPence       int64
+	BalanceAfterPence int64
+	Note              string
+	CreatedAt         time.Time
 }
 
 // ListLedgerEntries returns one page of the account's balance changes, newest first, and the total.
@@ -38,12 +38,12 @@ func (s *Store) ListLedgerEntries(ctx context.Context, accountID int64, limit, o
 
 // Receipt is a payment.
 type Receipt struct {
-	ID          int64     `json:"-"`
-	Number      string    `json:"number" required:"true"`
-	Kind        string    `json:"kind" required:"true" enum:"topup,subscription,bundle,addon"`
-	Description string    `json:"description" required:"true"`
-	AmountPence int64     `json:"amount_pence" required:"true"`
-	PaidAt      time.Time `json:"paid_at" required:"true"`
+	ID          int64
+	Number      string
+	Kind        string
+	Description string
+	AmountPence int64
+	PaidAt      time.Time
 }
 
 // ReceiptsListed is how many receipts GET /billing/receipts returns (spec: latest 48).

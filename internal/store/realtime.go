@@ -96,9 +96,9 @@ type CallProgress struct {
 // ErrCallAlreadyReported: the call's final report came first; progress is no longer news.
 var ErrCallAlreadyReported = errors.New("store: the call has already been reported")
 
-// RecordCallProgress stores a progress report once per call and state, inside tx; its trigger
+// recordCallProgress stores a progress report once per call and state, inside tx; its trigger
 // announces it on commit. duplicate is true when that state was already reported.
-func RecordCallProgress(ctx context.Context, tx pgx.Tx, in CallProgress) (callPublicID string, duplicate bool, err error) {
+func recordCallProgress(ctx context.Context, tx pgx.Tx, in CallProgress) (callPublicID string, duplicate bool, err error) {
 	// Serialise the reports of one call, so both states agree on the call's id.
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('call_progress:' || $1::bigint || ':' || $2, 0))`,
 		in.AccountID, in.PlatformRef); err != nil {

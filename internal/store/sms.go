@@ -11,27 +11,27 @@ import (
 
 // SMSConversation is a text-message thread: one per number and other party.
 type SMSConversation struct {
-	ID                 int64     `json:"-"`
-	PublicID           string    `json:"public_id" required:"true"`
-	CounterpartyE164   string    `json:"counterparty_e164" required:"true"`
-	NumberE164         string    `json:"number_e164" required:"true"`
-	NumberLabel        string    `json:"number_label" required:"true"`
-	LastMessagePreview string    `json:"last_message_preview" required:"true"`
-	LastMessageAt      time.Time `json:"last_message_at" required:"true"`
-	UnreadCount        int       `json:"unread_count" required:"true"`
+	ID                 int64
+	PublicID           string
+	CounterpartyE164   string
+	NumberE164         string
+	NumberLabel        string
+	LastMessagePreview string
+	LastMessageAt      time.Time
+	UnreadCount        int
 }
 
 // SMSMessage is one text message of a conversation.
 type SMSMessage struct {
-	ID                   int64     `json:"-"`
-	ConversationPublicID string    `json:"conversation_public_id" required:"true"`
-	Direction            string    `json:"direction" required:"true" enum:"inbound,outbound"`
-	FromE164             string    `json:"from_e164" required:"true"`
-	ToE164               string    `json:"to_e164" required:"true"`
-	Body                 string    `json:"body" required:"true"`
-	Status               string    `json:"status" required:"true"`
-	Segments             int       `json:"segments" required:"true"`
-	ReceivedAt           time.Time `json:"received_at" required:"true"`
+	ID                   int64
+	ConversationPublicID string
+	Direction            string
+	FromE164             string
+	ToE164               string
+	Body                 string
+	Status               string
+	Segments             int
+	ReceivedAt           time.Time
 }
 
 const smsConversationColumns = `c.id, c.public_id, c.counterparty_e164, n.e164, n.label, c.last_message_preview, c.last_message_at, c.unread_count`
