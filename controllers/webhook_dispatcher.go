@@ -267,10 +267,18 @@ func (w *WebhookDispatcher) fanOut(ctx context.Context, evs []store.PendingEvent
 			if ep.DeletionTimestamp != nil || ep.Spec.AccountID != ev.AccountPublicID || !addressed(ev, ep) {
 				continue
 			}
+			// The engine admits first attempts here, so that the next pass's limit sees them.
+			var admitted func()
+			if w.First != nil && !ev.Repeat && webhooks.Deliverable(ep) {
+				// (A repeat goes to the controller, which checks the history before an attempt.)
+				if done, ok := w.First.Admit(ep); ok {
+					admitted = done
+				}
+			}
 			p.left.Add(1)
 			w.queued.Add(1)
 			w.jobs.Add(1)
-			go w.handOff(ctx, ev, ep, p)
+			go w.handOff(ctx, ev, ep, admitted, p)
 		}
 		if p.left.Add(-1) > 0 {
 			running++
@@ -281,15 +289,10 @@ func (w *WebhookDispatcher) fanOut(ctx context.Context, evs []store.PendingEvent
 	return done, failed, running, err
 }
 
-// handOff makes one delivery on its endpoint's lane: at most Parallel of an endpoint's
-// deliveries are made at once, whatever the others do.
-func (w *WebhookDispatcher) handOff(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, p *eventProgress) {
+// handOff makes one delivery (deliver) off the claim loop.
+func (w *WebhookDispatcher) handOff(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, admitted func(), p *eventProgress) {
 	defer w.jobs.Done()
-	release, err := w.lanes.acquire(ctx, client.ObjectKeyFromObject(ep), w.Parallel)
-	if err == nil {
-		err = w.deliver(ctx, ev, ep, p)
-		release()
-	}
+	err := w.deliver(ctx, ev, ep, admitted, p)
 	w.queued.Add(-1)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -317,6 +320,18 @@ func (w *WebhookDispatcher) finishPart(ctx context.Context, ev store.PendingEven
 	if err != nil {
 		w.Log.Error(err, "finish webhook event", "event", ev.ID) // the claim's lease ends; it is taken again
 	}
+}
+
+// onLane runs write (a write for a delivery that is not a first attempt) on one of ep's
+// lanes: at most Parallel of an endpoint's deliveries are made at once, whatever the others
+// do.
+func (w *WebhookDispatcher) onLane(ctx context.Context, ep *switchboardv1alpha1.WebhookEndpoint, write func() error) error {
+	release, err := w.lanes.acquire(ctx, client.ObjectKeyFromObject(ep), w.Parallel)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return write()
 }
 
 // endpointLanes bounds the deliveries of each endpoint made at once.
@@ -368,34 +383,33 @@ func addressed(ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint) b
 	return webhooks.Subscribed(ep, ev.Type)
 }
 
-// deliver makes the delivery of ev to ep: a first attempt when the engine admits it, a
-// resource otherwise, or a cancelled row when ep is paused or already has
-// MaxLivePerEndpoint live deliveries.
-func (w *WebhookDispatcher) deliver(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, p *eventProgress) error {
+// deliver makes the delivery of ev to ep: a first attempt when the engine admitted it
+// (admitted is its release), a resource otherwise, or a cancelled row when ep is paused or
+// already has MaxLivePerEndpoint live deliveries; the last two on ep's lanes.
+func (w *WebhookDispatcher) deliver(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, admitted func(), p *eventProgress) error {
 	if !webhooks.Deliverable(ep) {
 		// Paused or switched off: the event is not delivered; it is listed as cancelled
 		// and can be resent once the endpoint is active.
-		return w.recordCancelled(ctx, ev, ep, webhooks.DeliveryName(ev.ID.String(), ep.Name, ev.DeliverySalt()),
-			"The endpoint was paused or switched off when the event occurred")
+		return w.onLane(ctx, ep, func() error {
+			return w.recordCancelled(ctx, ev, ep, webhooks.DeliveryName(ev.ID.String(), ep.Name, ev.DeliverySalt()),
+				"The endpoint was paused or switched off when the event occurred")
+		})
 	}
-	// A repeat goes to the controller, which checks the history before an attempt.
-	if w.First != nil && !ev.Repeat {
-		if admitted, ok := w.First.Admit(ep); ok {
-			secret, err := signingSecret(ctx, w.Client, w.Reader, ep)
-			if err != nil {
-				admitted()
-				return err
-			}
-			if secret != "" {
-				p.left.Add(1)
-				w.jobs.Add(1)
-				go w.firstAttempt(ctx, ev, ep, secret, admitted, p)
-				return nil
-			}
-			admitted() // a just-created endpoint without its secret yet: the controller waits for it
+	if admitted != nil {
+		secret, err := signingSecret(ctx, w.Client, w.Reader, ep)
+		if err != nil {
+			admitted()
+			return err
 		}
+		if secret != "" {
+			p.left.Add(1)
+			w.jobs.Add(1)
+			go w.firstAttempt(ctx, ev, ep, secret, admitted, p)
+			return nil
+		}
+		admitted() // a just-created endpoint without its secret yet: the controller waits for it
 	}
-	return w.createDelivery(ctx, ev, ep, nil, nil)
+	return w.onLane(ctx, ep, func() error { return w.createDelivery(ctx, ev, ep, nil, nil) })
 }
 
 // firstAttempt runs an admitted first attempt, hands the delivery to the controller when it
@@ -409,27 +423,22 @@ func (w *WebhookDispatcher) firstAttempt(ctx context.Context, ev store.PendingEv
 		res, sentAt, outcome, err := w.First.Attempt(ctx, delivery.FirstAttempt{Endpoint: ep, Secret: secret,
 			AccountPublicID: ev.AccountPublicID, DeliveryName: name, EventID: ev.ID, EventType: ev.Type, Body: ev.Body,
 			CreatedAt: w.Clock.Now(), EventCreatedAt: ev.CreatedAt})
-		if outcome == delivery.NotAttempted || outcome == delivery.NeedsRetry {
-			// The hand-off takes one of the endpoint's lanes: a hanging endpoint's waiting
-			// first attempts all end together when its first ones time out.
-			release, lerr := w.lanes.acquire(ctx, client.ObjectKeyFromObject(ep), w.Parallel)
-			if lerr != nil {
-				return false
-			}
-			defer release()
-		}
+		// A hand-off takes one of the endpoint's lanes: a hanging endpoint's waiting first
+		// attempts all end together when its first ones time out.
 		switch outcome {
 		case delivery.Abandoned:
 			return false
 		case delivery.NotAttempted:
-			err = w.createDelivery(ctx, ev, ep, nil, nil)
+			err = w.onLane(ctx, ep, func() error { return w.createDelivery(ctx, ev, ep, nil, nil) })
 		case delivery.NeedsRetry:
-			err = w.createDelivery(ctx, ev, ep, func(d *switchboardv1alpha1.WebhookDelivery) {
-				if d.Annotations == nil {
-					d.Annotations = map[string]string{}
-				}
-				d.Annotations[webhooks.AnnotationFirstAttempt] = sentAt.UTC().Format(time.RFC3339Nano)
-			}, func(d *switchboardv1alpha1.WebhookDelivery) { firstAttemptFailed(d, sentAt, res) })
+			err = w.onLane(ctx, ep, func() error {
+				return w.createDelivery(ctx, ev, ep, func(d *switchboardv1alpha1.WebhookDelivery) {
+					if d.Annotations == nil {
+						d.Annotations = map[string]string{}
+					}
+					d.Annotations[webhooks.AnnotationFirstAttempt] = sentAt.UTC().Format(time.RFC3339Nano)
+				}, func(d *switchboardv1alpha1.WebhookDelivery) { firstAttemptFailed(d, sentAt, res) })
+			})
 		}
 		if err != nil && ctx.Err() == nil {
 			w.Log.Error(err, "first webhook attempt", "event", ev.ID, "endpoint", ep.Name)
