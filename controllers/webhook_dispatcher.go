@@ -239,8 +239,8 @@ type eventProgress struct {
 	failed atomic.Bool
 }
 
-// fanOut hands the deliveries of evs on, each to its endpoint's lane (resources, cancelled
-// rows and first attempts are made there and go on after it returns), and says which events
+// fanOut admits first attempts and hands each delivery of evs on to handOff, which makes it
+// off the claim loop (a first attempt, or a write on its endpoint's lanes), and says which events
 // have all their deliveries already (done: no endpoint takes them), which could not be
 // fanned out (failed), with the first error, and how many are still being delivered
 // (running: their last part marks or releases them).

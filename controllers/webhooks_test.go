@@ -972,7 +972,7 @@ var _ = Describe("Webhook delivery", func() {
 			next = append(next, e.event(events.CallEnded))
 		}
 		Eventually(func() bool { return succeeded(next[0]) && succeeded(next[1]) && succeeded(next[2]) }).WithTimeout(10 * time.Second).Should(BeTrue())
-		Expect(slow.waiting.Load()).To(BeEquivalentTo(4), "every hand-off to the slow endpoint still waits")
+		Eventually(slow.waiting.Load).WithTimeout(10*time.Second).Should(BeEquivalentTo(4), "every hand-off to the slow endpoint waits")
 		Expect(dispatched(first)).To(BeFalse(), "an event is marked dispatched only once all its deliveries exist")
 		Expect(e.live(first)).To(BeEmpty())
 		// Released, the resources are made and the events marked.
