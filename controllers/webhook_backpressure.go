@@ -223,17 +223,32 @@ func (b *DeliveryBacklog) Unreserve(delivery types.NamespacedName) {
 func (b *DeliveryBacklog) Load() (pending, live int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return backlogLoad(b.pending, b.failing, b.Clock.Now(), failingGrace), len(b.deliveries)
+	return backlogLoad(b.pending, b.failing, b.Clock.Now(), failingGrace, nil), len(b.deliveries)
+}
+
+// LoadSkipping is Load without the pending deliveries of the endpoints stalled says are
+// stalled: the delivery engine sees no attempt to them succeed (they hang, or are down) well
+// before their status has shown them failing for failingGrace, and like those they hold
+// their own backlog, bounded by MaxLivePerEndpoint, without holding back the others.
+func (b *DeliveryBacklog) LoadSkipping(stalled func(endpoint types.NamespacedName) bool) (pending, live int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return backlogLoad(b.pending, b.failing, b.Clock.Now(), failingGrace, stalled), len(b.deliveries)
 }
 
 // Changed is signalled when a pending delivery stops pending or an endpoint's health changes.
 func (b *DeliveryBacklog) Changed() <-chan struct{} { return b.changed }
 
-// backlogLoad sums the pending deliveries of endpoints that have not been failing for grace.
-func backlogLoad(pending map[types.NamespacedName]int, failing map[types.NamespacedName]time.Time, now time.Time, grace time.Duration) int {
+// backlogLoad sums the pending deliveries of endpoints that have not been failing for grace
+// and are not stalled (nil: none is).
+func backlogLoad(pending map[types.NamespacedName]int, failing map[types.NamespacedName]time.Time, now time.Time, grace time.Duration,
+	stalled func(types.NamespacedName) bool) int {
 	n := 0
 	for ep, c := range pending {
 		if since, ok := failing[ep]; ok && now.Sub(since) >= grace {
+			continue
+		}
+		if stalled != nil && stalled(ep) {
 			continue
 		}
 		n += c

@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package controllers
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -50,21 +51,28 @@ func TestEventsToDispatch(t *testing.T) {
 	}
 }
 
-func TestBacklogLoadLeavesOutEndpointsFailingPastGrace(t *testing.T) {
+func TestBacklogLoadLeavesOutEndpointsFailingPastGraceOrStalled(t *testing.T) {
 	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	a, b, c := types.NamespacedName{Name: "a"}, types.NamespacedName{Name: "b"}, types.NamespacedName{Name: "c"}
 	pending := map[types.NamespacedName]int{a: 10, b: 20, c: 30}
 	for _, tc := range []struct {
 		name    string
 		failing map[types.NamespacedName]time.Time
+		stalled []types.NamespacedName
 		want    int
 	}{
-		{"all healthy", nil, 60},
-		{"b failing for a moment (a 500 among successes)", map[types.NamespacedName]time.Time{b: now.Add(-time.Second)}, 60},
-		{"b failing past the grace (hanging)", map[types.NamespacedName]time.Time{b: now.Add(-failingGrace)}, 40},
-		{"b and c failing for a minute", map[types.NamespacedName]time.Time{b: now.Add(-time.Minute), c: now.Add(-time.Minute)}, 10},
+		{"all healthy", nil, nil, 60},
+		{"b failing for a moment (a 500 among successes)", map[types.NamespacedName]time.Time{b: now.Add(-time.Second)}, nil, 60},
+		{"b failing past the grace (hanging)", map[types.NamespacedName]time.Time{b: now.Add(-failingGrace)}, nil, 40},
+		{"b and c failing for a minute", map[types.NamespacedName]time.Time{b: now.Add(-time.Minute), c: now.Add(-time.Minute)}, nil, 10},
+		{"c stalled (hanging, its first timeout still to come)", nil, []types.NamespacedName{c}, 30},
+		{"b failing past the grace, c stalled", map[types.NamespacedName]time.Time{b: now.Add(-time.Minute)}, []types.NamespacedName{c}, 10},
 	} {
-		if got := backlogLoad(pending, tc.failing, now, failingGrace); got != tc.want {
+		var stalled func(types.NamespacedName) bool
+		if tc.stalled != nil {
+			stalled = func(ep types.NamespacedName) bool { return slices.Contains(tc.stalled, ep) }
+		}
+		if got := backlogLoad(pending, tc.failing, now, failingGrace, stalled); got != tc.want {
 			t.Errorf("%s: load %d, want %d", tc.name, got, tc.want)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -56,8 +57,14 @@ type WebhookDispatcher struct {
 	// Lease is how long a claim holds its events (default 1 minute): past it, events a
 	// stopped dispatcher claimed are claimed again.
 	Lease time.Duration
-	// Parallel is how many deliveries are created at once (default 32).
+	// Parallel is how many deliveries of one endpoint are made at once (default 32).
 	Parallel int
+	// MaxQueued bounds the deliveries a pass handed on and not yet made (resources
+	// being created, history rows being written; default 1024): past it the dispatcher
+	// claims no more events. Deliveries are made off the claim loop, each endpoint on its
+	// own Parallel lanes, so an endpoint whose hand-offs are slow (a hanging one: every
+	// delivery to it becomes a resource) never holds up the next claim or the others.
+	MaxQueued int
 	// Backlog, when set, paces the dispatcher: it takes events only while the deliveries
 	// whose first attempt is still to be made stay within MaxPending (default 2000), and all
 	// live deliveries within MaxLive (0: no bound). Events wait in the outbox meanwhile.
@@ -75,9 +82,17 @@ type WebhookDispatcher struct {
 	First *delivery.FirstAttempts
 	Log   logr.Logger
 
-	// jobs are the first attempts running; Start waits for them before it returns.
+	// jobs are the deliveries being made and the first attempts running; Start waits for
+	// them before it returns.
 	jobs sync.WaitGroup
+	// queued counts the deliveries handed on and not yet made (see MaxQueued).
+	queued atomic.Int64
+	lanes  endpointLanes
 }
+
+// DefaultMaxQueuedDeliveries bounds the deliveries handed on by the dispatcher's passes
+// and not yet made.
+const DefaultMaxQueuedDeliveries = 1024
 
 // DefaultMaxPendingDeliveries bounds the deliveries waiting for a first attempt.
 const DefaultMaxPendingDeliveries = 2000
@@ -156,13 +171,25 @@ func (w *WebhookDispatcher) defaults() {
 	if w.MaxLivePerEndpoint == 0 {
 		w.MaxLivePerEndpoint = DefaultMaxLiveDeliveriesPerEndpoint
 	}
+	if w.Parallel <= 0 {
+		w.Parallel = 32
+	}
+	if w.MaxQueued <= 0 {
+		w.MaxQueued = DefaultMaxQueuedDeliveries
+	}
 }
 
 // limit is how many events the backlog leaves room for now (BatchSize without a Backlog).
 func (w *WebhookDispatcher) limit() int {
 	limit := w.BatchSize
 	if w.Backlog != nil {
-		pending, live := w.Backlog.Load()
+		var pending, live int
+		if w.First != nil {
+			// An endpoint the engine sees stalled (hanging, down) holds its own backlog.
+			pending, live = w.Backlog.LoadSkipping(w.First.Stalled)
+		} else {
+			pending, live = w.Backlog.Load()
+		}
 		limit = eventsToDispatch(w.MaxPending, pending, live, w.MaxLive, w.BatchSize, switchboardv1alpha1.MaxWebhookEndpointsPerAccount)
 	}
 	if w.First != nil {
@@ -170,23 +197,26 @@ func (w *WebhookDispatcher) limit() int {
 		// events than a busy endpoint that keeps up can take as first attempts.
 		limit = min(limit, w.First.Free()/switchboardv1alpha1.MaxWebhookEndpointsPerAccount, w.First.Room())
 	}
-	return limit
+	return max(0, min(limit, (w.MaxQueued-int(w.queued.Load()))/switchboardv1alpha1.MaxWebhookEndpointsPerAccount))
 }
 
-// DispatchOnce handles one batch, as large as the backlog leaves room for, and returns how
-// many events it marked dispatched.
+// DispatchOnce handles one batch, as large as the backlog leaves room for, waits until its
+// deliveries are made (and first attempts over), and returns how many events it fanned out.
 func (w *WebhookDispatcher) DispatchOnce(ctx context.Context) (int, error) {
 	w.defaults()
 	limit := w.limit()
 	if limit == 0 {
 		return 0, nil
 	}
-	return w.dispatch(ctx, limit)
+	n, err := w.dispatch(ctx, limit)
+	w.jobs.Wait()
+	return n, err
 }
 
-// dispatch claims up to limit events, fans them out, and marks those fanned out dispatched;
-// the claim on the others is released so the next pass retries them. An event with first
-// attempts still running is marked (or released) by the last of them.
+// dispatch claims up to limit events and hands their deliveries on (fanOut); the last part
+// of an event to finish marks it dispatched, or releases its claim when a part failed so the
+// next pass retries it. It returns how many events it fanned out; the claim on an event
+// whose endpoints could not be listed is released at once.
 func (w *WebhookDispatcher) dispatch(ctx context.Context, limit int) (int, error) {
 	evs, err := w.Store.ClaimEvents(ctx, limit, w.Clock.Now(), w.Lease)
 	if err != nil || len(evs) == 0 {
@@ -209,72 +239,139 @@ type eventProgress struct {
 	failed atomic.Bool
 }
 
-// fanOut makes the deliveries of evs: resources, cancelled rows, and first attempts (which
-// go on after it returns). It says which events have all their deliveries (done), which do
-// not (failed), with the first error, and how many wait for first attempts (running).
+// fanOut admits first attempts and hands each delivery of evs on to handOff, which makes it
+// off the claim loop (a first attempt, or a write on its endpoint's lanes), and says which events
+// have all their deliveries already (done: no endpoint takes them), which could not be
+// fanned out (failed), with the first error, and how many are still being delivered
+// (running: their last part marks or releases them).
 func (w *WebhookDispatcher) fanOut(ctx context.Context, evs []store.PendingEvent) (done, failed []uuid.UUID, running int, err error) {
-	if w.Parallel <= 0 {
-		w.Parallel = 32
-	}
 	endpoints := map[string][]switchboardv1alpha1.WebhookEndpoint{}
-	var (
-		mu       sync.Mutex
-		wg       sync.WaitGroup
-		firstErr error
-		slots    = make(chan struct{}, w.Parallel)
-		progress = make(map[uuid.UUID]*eventProgress, len(evs))
-	)
-	fail := func(p *eventProgress, err error) {
-		p.failed.Store(true)
-		mu.Lock()
-		defer mu.Unlock()
-		if firstErr == nil {
-			firstErr = err
-		}
-	}
 	for _, ev := range evs {
-		p := &eventProgress{}
-		p.left.Store(1) // this pass
-		progress[ev.OutboxID] = p
 		eps, ok := endpoints[ev.AccountPublicID]
 		if !ok {
 			list := &switchboardv1alpha1.WebhookEndpointList{}
-			if err := w.Reader.List(ctx, list, client.InNamespace(tenancy.Namespace(ev.AccountPublicID))); err != nil {
-				fail(p, err)
+			if lerr := w.Reader.List(ctx, list, client.InNamespace(tenancy.Namespace(ev.AccountPublicID))); lerr != nil {
+				if err == nil {
+					err = lerr
+				}
+				failed = append(failed, ev.OutboxID)
 				continue
 			}
 			eps = list.Items
 			endpoints[ev.AccountPublicID] = eps
 		}
+		p := &eventProgress{}
+		p.left.Store(1) // this pass
 		for i := range eps {
 			ep := &eps[i]
 			if ep.DeletionTimestamp != nil || ep.Spec.AccountID != ev.AccountPublicID || !addressed(ev, ep) {
 				continue
 			}
-			slots <- struct{}{}
-			wg.Add(1)
-			go func(ev store.PendingEvent) {
-				defer wg.Done()
-				defer func() { <-slots }()
-				if err := w.deliver(ctx, ev, ep, p); err != nil {
-					fail(p, err)
+			// The engine admits first attempts here, so that the next pass's limit sees them.
+			var admitted func()
+			if w.First != nil && !ev.Repeat && webhooks.Deliverable(ep) {
+				// (A repeat goes to the controller, which checks the history before an attempt.)
+				if done, ok := w.First.Admit(ep); ok {
+					admitted = done
 				}
-			}(ev)
+			}
+			p.left.Add(1)
+			w.queued.Add(1)
+			w.jobs.Add(1)
+			go w.handOff(ctx, ev, ep, admitted, p)
 		}
-	}
-	wg.Wait()
-	for _, ev := range evs {
-		p := progress[ev.OutboxID]
-		switch {
-		case p.left.Add(-1) > 0:
-			running++ // its last first attempt marks or releases it
-		case p.failed.Load():
-			failed = append(failed, ev.OutboxID)
-		default:
+		if p.left.Add(-1) > 0 {
+			running++
+		} else {
 			done = append(done, ev.OutboxID)
 		}
 	}
-	return done, failed, running, firstErr
+	return done, failed, running, err
+}
+
+// handOff makes one delivery (deliver) off the claim loop.
+func (w *WebhookDispatcher) handOff(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, admitted func(), p *eventProgress) {
+	defer w.jobs.Done()
+	err := w.deliver(ctx, ev, ep, admitted, p)
+	w.queued.Add(-1)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.Log.Error(err, "make webhook delivery", "event", ev.ID, "endpoint", ep.Name)
+		}
+		p.failed.Store(true)
+	}
+	w.finishPart(ctx, ev, p)
+}
+
+// finishPart ends one part of ev; the last one marks ev dispatched, or gives its claim back
+// when a part failed (also when ctx ended), so the next pass takes it again.
+func (w *WebhookDispatcher) finishPart(ctx context.Context, ev store.PendingEvent, p *eventProgress) {
+	if p.left.Add(-1) > 0 {
+		return
+	}
+	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	var err error
+	if p.failed.Load() {
+		err = w.Store.ReleaseEvents(bg, []uuid.UUID{ev.OutboxID})
+	} else {
+		err = w.Store.MarkEventDispatched(bg, ev.OutboxID, w.Clock.Now())
+	}
+	if err != nil {
+		w.Log.Error(err, "finish webhook event", "event", ev.ID) // the claim's lease ends; it is taken again
+	}
+}
+
+// onLane runs write (a write for a delivery that is not a first attempt) on one of ep's
+// lanes: at most Parallel of an endpoint's deliveries are made at once, whatever the others
+// do.
+func (w *WebhookDispatcher) onLane(ctx context.Context, ep *switchboardv1alpha1.WebhookEndpoint, write func() error) error {
+	release, err := w.lanes.acquire(ctx, client.ObjectKeyFromObject(ep), w.Parallel)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return write()
+}
+
+// endpointLanes bounds the deliveries of each endpoint made at once.
+type endpointLanes struct {
+	mu    sync.Mutex
+	lanes map[types.NamespacedName]*lane
+}
+
+type lane struct {
+	slots chan struct{}
+	users int
+}
+
+// acquire waits for one of key's n lanes (or ctx); release gives it back.
+func (l *endpointLanes) acquire(ctx context.Context, key types.NamespacedName, n int) (release func(), err error) {
+	l.mu.Lock()
+	if l.lanes == nil {
+		l.lanes = map[types.NamespacedName]*lane{}
+	}
+	ln := l.lanes[key]
+	if ln == nil {
+		ln = &lane{slots: make(chan struct{}, n)}
+		l.lanes[key] = ln
+	}
+	ln.users++
+	l.mu.Unlock()
+	done := func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if ln.users--; ln.users == 0 {
+			delete(l.lanes, key)
+		}
+	}
+	select {
+	case ln.slots <- struct{}{}:
+		return func() { <-ln.slots; done() }, nil
+	case <-ctx.Done():
+		done()
+		return nil, ctx.Err()
+	}
 }
 
 // addressed reports whether ev goes to ep: the one endpoint it was queued for (a test
@@ -286,34 +383,33 @@ func addressed(ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint) b
 	return webhooks.Subscribed(ep, ev.Type)
 }
 
-// deliver makes the delivery of ev to ep: a first attempt when the engine admits it, a
-// resource otherwise, or a cancelled row when ep is paused or already has
-// MaxLivePerEndpoint live deliveries.
-func (w *WebhookDispatcher) deliver(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, p *eventProgress) error {
+// deliver makes the delivery of ev to ep: a first attempt when the engine admitted it
+// (admitted is its release), a resource otherwise, or a cancelled row when ep is paused or
+// already has MaxLivePerEndpoint live deliveries; the last two on ep's lanes.
+func (w *WebhookDispatcher) deliver(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, admitted func(), p *eventProgress) error {
 	if !webhooks.Deliverable(ep) {
 		// Paused or switched off: the event is not delivered; it is listed as cancelled
 		// and can be resent once the endpoint is active.
-		return w.recordCancelled(ctx, ev, ep, webhooks.DeliveryName(ev.ID.String(), ep.Name, ev.DeliverySalt()),
-			"The endpoint was paused or switched off when the event occurred")
+		return w.onLane(ctx, ep, func() error {
+			return w.recordCancelled(ctx, ev, ep, webhooks.DeliveryName(ev.ID.String(), ep.Name, ev.DeliverySalt()),
+				"The endpoint was paused or switched off when the event occurred")
+		})
 	}
-	// A repeat goes to the controller, which checks the history before an attempt.
-	if w.First != nil && !ev.Repeat {
-		if admitted, ok := w.First.Admit(ep); ok {
-			secret, err := signingSecret(ctx, w.Client, w.Reader, ep)
-			if err != nil {
-				admitted()
-				return err
-			}
-			if secret != "" {
-				p.left.Add(1)
-				w.jobs.Add(1)
-				go w.firstAttempt(ctx, ev, ep, secret, admitted, p)
-				return nil
-			}
-			admitted() // a just-created endpoint without its secret yet: the controller waits for it
+	if admitted != nil {
+		secret, err := signingSecret(ctx, w.Client, w.Reader, ep)
+		if err != nil {
+			admitted()
+			return err
 		}
+		if secret != "" {
+			p.left.Add(1)
+			w.jobs.Add(1)
+			go w.firstAttempt(ctx, ev, ep, secret, admitted, p)
+			return nil
+		}
+		admitted() // a just-created endpoint without its secret yet: the controller waits for it
 	}
-	return w.createDelivery(ctx, ev, ep, nil, nil)
+	return w.onLane(ctx, ep, func() error { return w.createDelivery(ctx, ev, ep, nil, nil) })
 }
 
 // firstAttempt runs an admitted first attempt, hands the delivery to the controller when it
@@ -327,18 +423,22 @@ func (w *WebhookDispatcher) firstAttempt(ctx context.Context, ev store.PendingEv
 		res, sentAt, outcome, err := w.First.Attempt(ctx, delivery.FirstAttempt{Endpoint: ep, Secret: secret,
 			AccountPublicID: ev.AccountPublicID, DeliveryName: name, EventID: ev.ID, EventType: ev.Type, Body: ev.Body,
 			CreatedAt: w.Clock.Now(), EventCreatedAt: ev.CreatedAt})
+		// A hand-off takes one of the endpoint's lanes: a hanging endpoint's waiting first
+		// attempts all end together when its first ones time out.
 		switch outcome {
 		case delivery.Abandoned:
 			return false
 		case delivery.NotAttempted:
-			err = w.createDelivery(ctx, ev, ep, nil, nil)
+			err = w.onLane(ctx, ep, func() error { return w.createDelivery(ctx, ev, ep, nil, nil) })
 		case delivery.NeedsRetry:
-			err = w.createDelivery(ctx, ev, ep, func(d *switchboardv1alpha1.WebhookDelivery) {
-				if d.Annotations == nil {
-					d.Annotations = map[string]string{}
-				}
-				d.Annotations[webhooks.AnnotationFirstAttempt] = sentAt.UTC().Format(time.RFC3339Nano)
-			}, func(d *switchboardv1alpha1.WebhookDelivery) { firstAttemptFailed(d, sentAt, res) })
+			err = w.onLane(ctx, ep, func() error {
+				return w.createDelivery(ctx, ev, ep, func(d *switchboardv1alpha1.WebhookDelivery) {
+					if d.Annotations == nil {
+						d.Annotations = map[string]string{}
+					}
+					d.Annotations[webhooks.AnnotationFirstAttempt] = sentAt.UTC().Format(time.RFC3339Nano)
+				}, func(d *switchboardv1alpha1.WebhookDelivery) { firstAttemptFailed(d, sentAt, res) })
+			})
 		}
 		if err != nil && ctx.Err() == nil {
 			w.Log.Error(err, "first webhook attempt", "event", ev.ID, "endpoint", ep.Name)
@@ -348,21 +448,7 @@ func (w *WebhookDispatcher) firstAttempt(ctx context.Context, ev store.PendingEv
 	if !ok {
 		p.failed.Store(true)
 	}
-	if p.left.Add(-1) > 0 {
-		return
-	}
-	// The event's last part: mark it, or give its claim back (also when ctx ended).
-	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	var err error
-	if p.failed.Load() {
-		err = w.Store.ReleaseEvents(bg, []uuid.UUID{ev.OutboxID})
-	} else {
-		err = w.Store.MarkEventDispatched(bg, ev.OutboxID, w.Clock.Now())
-	}
-	if err != nil {
-		w.Log.Error(err, "finish webhook event", "event", ev.ID) // the claim's lease ends; it is taken again
-	}
+	w.finishPart(ctx, ev, p)
 }
 
 // firstAttemptFailed is the status of a delivery whose first attempt, made by the engine,

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -178,6 +179,30 @@ type whEnv struct {
 	maxLivePerEndpoint int
 	// firstMaxWaiting is the engine's MaxWaiting (0: its default).
 	firstMaxWaiting int
+	// dispatcherClient, when set, wraps the client the dispatcher creates deliveries with.
+	dispatcherClient func(client.Client) client.Client
+}
+
+// slowCreates is a real client whose creations of one endpoint's deliveries wait for
+// release (or their context).
+type slowCreates struct {
+	client.Client
+	endpoint string
+	waiting  atomic.Int32
+	release  chan struct{}
+}
+
+func (s *slowCreates) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	if d, ok := obj.(*switchboardv1alpha1.WebhookDelivery); ok && d.Spec.EndpointName == s.endpoint {
+		s.waiting.Add(1)
+		defer s.waiting.Add(-1)
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return s.Client.Create(ctx, obj, opts...)
 }
 
 var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
@@ -219,7 +244,11 @@ func (e *whEnv) start() {
 	Expect(backlog.SetupWithManager(ctx, m)).To(Succeed())
 	first := deliveries.FirstAttempts()
 	first.MaxWaiting = e.firstMaxWaiting
-	Expect(m.Add(&WebhookDispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
+	dispatcherClient := m.GetClient()
+	if e.dispatcherClient != nil {
+		dispatcherClient = e.dispatcherClient(dispatcherClient)
+	}
+	Expect(m.Add(&WebhookDispatcher{Client: dispatcherClient, Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
 		Interval: 50 * time.Millisecond, Backlog: backlog, MaxLivePerEndpoint: e.maxLivePerEndpoint, First: first,
 		Log: GinkgoLogr})).To(Succeed())
 	mctx, mcancel := context.WithCancel(ctx)
@@ -905,6 +934,54 @@ var _ = Describe("Webhook delivery", func() {
 		// The hanging endpoint holds at most its per-endpoint share of the workers.
 		Expect(len(slow.inHang)).To(BeNumerically("<=", 8))
 		Expect(len(slow.inHang)).To(BeNumerically(">=", 1))
+	})
+
+	It("makes one endpoint's slow hand-offs to the controller off the claim loop: the others' next events go out meanwhile", func() {
+		e.stop()
+		slow := &slowCreates{endpoint: "whep-handoff-slow", release: make(chan struct{})}
+		e.dispatcherClient = func(c client.Client) client.Client { slow.Client = c; return slow }
+		e.start()
+		release := sync.OnceFunc(func() { close(slow.release) })
+		DeferCleanup(release) // before the manager stops
+		slowEp, _ := e.endpoint(slow.endpoint)
+		fast, _ := e.endpoint("whep-handoff-fast")
+		// Failing for an hour: every delivery to it is handed to the controller, a resource
+		// whose creation waits.
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(slowEp), slowEp)).To(Succeed())
+		slowEp.Status.FailingSince = &metav1.Time{Time: e.clk.Now().Add(-time.Hour)}
+		Expect(k8sClient.Status().Update(ctx, slowEp)).To(Succeed())
+		succeeded := func(id uuid.UUID) bool {
+			for _, h := range e.history(id) {
+				if h.Endpoint == fast.Name && h.Status == "succeeded" {
+					return true
+				}
+			}
+			return false
+		}
+		dispatched := func(id uuid.UUID) bool {
+			var at *time.Time
+			Expect(e.st.Pool.QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&at)).To(Succeed())
+			return at != nil
+		}
+		first := e.event(events.CallEnded)
+		Eventually(slow.waiting.Load).WithTimeout(10 * time.Second).Should(BeEquivalentTo(1))
+		Eventually(func() bool { return succeeded(first) }).WithTimeout(10 * time.Second).Should(BeTrue())
+		// The first event's hand-off still waits; the next events are claimed and delivered.
+		var next []uuid.UUID
+		for range 3 {
+			next = append(next, e.event(events.CallEnded))
+		}
+		Eventually(func() bool { return succeeded(next[0]) && succeeded(next[1]) && succeeded(next[2]) }).WithTimeout(10 * time.Second).Should(BeTrue())
+		Eventually(slow.waiting.Load).WithTimeout(10*time.Second).Should(BeEquivalentTo(4), "every hand-off to the slow endpoint waits")
+		Expect(dispatched(first)).To(BeFalse(), "an event is marked dispatched only once all its deliveries exist")
+		Expect(e.live(first)).To(BeEmpty())
+		// Released, the resources are made and the events marked.
+		release()
+		for _, id := range append(next, first) {
+			Eventually(func() bool { return dispatched(id) }).WithTimeout(10 * time.Second).Should(BeTrue())
+			Expect(len(e.live(id))+len(slices.DeleteFunc(e.history(id), func(h historyRow) bool { return h.Endpoint != slowEp.Name }))).To(
+				BeNumerically(">=", 1), "the slow endpoint's delivery exists (live, or finished by the controller)")
+		}
 	})
 
 	It("records events past an endpoint's live-delivery bound as cancelled, resendable, and keeps delivering to the others", func() {

@@ -177,11 +177,27 @@ func (f *FirstAttempts) Room() int {
 func claimRoom(load map[types.NamespacedName]*endpointLoad, now time.Time, stall time.Duration, maxWaiting int) int {
 	room := maxWaiting
 	for _, l := range load {
-		if now.Sub(l.progress) < stall {
+		if !endpointStalled(*l, now, stall) {
 			room = min(room, maxWaiting-l.admitted)
 		}
 	}
 	return max(room, 0)
+}
+
+// Stalled reports whether ep has first attempts admitted and none has succeeded for Stall:
+// it hangs or is down, though its status may not show it failing yet (that waits for the
+// first attempt's timeout). The dispatcher's back-pressure leaves its backlog out.
+func (f *FirstAttempts) Stalled(ep types.NamespacedName) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.defaults()
+	l := f.load[ep]
+	return l != nil && endpointStalled(*l, f.Pacing.Now(), f.Stall)
+}
+
+// endpointStalled is the rule of Stalled and Room: no progress for stall.
+func endpointStalled(l endpointLoad, now time.Time, stall time.Duration) bool {
+	return l.admitted > 0 && now.Sub(l.progress) >= stall
 }
 
 // Free is how many more first attempts may be admitted now.

@@ -167,6 +167,8 @@ func TestClaimRoom(t *testing.T) {
 	}
 }
 
+// Room and Stalled follow the same rule: an endpoint with attempts admitted and none
+// succeeding for Stall paces no claims, and the dispatcher's back-pressure leaves its backlog out.
 func TestRoomFollowsAdmittedAttemptsAndProgress(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	f := &FirstAttempts{MaxWaiting: 3, Pacing: clk, Clock: clk, Stall: time.Second}
@@ -182,10 +184,16 @@ func TestRoomFollowsAdmittedAttemptsAndProgress(t *testing.T) {
 	if got := f.Room(); got != 0 {
 		t.Errorf("Room = %d with the endpoint full and just admitted, want 0", got)
 	}
+	if f.Stalled(keyOf(ep)) {
+		t.Error("Stalled just after admission")
+	}
 	// Nothing finished for the stall time: the endpoint no longer paces the claims.
 	clk.SetTime(clk.Now().Add(time.Second))
 	if got := f.Room(); got != 3 {
 		t.Errorf("Room = %d with the endpoint stalled, want 3", got)
+	}
+	if !f.Stalled(keyOf(ep)) {
+		t.Error("not Stalled with nothing finished for the stall time")
 	}
 	// One fails: no progress.
 	f.noteOutcome(keyOf(ep), false, clk.Now())
@@ -198,6 +206,9 @@ func TestRoomFollowsAdmittedAttemptsAndProgress(t *testing.T) {
 	if got := f.Room(); got != 1 {
 		t.Errorf("Room = %d after an attempt succeeded, want 1", got)
 	}
+	if f.Stalled(keyOf(ep)) {
+		t.Error("Stalled right after a success")
+	}
 	dones[1]()
 	if got := f.Room(); got != 2 {
 		t.Errorf("Room = %d after it finished, want 2", got)
@@ -205,5 +216,9 @@ func TestRoomFollowsAdmittedAttemptsAndProgress(t *testing.T) {
 	dones[2]()
 	if got := f.Room(); got != 3 {
 		t.Errorf("Room = %d when idle, want 3", got)
+	}
+	clk.SetTime(clk.Now().Add(time.Minute))
+	if f.Stalled(keyOf(ep)) {
+		t.Error("an idle endpoint (nothing admitted) counts as Stalled")
 	}
 }
