@@ -176,6 +176,18 @@ func TestMetricsCountRealTraffic(t *testing.T) {
 	}
 	api := "http://" + apiAddr + "/v1"
 	platform := "http://" + platformAddr + "/platform/v1"
+	// Ready means the APIs serve; the manager's metrics server binds on its own a moment
+	// later (on a loaded machine, after the first request here).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get("http://" + metricsAddr + "/metrics")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/metrics did not answer within 30 s: %v", err)
+		}
+	}
 	before := read()
 
 	// Public API: three reads, a missing call, a path no route has, a request without a key.
