@@ -17,41 +17,85 @@ CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public;
 CREATE FUNCTION public.call_caller_counts_apply() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
-DECLARE
-    cols constant text := 'account_id, filtered, from_e164, lower(caller_name) AS caller_name_lower';
-    changes text;
 BEGIN
-    changes := CASE TG_OP
-        WHEN 'INSERT' THEN format('SELECT %s, 1 AS sign FROM new_calls', cols)
-        WHEN 'DELETE' THEN format('SELECT %s, -1 AS sign FROM old_calls', cols)
-        ELSE format('SELECT %s, 1 AS sign FROM new_calls UNION ALL SELECT %s, -1 FROM old_calls', cols, cols)
-    END;
-    EXECUTE 'WITH changes AS (' || changes || ')
-        SELECT count(pg_advisory_xact_lock_shared(20120, call_directory_lock_key(account_id)))
-        FROM (SELECT DISTINCT account_id FROM changes ORDER BY 1) a';
-    EXECUTE 'WITH changes AS (' || changes || ')
+    IF TG_OP = 'INSERT' THEN
+        -- The directory triggers take this lock exclusive; alone in its statement, so it is held
+        -- before the counts and the directory are read.
+        PERFORM count(pg_advisory_xact_lock_shared(20120, call_directory_lock_key(account_id)))
+        FROM (SELECT DISTINCT account_id FROM (SELECT account_id, filtered, from_e164, lower(caller_name) AS caller_name_lower, 1 AS sign FROM new_calls) changes ORDER BY 1) a;
+        WITH changes AS (SELECT account_id, filtered, from_e164, lower(caller_name) AS caller_name_lower, 1 AS sign FROM new_calls),
+        names AS (
+            INSERT INTO call_name_counts AS n (account_id, filtered, caller_name_lower, calls, calls_from_directory)
+            SELECT account_id, filtered, caller_name_lower, sum(sign),
+                COALESCE(sum(sign) FILTER (WHERE EXISTS (
+                    SELECT 1 FROM contact_phones cp WHERE cp.account_id = changes.account_id AND cp.e164 = changes.from_e164)), 0)
+            FROM changes WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = changes.account_id)
+            GROUP BY account_id, caller_name_lower, filtered
+            HAVING sum(sign) <> 0 OR sum(sign) FILTER (WHERE EXISTS (
+                    SELECT 1 FROM contact_phones cp WHERE cp.account_id = changes.account_id AND cp.e164 = changes.from_e164)) <> 0
+            ORDER BY account_id, caller_name_lower, filtered
+            ON CONFLICT (account_id, caller_name_lower, filtered) DO UPDATE
+                SET calls = n.calls + EXCLUDED.calls, calls_from_directory = n.calls_from_directory + EXCLUDED.calls_from_directory)
         INSERT INTO call_caller_counts AS k (account_id, filtered, from_e164, caller_name_lower, calls)
         SELECT account_id, filtered, from_e164, caller_name_lower, sum(sign)
         FROM changes WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = changes.account_id)
         GROUP BY account_id, from_e164, caller_name_lower, filtered
         HAVING sum(sign) <> 0
         ORDER BY account_id, from_e164, caller_name_lower, filtered
-        ON CONFLICT (account_id, from_e164, caller_name_lower, filtered) DO UPDATE SET calls = k.calls + EXCLUDED.calls';
-    EXECUTE 'WITH changes AS (' || changes || ')
-        INSERT INTO call_name_counts AS n (account_id, filtered, caller_name_lower, calls, calls_from_directory)
-        SELECT account_id, filtered, caller_name_lower, sum(sign),
-            COALESCE(sum(sign) FILTER (WHERE EXISTS (
-                SELECT 1 FROM contact_phones cp WHERE cp.account_id = changes.account_id AND cp.e164 = changes.from_e164)), 0)
+        ON CONFLICT (account_id, from_e164, caller_name_lower, filtered) DO UPDATE SET calls = k.calls + EXCLUDED.calls;
+    ELSIF TG_OP = 'DELETE' THEN
+        -- The directory triggers take this lock exclusive; alone in its statement, so it is held
+        -- before the counts and the directory are read.
+        PERFORM count(pg_advisory_xact_lock_shared(20120, call_directory_lock_key(account_id)))
+        FROM (SELECT DISTINCT account_id FROM (SELECT account_id, filtered, from_e164, lower(caller_name) AS caller_name_lower, -1 AS sign FROM old_calls) changes ORDER BY 1) a;
+        WITH changes AS (SELECT account_id, filtered, from_e164, lower(caller_name) AS caller_name_lower, -1 AS sign FROM old_calls),
+        names AS (
+            INSERT INTO call_name_counts AS n (account_id, filtered, caller_name_lower, calls, calls_from_directory)
+            SELECT account_id, filtered, caller_name_lower, sum(sign),
+                COALESCE(sum(sign) FILTER (WHERE EXISTS (
+                    SELECT 1 FROM contact_phones cp WHERE cp.account_id = changes.account_id AND cp.e164 = changes.from_e164)), 0)
+            FROM changes WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = changes.account_id)
+            GROUP BY account_id, caller_name_lower, filtered
+            HAVING sum(sign) <> 0 OR sum(sign) FILTER (WHERE EXISTS (
+                    SELECT 1 FROM contact_phones cp WHERE cp.account_id = changes.account_id AND cp.e164 = changes.from_e164)) <> 0
+            ORDER BY account_id, caller_name_lower, filtered
+            ON CONFLICT (account_id, caller_name_lower, filtered) DO UPDATE
+                SET calls = n.calls + EXCLUDED.calls, calls_from_directory = n.calls_from_directory + EXCLUDED.calls_from_directory)
+        INSERT INTO call_caller_counts AS k (account_id, filtered, from_e164, caller_name_lower, calls)
+        SELECT account_id, filtered, from_e164, caller_name_lower, sum(sign)
         FROM changes WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = changes.account_id)
-        GROUP BY account_id, caller_name_lower, filtered
-        HAVING sum(sign) <> 0 OR sum(sign) FILTER (WHERE EXISTS (
-                SELECT 1 FROM contact_phones cp WHERE cp.account_id = changes.account_id AND cp.e164 = changes.from_e164)) <> 0
-        ORDER BY account_id, caller_name_lower, filtered
-        ON CONFLICT (account_id, caller_name_lower, filtered) DO UPDATE
-            SET calls = n.calls + EXCLUDED.calls, calls_from_directory = n.calls_from_directory + EXCLUDED.calls_from_directory';
+        GROUP BY account_id, from_e164, caller_name_lower, filtered
+        HAVING sum(sign) <> 0
+        ORDER BY account_id, from_e164, caller_name_lower, filtered
+        ON CONFLICT (account_id, from_e164, caller_name_lower, filtered) DO UPDATE SET calls = k.calls + EXCLUDED.calls;
+    ELSE
+        -- The directory triggers take this lock exclusive; alone in its statement, so it is held
+        -- before the counts and the directory are read.
+        PERFORM count(pg_advisory_xact_lock_shared(20120, call_directory_lock_key(account_id)))
+        FROM (SELECT DISTINCT account_id FROM (SELECT account_id, filtered, from_e164, lower(caller_name) AS caller_name_lower, 1 AS sign FROM new_calls UNION ALL SELECT account_id, filtered, from_e164, lower(caller_name) AS caller_name_lower, -1 FROM old_calls) changes ORDER BY 1) a;
+        WITH changes AS (SELECT account_id, filtered, from_e164, lower(caller_name) AS caller_name_lower, 1 AS sign FROM new_calls UNION ALL SELECT account_id, filtered, from_e164, lower(caller_name) AS caller_name_lower, -1 FROM old_calls),
+        names AS (
+            INSERT INTO call_name_counts AS n (account_id, filtered, caller_name_lower, calls, calls_from_directory)
+            SELECT account_id, filtered, caller_name_lower, sum(sign),
+                COALESCE(sum(sign) FILTER (WHERE EXISTS (
+                    SELECT 1 FROM contact_phones cp WHERE cp.account_id = changes.account_id AND cp.e164 = changes.from_e164)), 0)
+            FROM changes WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = changes.account_id)
+            GROUP BY account_id, caller_name_lower, filtered
+            HAVING sum(sign) <> 0 OR sum(sign) FILTER (WHERE EXISTS (
+                    SELECT 1 FROM contact_phones cp WHERE cp.account_id = changes.account_id AND cp.e164 = changes.from_e164)) <> 0
+            ORDER BY account_id, caller_name_lower, filtered
+            ON CONFLICT (account_id, caller_name_lower, filtered) DO UPDATE
+                SET calls = n.calls + EXCLUDED.calls, calls_from_directory = n.calls_from_directory + EXCLUDED.calls_from_directory)
+        INSERT INTO call_caller_counts AS k (account_id, filtered, from_e164, caller_name_lower, calls)
+        SELECT account_id, filtered, from_e164, caller_name_lower, sum(sign)
+        FROM changes WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = changes.account_id)
+        GROUP BY account_id, from_e164, caller_name_lower, filtered
+        HAVING sum(sign) <> 0
+        ORDER BY account_id, from_e164, caller_name_lower, filtered
+        ON CONFLICT (account_id, from_e164, caller_name_lower, filtered) DO UPDATE SET calls = k.calls + EXCLUDED.calls;
+    END IF;
     RETURN NULL;
-END
-$$;
+END$$;
 
 --
 -- Name: call_caller_counts_truncate(); Type: FUNCTION; Schema: public; Owner: -
@@ -73,36 +117,73 @@ $$;
 CREATE FUNCTION public.call_counts_apply() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
-DECLARE
-    cols constant text := 'account_id, started_at, number_id, filtered, disposition, forward_seconds';
-    changes text;
 BEGIN
-    changes := CASE TG_OP
-        WHEN 'INSERT' THEN format('SELECT %s, 1 AS sign FROM new_calls', cols)
-        WHEN 'DELETE' THEN format('SELECT %s, -1 AS sign FROM old_calls', cols)
-        ELSE format('SELECT %s, 1 AS sign FROM new_calls UNION ALL SELECT %s, -1 FROM old_calls', cols, cols)
-    END;
-    EXECUTE 'WITH changes AS (' || changes || ')
+    IF TG_OP = 'INSERT' THEN
+        -- The primary INSERT runs first, the one in WITH after it: hourly rows are locked before
+        -- daily ones, as before.
+        WITH changes AS (SELECT account_id, started_at, number_id, filtered, disposition, forward_seconds, 1 AS sign FROM new_calls),
+        daily AS (
+            INSERT INTO call_counts_daily AS d (account_id, day, filtered, disposition, calls)
+            SELECT account_id, (started_at AT TIME ZONE 'UTC')::date, filtered, disposition, sum(sign)
+            FROM changes
+            GROUP BY 1, 2, 3, 4
+            HAVING sum(sign) <> 0
+            ORDER BY 1, 2, 3, 4
+            ON CONFLICT (account_id, day, filtered, disposition) DO UPDATE SET calls = d.calls + EXCLUDED.calls)
         INSERT INTO call_counts_hourly AS h (account_id, hour, number_id, filtered, disposition, calls, forward_seconds)
-        SELECT account_id, date_trunc(''hour'', started_at, ''UTC''), COALESCE(number_id, 0), filtered, disposition,
+        SELECT account_id, date_trunc('hour', started_at, 'UTC'), COALESCE(number_id, 0), filtered, disposition,
             sum(sign), sum(sign * forward_seconds)
         FROM changes
         GROUP BY 1, 2, 3, 4, 5
         HAVING sum(sign) <> 0 OR sum(sign * forward_seconds) <> 0
         ORDER BY 1, 2, 3, 4, 5
         ON CONFLICT (account_id, hour, number_id, filtered, disposition) DO UPDATE
-            SET calls = h.calls + EXCLUDED.calls, forward_seconds = h.forward_seconds + EXCLUDED.forward_seconds';
-    EXECUTE 'WITH changes AS (' || changes || ')
-        INSERT INTO call_counts_daily AS d (account_id, day, filtered, disposition, calls)
-        SELECT account_id, (started_at AT TIME ZONE ''UTC'')::date, filtered, disposition, sum(sign)
+            SET calls = h.calls + EXCLUDED.calls, forward_seconds = h.forward_seconds + EXCLUDED.forward_seconds;
+    ELSIF TG_OP = 'DELETE' THEN
+        -- The primary INSERT runs first, the one in WITH after it: hourly rows are locked before
+        -- daily ones, as before.
+        WITH changes AS (SELECT account_id, started_at, number_id, filtered, disposition, forward_seconds, -1 AS sign FROM old_calls),
+        daily AS (
+            INSERT INTO call_counts_daily AS d (account_id, day, filtered, disposition, calls)
+            SELECT account_id, (started_at AT TIME ZONE 'UTC')::date, filtered, disposition, sum(sign)
+            FROM changes
+            GROUP BY 1, 2, 3, 4
+            HAVING sum(sign) <> 0
+            ORDER BY 1, 2, 3, 4
+            ON CONFLICT (account_id, day, filtered, disposition) DO UPDATE SET calls = d.calls + EXCLUDED.calls)
+        INSERT INTO call_counts_hourly AS h (account_id, hour, number_id, filtered, disposition, calls, forward_seconds)
+        SELECT account_id, date_trunc('hour', started_at, 'UTC'), COALESCE(number_id, 0), filtered, disposition,
+            sum(sign), sum(sign * forward_seconds)
         FROM changes
-        GROUP BY 1, 2, 3, 4
-        HAVING sum(sign) <> 0
-        ORDER BY 1, 2, 3, 4
-        ON CONFLICT (account_id, day, filtered, disposition) DO UPDATE SET calls = d.calls + EXCLUDED.calls';
+        GROUP BY 1, 2, 3, 4, 5
+        HAVING sum(sign) <> 0 OR sum(sign * forward_seconds) <> 0
+        ORDER BY 1, 2, 3, 4, 5
+        ON CONFLICT (account_id, hour, number_id, filtered, disposition) DO UPDATE
+            SET calls = h.calls + EXCLUDED.calls, forward_seconds = h.forward_seconds + EXCLUDED.forward_seconds;
+    ELSE
+        -- The primary INSERT runs first, the one in WITH after it: hourly rows are locked before
+        -- daily ones, as before.
+        WITH changes AS (SELECT account_id, started_at, number_id, filtered, disposition, forward_seconds, 1 AS sign FROM new_calls UNION ALL SELECT account_id, started_at, number_id, filtered, disposition, forward_seconds, -1 FROM old_calls),
+        daily AS (
+            INSERT INTO call_counts_daily AS d (account_id, day, filtered, disposition, calls)
+            SELECT account_id, (started_at AT TIME ZONE 'UTC')::date, filtered, disposition, sum(sign)
+            FROM changes
+            GROUP BY 1, 2, 3, 4
+            HAVING sum(sign) <> 0
+            ORDER BY 1, 2, 3, 4
+            ON CONFLICT (account_id, day, filtered, disposition) DO UPDATE SET calls = d.calls + EXCLUDED.calls)
+        INSERT INTO call_counts_hourly AS h (account_id, hour, number_id, filtered, disposition, calls, forward_seconds)
+        SELECT account_id, date_trunc('hour', started_at, 'UTC'), COALESCE(number_id, 0), filtered, disposition,
+            sum(sign), sum(sign * forward_seconds)
+        FROM changes
+        GROUP BY 1, 2, 3, 4, 5
+        HAVING sum(sign) <> 0 OR sum(sign * forward_seconds) <> 0
+        ORDER BY 1, 2, 3, 4, 5
+        ON CONFLICT (account_id, hour, number_id, filtered, disposition) DO UPDATE
+            SET calls = h.calls + EXCLUDED.calls, forward_seconds = h.forward_seconds + EXCLUDED.forward_seconds;
+    END IF;
     RETURN NULL;
-END
-$$;
+END$$;
 
 --
 -- Name: call_counts_local_add_sql(text); Type: FUNCTION; Schema: public; Owner: -
@@ -400,28 +481,37 @@ $$;
 CREATE FUNCTION public.call_counts_sentiment_apply() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
-DECLARE
-    cols constant text := 'account_id, (started_at AT TIME ZONE ''UTC'')::date AS day, filtered, disposition, '
-        'COALESCE(sentiment, '''') AS sentiment, COALESCE(urgency, '''') AS urgency';
-    keep constant text := ' WHERE sentiment IS NOT NULL OR urgency IS NOT NULL';
-    changes text;
 BEGIN
-    changes := CASE TG_OP
-        WHEN 'INSERT' THEN format('SELECT %s, 1 AS sign FROM new_calls %s', cols, keep)
-        WHEN 'DELETE' THEN format('SELECT %s, -1 AS sign FROM old_calls %s', cols, keep)
-        ELSE format('SELECT %s, 1 AS sign FROM new_calls %s UNION ALL SELECT %s, -1 FROM old_calls %s', cols, keep, cols, keep)
-    END;
-    EXECUTE 'WITH changes AS (' || changes || ')
+    IF TG_OP = 'INSERT' THEN
+        WITH changes AS (SELECT account_id, (started_at AT TIME ZONE 'UTC')::date AS day, filtered, disposition, COALESCE(sentiment, '') AS sentiment, COALESCE(urgency, '') AS urgency, 1 AS sign FROM new_calls WHERE sentiment IS NOT NULL OR urgency IS NOT NULL)
         INSERT INTO call_counts_sentiment_daily AS d (account_id, day, filtered, disposition, sentiment, urgency, calls)
         SELECT account_id, day, filtered, disposition, sentiment, urgency, sum(sign)
         FROM changes
         GROUP BY 1, 2, 3, 4, 5, 6
         HAVING sum(sign) <> 0
         ORDER BY 1, 2, 3, 4, 5, 6
-        ON CONFLICT (account_id, day, filtered, disposition, sentiment, urgency) DO UPDATE SET calls = d.calls + EXCLUDED.calls';
+        ON CONFLICT (account_id, day, filtered, disposition, sentiment, urgency) DO UPDATE SET calls = d.calls + EXCLUDED.calls;
+    ELSIF TG_OP = 'DELETE' THEN
+        WITH changes AS (SELECT account_id, (started_at AT TIME ZONE 'UTC')::date AS day, filtered, disposition, COALESCE(sentiment, '') AS sentiment, COALESCE(urgency, '') AS urgency, -1 AS sign FROM old_calls WHERE sentiment IS NOT NULL OR urgency IS NOT NULL)
+        INSERT INTO call_counts_sentiment_daily AS d (account_id, day, filtered, disposition, sentiment, urgency, calls)
+        SELECT account_id, day, filtered, disposition, sentiment, urgency, sum(sign)
+        FROM changes
+        GROUP BY 1, 2, 3, 4, 5, 6
+        HAVING sum(sign) <> 0
+        ORDER BY 1, 2, 3, 4, 5, 6
+        ON CONFLICT (account_id, day, filtered, disposition, sentiment, urgency) DO UPDATE SET calls = d.calls + EXCLUDED.calls;
+    ELSE
+        WITH changes AS (SELECT account_id, (started_at AT TIME ZONE 'UTC')::date AS day, filtered, disposition, COALESCE(sentiment, '') AS sentiment, COALESCE(urgency, '') AS urgency, 1 AS sign FROM new_calls WHERE sentiment IS NOT NULL OR urgency IS NOT NULL UNION ALL SELECT account_id, (started_at AT TIME ZONE 'UTC')::date AS day, filtered, disposition, COALESCE(sentiment, '') AS sentiment, COALESCE(urgency, '') AS urgency, -1 FROM old_calls WHERE sentiment IS NOT NULL OR urgency IS NOT NULL)
+        INSERT INTO call_counts_sentiment_daily AS d (account_id, day, filtered, disposition, sentiment, urgency, calls)
+        SELECT account_id, day, filtered, disposition, sentiment, urgency, sum(sign)
+        FROM changes
+        GROUP BY 1, 2, 3, 4, 5, 6
+        HAVING sum(sign) <> 0
+        ORDER BY 1, 2, 3, 4, 5, 6
+        ON CONFLICT (account_id, day, filtered, disposition, sentiment, urgency) DO UPDATE SET calls = d.calls + EXCLUDED.calls;
+    END IF;
     RETURN NULL;
-END
-$$;
+END$$;
 
 --
 -- Name: call_counts_sentiment_truncate(); Type: FUNCTION; Schema: public; Owner: -
