@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -167,5 +168,10 @@ func BenchmarkWebhookEndToEnd(b *testing.B) {
 	}
 	for _, c := range benchkit.EndToEndCases(benchkit.Events()) { // BENCH_EVENTS scales the cases down
 		run(c.Name, c.Endpoints, c.N, c.Rate)
+	}
+	// BENCH_E2E_RATE adds 10 s paced at that rate to one endpoint (e.g. half the burst's
+	// saturation rate, for the p99 goal there).
+	if rate, err := strconv.Atoi(os.Getenv("BENCH_E2E_RATE")); err == nil && rate > 0 {
+		run(fmt.Sprintf("paced-%d-1-endpoint", rate), 1, 10*rate, rate)
 	}
 }
