@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/benchkit"
+	"github.com/switchboard-dev/switchboard/internal/freeport"
 	"github.com/switchboard-dev/switchboard/internal/pgcluster"
 )
 
@@ -79,7 +80,7 @@ func StartConvoy(ctx context.Context, bin string, cfg Config) (_ *Convoy, err er
 	if err := c.pg.CreateDatabase(ctx, "convoy", ""); err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	redisPort, err := freePort()
+	redisPort, err := freeport.Get()
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +97,7 @@ func StartConvoy(ctx context.Context, bin string, cfg Config) (_ *Convoy, err er
 	}
 	ports := make([]int, 4)
 	for i := range ports {
-		if ports[i], err = freePort(); err != nil {
+		if ports[i], err = freeport.Get(); err != nil {
 			return nil, err
 		}
 	}
@@ -394,15 +395,6 @@ func (c *Convoy) do(ctx context.Context, hc *http.Client, key, method, path stri
 		return fmt.Errorf("%s %s: unexpected answer %s", method, path, raw)
 	}
 	return json.Unmarshal(env.Data, out)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func waitTCP(addr string, timeout time.Duration) error {

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -18,6 +17,8 @@ import (
 	"syscall"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard-dev/switchboard/internal/freeport"
 )
 
 // Cluster is a running throwaway PostgreSQL server.
@@ -45,7 +46,7 @@ func Start(ctx context.Context) (*Cluster, error) {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	if c.port, err = freePort(); err != nil {
+	if c.port, err = freeport.Get(); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
@@ -156,13 +157,4 @@ func binDir() (string, error) {
 		}
 	}
 	return "", errors.New("PostgreSQL server binaries not found: run hack/ensure-tools.sh or set PG_BINDIR")
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -7,10 +7,12 @@ package testenv
 import (
 	"context"
 	"net"
+	"strconv"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/internal/controlplane"
+	"github.com/switchboard-dev/switchboard/internal/freeport"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
@@ -73,10 +75,9 @@ func Client(tb TB, cp *controlplane.Env) client.Client {
 // by address (a flag, app.Options).
 func FreeAddr(tb TB) string {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeport.Get()
 	if err != nil {
 		tb.Fatalf("listen: %v", err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }
