@@ -43,6 +43,10 @@ generate: controller-gen tools ## Generate DeepCopy methods, internal/store/sche
 verify-generated: controller-gen tools ## Fail when committed CRDs, RBAC, deepcopy, schema.sql, OpenAPI description or Go client are stale.
 	@hack/verify-generated.sh "$(CONTROLLER_GEN)"
 
+.PHONY: verify-tracked
+verify-tracked: ## Fail when a tracked file is an executable binary or over 1 MB outside the allow-list.
+	@hack/verify-tracked.sh
+
 .PHONY: verify-config
 verify-config: kustomize ## Fail when the kustomize bases do not render.
 	@$(KUSTOMIZE) build config/default >/dev/null && $(KUSTOMIZE) build config/crd >/dev/null && echo "config/ renders"
@@ -69,7 +73,7 @@ envtest: ## Build (once) and cache kube-apiserver and etcd for envtest.
 	@hack/envtest-binaries.sh >/dev/null
 
 .PHONY: test
-test: tools verify-generated verify-config vet lint envtest ## Run unit and envtest integration tests (real kube-apiserver, etcd, PostgreSQL).
+test: tools verify-tracked verify-generated verify-config vet lint envtest ## Run unit and envtest integration tests (real kube-apiserver, etcd, PostgreSQL).
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed on:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" go test $(GO_TEST_FLAGS) ./...
 
