@@ -87,12 +87,12 @@ func (r *benchRun) startManager() {
 	if os.Getenv("BENCH_FIRST_ATTEMPTS") != "off" {
 		first, interval = deliveries.FirstAttempts(), 0 // the engine's poll, as in production
 	}
-	backlog := NewDeliveryBacklog(r.clk)
+	backlog := delivery.NewBacklog(r.clk)
 	if err := backlog.SetupWithManager(ctx, m); err != nil {
 		r.b.Fatal(err)
 	}
 	maxPending, _ := strconv.Atoi(os.Getenv("BENCH_MAX_PENDING")) // 0: the default
-	if err := m.Add(&WebhookDispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: r.st, Clock: r.clk, Interval: interval,
+	if err := m.Add(&delivery.Dispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: r.st, Clock: r.clk, Interval: interval,
 		Backlog: backlog, MaxPending: maxPending, First: first, Log: logr.Discard()}); err != nil {
 		r.b.Fatal(err)
 	}

@@ -4,7 +4,7 @@ Copyright 2026 The Switchboard Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-package controllers
+package delivery
 
 import (
 	"slices"
@@ -82,7 +82,7 @@ func TestBacklogLoadLeavesOutEndpointsFailingPastGraceOrStalled(t *testing.T) {
 // first attempt, and forgets failed reservations and deleted deliveries.
 func TestDeliveryBacklogCounts(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
-	b := NewDeliveryBacklog(clk)
+	b := NewBacklog(clk)
 	ep := types.NamespacedName{Namespace: "acct-1", Name: "whep-a"}
 	d := func(name string, attempts int32, phase switchboardv1alpha1.WebhookDeliveryPhase) *switchboardv1alpha1.WebhookDelivery {
 		return &switchboardv1alpha1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: ep.Namespace, Name: name},
@@ -133,7 +133,7 @@ func TestDeliveryBacklogCounts(t *testing.T) {
 }
 
 func TestReserveIfRoomBoundsOneEndpoint(t *testing.T) {
-	b := NewDeliveryBacklog(clocktesting.NewFakeClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)))
+	b := NewBacklog(clocktesting.NewFakeClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)))
 	stuck := types.NamespacedName{Namespace: "acct-1", Name: "whep-stuck"}
 	other := types.NamespacedName{Namespace: "acct-1", Name: "whep-other"}
 	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "acct-1", Name: name} }
