@@ -231,15 +231,15 @@ func newWebhookEnv() *whEnv {
 func (e *whEnv) start() {
 	GinkgoHelper()
 	m, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: cp.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0", Cache: CacheOptions()})
+		HealthProbeBindAddress: "0", Cache: CacheOptions(), Controller: testControllers})
 	Expect(err).NotTo(HaveOccurred())
 	e.cached = m.GetCache()
 	sender := webhooks.NewSender(webhooks.SenderConfig{AllowPrivateTargets: !e.blockPrivate, RootCAs: e.rcv.pool(), Timeout: e.timeout})
 	Expect((&WebhookEndpointReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk,
-		Mailer: webhooks.SMTPMailer{Addr: e.mail.addr}, MaxRequeue: 100 * time.Millisecond, SkipNameValidation: true,
+		Mailer: webhooks.SMTPMailer{Addr: e.mail.addr}, MaxRequeue: 100 * time.Millisecond,
 		Recorder: m.GetEventRecorder("switchboard-webhooks")}).SetupWithManager(m)).To(Succeed())
 	deliveries := &WebhookDeliveryReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk, Sender: sender,
-		MaxRequeue: 100 * time.Millisecond, SkipNameValidation: true, Recorder: m.GetEventRecorder("switchboard-webhooks")}
+		MaxRequeue: 100 * time.Millisecond, Recorder: m.GetEventRecorder("switchboard-webhooks")}
 	Expect(deliveries.SetupWithManager(ctx, m)).To(Succeed())
 	backlog := delivery.NewBacklog(e.clk)
 	Expect(backlog.SetupWithManager(ctx, m)).To(Succeed())
@@ -856,7 +856,7 @@ var _ = Describe("Webhook delivery", func() {
 		e.stop()
 		// The dispatcher alone: nothing is attempted, so only deletions make room.
 		m, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: cp.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-			HealthProbeBindAddress: "0"})
+			HealthProbeBindAddress: "0", Controller: testControllers})
 		Expect(err).NotTo(HaveOccurred())
 		backlog := delivery.NewBacklog(e.clk)
 		Expect(backlog.SetupWithManager(ctx, m)).To(Succeed())

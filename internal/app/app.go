@@ -308,14 +308,12 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Opt
 		o.Log.Info("no SMTP relay configured (--smtp-addr): owners are not emailed when an endpoint is switched off")
 	}
 	recorder := mgr.GetEventRecorder("switchboard-webhooks")
-	// SkipNameValidation: each leader term registers the controllers on a new manager.
 	if err := (&controllers.WebhookEndpointReconciler{Client: mgr.GetClient(), Store: st, Clock: o.Clock, Mailer: mailer,
-		Recorder: recorder, SkipNameValidation: true}).SetupWithManager(mgr); err != nil {
+		Recorder: recorder}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	deliveries := &controllers.WebhookDeliveryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
-		Sender: sender, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, PerEndpoint: w.PerEndpoint, Recorder: recorder,
-		SkipNameValidation: true}
+		Sender: sender, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, PerEndpoint: w.PerEndpoint, Recorder: recorder}
 	if err := deliveries.SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}

@@ -181,14 +181,9 @@ func (b *Backlog) endpointGone(o any) {
 	}
 }
 
-// Reserve counts a delivery the dispatcher is about to create.
-func (b *Backlog) Reserve(delivery, endpoint types.NamespacedName) {
-	b.ReserveIfRoom(delivery, endpoint, 0)
-}
-
-// ReserveIfRoom is Reserve unless the endpoint already has maxLive live deliveries (0 or
-// less: no bound); the check and the count are one step, so parallel creations cannot
-// overshoot. It returns the endpoint's live deliveries and whether the delivery may be
+// ReserveIfRoom counts a delivery the dispatcher is about to create, unless the endpoint
+// already has maxLive live deliveries (0 or less: no bound); the check and the count are one
+// step, so parallel creations cannot overshoot. It returns the endpoint's live deliveries and whether the delivery may be
 // created (a repeat of a known creation may).
 func (b *Backlog) ReserveIfRoom(delivery, endpoint types.NamespacedName, maxLive int) (live int, ok bool) {
 	b.mu.Lock()

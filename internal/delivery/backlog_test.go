@@ -98,12 +98,12 @@ func TestDeliveryBacklogCounts(t *testing.T) {
 			t.Errorf("%s: pending %d, live %d; want %d, %d", step, p, l, wantPending, wantLive)
 		}
 	}
-	b.Reserve(key("d1"), ep)
-	b.Reserve(key("d2"), ep)
-	b.Reserve(key("d3"), ep)
+	b.ReserveIfRoom(key("d1"), ep, 0)
+	b.ReserveIfRoom(key("d2"), ep, 0)
+	b.ReserveIfRoom(key("d3"), ep, 0)
 	check("three reserved", 3, 3)
 	b.seen(d("d1", 0, ""))
-	b.Reserve(key("d1"), ep) // a repeat of a creation
+	b.ReserveIfRoom(key("d1"), ep, 0) // a repeat of a creation
 	check("one seen, reserved again", 3, 3)
 	b.Unreserve(key("d3"))
 	check("creation failed", 2, 2)
