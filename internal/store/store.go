@@ -85,7 +85,7 @@ func newMigrationProvider(db *sql.DB) (*goose.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return goose.NewProvider(goose.DialectPostgres, db, sub)
+	return goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithGoMigrations(partitionOutboxMigration))
 }
 
 // InTx runs fn in a transaction, committing when it returns nil. When ctx carries a request's
