@@ -167,3 +167,30 @@ func createPartition(ctx context.Context, conn *sql.Conn, table string, from, to
 func quoteIdent(s string) string {
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
+
+// PruneCallProgress deletes call progress rows (ringing, answered) created before `before`,
+// batch rows per statement until none is left; it returns how many it deleted.
+func (s *Store) PruneCallProgress(ctx context.Context, before time.Time, batch int) (int64, error) {
+	var total int64
+	for {
+		tag, err := s.Pool.Exec(ctx, `DELETE FROM call_progress WHERE ctid = ANY (ARRAY(
+			SELECT ctid FROM call_progress WHERE created_at < $1 LIMIT $2))`, before, batch)
+		if err != nil {
+			return total, fmt.Errorf("prune call progress: %w", err)
+		}
+		total += tag.RowsAffected()
+		if tag.RowsAffected() < int64(batch) {
+			return total, nil
+		}
+	}
+}
+
+// PruneSwitchOffNotices deletes the claims of switch-off emails made before `before` (one row
+// per endpoint and switch-off episode; a claim only stops a second email for that episode).
+func (s *Store) PruneSwitchOffNotices(ctx context.Context, before time.Time) (int64, error) {
+	tag, err := s.Pool.Exec(ctx, `DELETE FROM webhook_switchoff_notices WHERE claimed_at < $1`, before)
+	if err != nil {
+		return 0, fmt.Errorf("prune switch-off notices: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
