@@ -68,4 +68,6 @@ func RetentionRun(ok bool) {
 }
 
 // RetentionPruned counts rows a pruner deleted from table.
-func RetentionPruned(table string, rows int64) { retentionPruned.WithLabelValues(table).Add(float64(rows)) }
+func RetentionPruned(table string, rows int64) {
+	retentionPruned.WithLabelValues(table).Add(float64(rows))
+}
