@@ -321,7 +321,7 @@ type historyRow struct {
 
 func (e *whEnv) history(eventID uuid.UUID) []historyRow {
 	rows, err := e.st.Pool.Query(ctx, `SELECT status, attempts, coalesce(response_code, 0), coalesce(last_error, ''), endpoint_public_id
-		FROM webhook_deliveries WHERE event_id = $1 ORDER BY id`, eventID)
+		FROM webhook_delivery_history WHERE event_id = $1 ORDER BY id`, eventID)
 	Expect(err).NotTo(HaveOccurred())
 	var out []historyRow
 	for rows.Next() {

@@ -80,12 +80,31 @@ func Migrate(ctx context.Context, url string) ([]int64, error) {
 	return versions, nil
 }
 
+// MigrateTo applies the embedded migrations up to and including version (a database of an
+// earlier release, for tests of the migrations that follow).
+func MigrateTo(ctx context.Context, url string, version int64) error {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return fmt.Errorf("parse database url: %w", err)
+	}
+	db := stdlib.OpenDB(*cfg)
+	defer db.Close()
+	provider, err := newMigrationProvider(db)
+	if err != nil {
+		return err
+	}
+	if _, err := provider.UpTo(ctx, version); err != nil {
+		return fmt.Errorf("migrate to %d: %w", version, err)
+	}
+	return nil
+}
+
 func newMigrationProvider(db *sql.DB) (*goose.Provider, error) {
 	sub, err := fs.Sub(migrationFiles, "migrations")
 	if err != nil {
 		return nil, err
 	}
-	return goose.NewProvider(goose.DialectPostgres, db, sub)
+	return goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithGoMigrations(partitionOutboxMigration))
 }
 
 // InTx runs fn in a transaction, committing when it returns nil. When ctx carries a request's
