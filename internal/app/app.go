@@ -230,6 +230,11 @@ func Run(ctx context.Context, o Options) error {
 	}
 	terms := &leaderTerms{election: o.LeaderElection, opts: o.Election, newManager: leaderOnly,
 		base: managerOptions, clock: o.Clock, log: o.Log.WithName("leader")}
+	if o.LeaderElection {
+		if terms.lock, err = newLeaseLock(o.RestConfig, o.Election); err != nil {
+			return fmt.Errorf("leader election: %w", err)
+		}
+	}
 	if terms.first, err = leaderOnly(terms.termOptions()); err != nil {
 		return err
 	}

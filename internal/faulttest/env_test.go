@@ -336,6 +336,12 @@ func (r *replica) logContains(s string) bool {
 	return bytes.Contains(b, []byte(s))
 }
 
+// logCount is how many times the replica has logged s.
+func (r *replica) logCount(s string) int {
+	b, _ := os.ReadFile(r.logPath)
+	return bytes.Count(b, []byte(s))
+}
+
 // get answers status, headers and body of a GET with a bearer key.
 func (e *env) get(url, key string) (int, http.Header, []byte) {
 	return e.do("GET", url, key, nil)
