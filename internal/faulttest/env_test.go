@@ -11,11 +11,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -198,38 +196,8 @@ current-context: envtest
 	return os.WriteFile(path, []byte(cfg), 0o600)
 }
 
-// apiServerPID finds the kube-apiserver process of this control plane by its --secure-port.
-func (e *env) apiServerPID() (int, error) {
-	u, err := url.Parse(e.cp.Config.Host)
-	if err != nil {
-		return 0, err
-	}
-	port := u.Port()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0, err
-	}
-	for _, ent := range entries {
-		pid, err := strconv.Atoi(ent.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", ent.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(cmdline), "\x00")
-		if !strings.HasSuffix(args[0], "kube-apiserver") {
-			continue
-		}
-		for _, a := range args {
-			if a == "--secure-port="+port {
-				return pid, nil
-			}
-		}
-	}
-	return 0, fmt.Errorf("no kube-apiserver process with --secure-port=%s", port)
-}
+// apiServerPID finds the kube-apiserver process of this control plane.
+func (e *env) apiServerPID() (int, error) { return e.cp.APIServerPID() }
 
 // leaseHolder is the identity holding a Lease ("" when none).
 func (e *env) leaseHolder(ctx context.Context, name string) string {
