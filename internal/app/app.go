@@ -5,11 +5,9 @@ package app
 
 import (
 	"context"
-	"crypto/x509"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -139,7 +137,7 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 	} else {
-		o.Log.Info("WARNING: leader election is off: run one replica only; two replicas would both run the controllers and the webhook dispatcher and deliver events twice (--leader-elect=true)")
+		o.Log.Info("WARNING: leader election is off: run one replica only; two replicas would both run the controllers and could retry a delivery twice (--leader-elect=true)")
 	}
 	if _, err := store.Migrate(ctx, o.DatabaseURL); err != nil {
 		return err
@@ -206,6 +204,11 @@ func Run(ctx context.Context, o Options) error {
 	if err := mgr.Add(transcriptions.Queue); err != nil {
 		return err
 	}
+	// Webhook first attempts run on every replica; the leader's controllers share the engine.
+	engine, err := newDeliveryEngine(ctx, mgr, o.RestConfig, st, o)
+	if err != nil {
+		return err
+	}
 	// The leader-only parts, registered afresh on each term's manager.
 	leaderOnly := func(mo ctrl.Options) (ctrl.Manager, error) {
 		lm, err := ctrl.NewManager(o.RestConfig, mo)
@@ -220,7 +223,7 @@ func Run(ctx context.Context, o Options) error {
 		if err := lm.Add(&transcription.JobSweeper{Service: transcriptions, Clock: o.Clock}); err != nil {
 			return nil, err
 		}
-		if err := setupWebhooks(ctx, lm, st, o); err != nil {
+		if err := setupWebhooks(ctx, lm, st, o, engine); err != nil {
 			return nil, err
 		}
 		if err := lm.Add(&rateLimitPruner{store: st, clock: o.Clock, log: o.Log.WithName("ratelimit")}); err != nil {
@@ -283,28 +286,10 @@ func Run(ctx context.Context, o Options) error {
 	return mgr.Start(ctx)
 }
 
-// setupWebhooks registers the webhook controllers and the outbox dispatcher.
-func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Options) error {
+// setupWebhooks registers the webhook controllers (leader only) on a term's manager, with
+// the engine's parts made once for the process.
+func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Options, engine *deliveryEngine) error {
 	w := o.Webhooks
-	var pool *x509.CertPool
-	if w.CAFile != "" {
-		pem, err := os.ReadFile(w.CAFile)
-		if err != nil {
-			return fmt.Errorf("read the webhook CA file: %w", err)
-		}
-		pool, err = x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return fmt.Errorf("no PEM certificate in %s", w.CAFile)
-		}
-	}
-	if w.AllowPrivateTargets {
-		o.Log.Info("webhook endpoints may be on private addresses (--webhook-allow-private-targets): never use this in production")
-	}
-	sender := webhooks.NewSender(webhooks.SenderConfig{Timeout: w.Timeout, AllowPrivateTargets: w.AllowPrivateTargets, RootCAs: pool,
-		MaxConnsPerHost: w.PerEndpoint * 2})
 	var mailer webhooks.Mailer
 	if w.SMTPAddr != "" {
 		mailer = webhooks.SMTPMailer{Addr: w.SMTPAddr, From: w.MailFrom}
@@ -318,18 +303,9 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Opt
 		return err
 	}
 	deliveries := &controllers.WebhookDeliveryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
-		Sender: sender, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, PerEndpoint: w.PerEndpoint, Recorder: recorder,
-		SkipNameValidation: true}
-	if err := deliveries.SetupWithManager(ctx, mgr); err != nil {
-		return err
-	}
-	backlog := controllers.NewDeliveryBacklog(o.Clock)
-	if err := backlog.SetupWithManager(ctx, mgr); err != nil {
-		return err
-	}
-	return mgr.Add(&controllers.WebhookDispatcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
-		Backlog: backlog, MaxPending: w.MaxPendingDeliveries, MaxLive: w.MaxLiveDeliveries,
-		MaxLivePerEndpoint: w.MaxLiveDeliveriesPerEndpoint, First: deliveries.FirstAttempts(), Log: o.Log.WithName("webhook-dispatcher")})
+		Sender: engine.sender, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, PerEndpoint: engine.perEndpoint, Recorder: recorder,
+		SkipNameValidation: true, Slots: engine.slots, InFlight: engine.inFlight, Health: engine.health}
+	return deliveries.SetupWithManager(ctx, mgr)
 }
 
 // httpRunnable serves an HTTP API on every replica (not only the leader).

@@ -9,11 +9,13 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -377,19 +379,28 @@ func deleteEndpoint(ctx context.Context, e *env, r *replica, id string) error {
 // returns the call's public id, which the call.ended event carries.
 func (e *env) report(t *testing.T, r *replica, ref string) string {
 	t.Helper()
+	id, err := e.tryReport(r, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// tryReport is report for a goroutine other than the test's.
+func (e *env) tryReport(r *replica, ref string) (string, error) {
 	status, _, body := e.do("POST", "http://"+r.platform+"/platform/v1/calls", platformToken, map[string]any{
 		"platform_ref": ref, "to": e.number, "from": "+447700900201", "disposition": "no-answer",
 		"started_at": time.Now().UTC().Add(-time.Minute).Truncate(time.Second), "duration_seconds": 30, "talk_seconds": 0})
 	if status != http.StatusCreated {
-		t.Fatalf("report %s: %d %s", ref, status, body)
+		return "", fmt.Errorf("report %s: %d %s", ref, status, body)
 	}
 	var receipt struct {
 		CallPublicID string `json:"call_public_id"`
 	}
 	if err := json.Unmarshal(body, &receipt); err != nil || receipt.CallPublicID == "" {
-		t.Fatalf("report %s: %s (%v)", ref, body, err)
+		return "", fmt.Errorf("report %s: %s (%v)", ref, body, err)
 	}
-	return receipt.CallPublicID
+	return receipt.CallPublicID, nil
 }
 
 // receiver is the HTTPS webhook receiver: one inbox per scenario path.
@@ -403,6 +414,8 @@ type receiver struct {
 type delivery struct {
 	eventID, callID string
 	at              time.Time
+	// from is the sending process (0 when it could not be told).
+	from int
 }
 
 type inbox struct {
@@ -412,6 +425,8 @@ type inbox struct {
 	bad      int
 	// delay holds each answer back (deliveries in flight when a process is killed).
 	delay time.Duration
+	// inFlight is how many requests are being answered now, maxInFlight the most at once.
+	inFlight, maxInFlight int
 }
 
 func newReceiver() *receiver {
@@ -451,12 +466,16 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 		} `json:"call"`
 	}
 	_ = json.Unmarshal(body, &p)
+	from := senderPID(req.RemoteAddr)
 	in.mu.Lock()
 	delay := in.delay
+	in.inFlight++
+	in.maxInFlight = max(in.maxInFlight, in.inFlight)
 	in.mu.Unlock()
 	time.Sleep(delay)
 	in.mu.Lock()
-	in.got = append(in.got, delivery{eventID: req.Header.Get(webhookverify.HeaderDelivery), callID: p.Call.ID, at: time.Now()})
+	in.inFlight--
+	in.got = append(in.got, delivery{eventID: req.Header.Get(webhookverify.HeaderDelivery), callID: p.Call.ID, at: time.Now(), from: from})
 	in.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -465,6 +484,87 @@ func (in *inbox) setDelay(d time.Duration) {
 	in.mu.Lock()
 	in.delay = d
 	in.mu.Unlock()
+}
+
+// concurrency is the most requests the inbox answered at once since the last reset.
+func (in *inbox) concurrency(reset bool) int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	n := in.maxInFlight
+	if reset {
+		in.maxInFlight = in.inFlight
+	}
+	return n
+}
+
+// senderPID finds the process on this machine whose TCP socket has the local address
+// remote (the receiver's peer), from /proc/net/tcp{,6} and the processes' descriptors.
+func senderPID(remote string) int {
+	if pid, ok := senders.Load(remote); ok {
+		return pid.(int)
+	}
+	pid := findSenderPID(remote)
+	if pid != 0 {
+		senders.Store(remote, pid)
+	}
+	return pid
+}
+
+// senders caches senderPID by peer address (connections are kept alive and reused).
+var senders sync.Map
+
+func findSenderPID(remote string) int {
+	_, portText, err := net.SplitHostPort(remote)
+	if err != nil {
+		return 0
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil {
+		return 0
+	}
+	inode := ""
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(table)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 10 {
+				continue
+			}
+			local := f[1]
+			i := strings.LastIndexByte(local, ':')
+			if p, err := strconv.ParseInt(local[i+1:], 16, 32); err == nil && int(p) == port && f[3] == "01" { // ESTABLISHED
+				inode = f[9]
+				break
+			}
+		}
+		if inode != "" {
+			break
+		}
+	}
+	if inode == "" {
+		return 0
+	}
+	target := "socket:[" + inode + "]"
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		fds, err := os.ReadDir(filepath.Join("/proc", p.Name(), "fd"))
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			if l, err := os.Readlink(filepath.Join("/proc", p.Name(), "fd", fd.Name())); err == nil && l == target {
+				return pid
+			}
+		}
+	}
+	return 0
 }
 
 func (in *inbox) deliveries() []delivery {
