@@ -427,6 +427,8 @@ type inbox struct {
 	delay time.Duration
 	// inFlight is how many requests are being answered now, maxInFlight the most at once.
 	inFlight, maxInFlight int
+	// senders caches the sending process by peer address (connections are kept alive).
+	senders map[string]int
 }
 
 func newReceiver() *receiver {
@@ -438,7 +440,7 @@ func newReceiver() *receiver {
 func (r *receiver) inbox(scenario, secret string) *inbox {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	in := &inbox{verifier: webhookverify.Verifier{Secret: secret}}
+	in := &inbox{verifier: webhookverify.Verifier{Secret: secret}, senders: map[string]int{}}
 	r.inboxes["/hook/"+scenario] = in
 	return in
 }
@@ -466,8 +468,16 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 		} `json:"call"`
 	}
 	_ = json.Unmarshal(body, &p)
-	from := senderPID(req.RemoteAddr)
 	in.mu.Lock()
+	from, known := in.senders[req.RemoteAddr]
+	in.mu.Unlock()
+	if !known {
+		from = senderPID(req.RemoteAddr)
+	}
+	in.mu.Lock()
+	if !known && from != 0 {
+		in.senders[req.RemoteAddr] = from
+	}
 	delay := in.delay
 	in.inFlight++
 	in.maxInFlight = max(in.maxInFlight, in.inFlight)
@@ -500,20 +510,6 @@ func (in *inbox) concurrency(reset bool) int {
 // senderPID finds the process on this machine whose TCP socket has the local address
 // remote (the receiver's peer), from /proc/net/tcp{,6} and the processes' descriptors.
 func senderPID(remote string) int {
-	if pid, ok := senders.Load(remote); ok {
-		return pid.(int)
-	}
-	pid := findSenderPID(remote)
-	if pid != 0 {
-		senders.Store(remote, pid)
-	}
-	return pid
-}
-
-// senders caches senderPID by peer address (connections are kept alive and reused).
-var senders sync.Map
-
-func findSenderPID(remote string) int {
 	_, portText, err := net.SplitHostPort(remote)
 	if err != nil {
 		return 0

@@ -87,6 +87,11 @@ func TestFleetBothDeliverAndHoldTheBound(t *testing.T) {
 	for _, d := range in.deliveries() {
 		bySender[d.from]++
 	}
+	for pid := range bySender {
+		if pid != a.cmd.Process.Pid && pid != b.cmd.Process.Pid && pid != 0 {
+			t.Errorf("deliveries from process %d, neither replica", pid)
+		}
+	}
 	if bySender[a.cmd.Process.Pid] == 0 || bySender[b.cmd.Process.Pid] == 0 {
 		t.Errorf("deliveries by sending process %v: want both replicas (%d, %d) to have sent some", bySender, a.cmd.Process.Pid, b.cmd.Process.Pid)
 	}
