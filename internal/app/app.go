@@ -297,14 +297,13 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Opt
 		o.Log.Info("no SMTP relay configured (--smtp-addr): owners are not emailed when an endpoint is switched off")
 	}
 	recorder := mgr.GetEventRecorder("switchboard-webhooks")
-	// SkipNameValidation: each leader term registers the controllers on a new manager.
 	if err := (&controllers.WebhookEndpointReconciler{Client: mgr.GetClient(), Store: st, Clock: o.Clock, Mailer: mailer,
-		Recorder: recorder, SkipNameValidation: true}).SetupWithManager(mgr); err != nil {
+		Recorder: recorder}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	deliveries := &controllers.WebhookDeliveryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
 		Sender: engine.sender, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, PerEndpoint: engine.perEndpoint, Recorder: recorder,
-		SkipNameValidation: true, Slots: engine.slots, InFlight: engine.inFlight, Health: engine.health}
+		Slots: engine.slots, InFlight: engine.inFlight, Health: engine.health}
 	return deliveries.SetupWithManager(ctx, mgr)
 }
 

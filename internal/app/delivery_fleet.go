@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/controllers"
 	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/fleet"
 	"github.com/switchboard-dev/switchboard/internal/kubeapi"
@@ -112,12 +111,12 @@ func newDeliveryEngine(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, 
 	endpoints := &kubeapi.OutageReader{Live: mgr.GetAPIReader(), Cache: mgr.GetCache(), Ping: ping,
 		LiveTimeout: endpointLiveTimeout, Recheck: endpointOutageRecheck}
 
-	backlog := controllers.NewDeliveryBacklog(o.Clock)
+	backlog := delivery.NewBacklog(o.Clock)
 	if err := backlog.SetupWithManager(ctx, mgr); err != nil {
 		return nil, err
 	}
 	first := &delivery.FirstAttempts{Sender: sender, Store: st, Health: e.health, InFlight: e.inFlight, Slots: e.slots, Clock: o.Clock}
-	dispatcher := &controllers.WebhookDispatcher{Client: mgr.GetClient(), Reader: endpoints, Store: st, Clock: o.Clock,
+	dispatcher := &delivery.Dispatcher{Client: mgr.GetClient(), Reader: endpoints, Store: st, Clock: o.Clock,
 		Backlog: backlog, MaxPending: w.MaxPendingDeliveries, MaxLive: w.MaxLiveDeliveries,
 		MaxLivePerEndpoint: w.MaxLiveDeliveriesPerEndpoint, First: first, Log: o.Log.WithName("webhook-dispatcher")}
 	if err := mgr.Add(&fleetGate{run: dispatcher.Start, membership: e.membership, clock: o.Clock, log: o.Log.WithName("webhook-dispatcher")}); err != nil {
