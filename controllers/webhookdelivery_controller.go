@@ -62,6 +62,12 @@ type WebhookDeliveryReconciler struct {
 	// Recorder, when set, records a Warning Event on the endpoint when a delivery fails
 	// for good (the delivery's own resource is removed soon after, its Event would not be).
 	Recorder events.EventRecorder
+	// Slots, InFlight and Health, when set, are the engine's parts made once for the process
+	// and shared with the first attempts it makes on every replica, leader or not (the
+	// per-endpoint bound then covers both); unset, SetupWithManager makes its own.
+	Slots    *delivery.Slots
+	InFlight *delivery.InFlight
+	Health   *delivery.HealthWriter
 
 	// The delivery engine's parts (internal/delivery), made by SetupWithManager.
 	slots    *delivery.Slots
@@ -91,17 +97,26 @@ func (r *WebhookDeliveryReconciler) SetupWithManager(ctx context.Context, mgr ct
 		r.APIReader = mgr.GetAPIReader()
 	}
 	r.wake = make(chan event.GenericEvent, 4096)
-	r.slots = delivery.NewSlots(r.PerEndpoint, func(d types.NamespacedName) bool {
+	wake := func(d types.NamespacedName) bool {
 		select {
 		case r.wake <- event.GenericEvent{Object: &switchboardv1alpha1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: d.Name}}}:
 			return true
 		default: // full: it comes back after parkedRetry
 			return false
 		}
-	})
-	r.inFlight = delivery.NewInFlight()
+	}
+	if r.slots = r.Slots; r.slots != nil {
+		r.slots.SetWake(wake)
+	} else {
+		r.slots = delivery.NewSlots(r.PerEndpoint, wake)
+	}
+	if r.inFlight = r.InFlight; r.inFlight == nil {
+		r.inFlight = delivery.NewInFlight()
+	}
 	r.removed = delivery.NewRemoved(delivery.DefaultRemovedKept)
-	r.health = delivery.NewHealthWriter(mgr.GetClient(), r.HealthWriteGap, r.WriteTimer, mgr.GetLogger().WithName("webhook-endpoint-health"))
+	if r.health = r.Health; r.health == nil {
+		r.health = delivery.NewHealthWriter(mgr.GetClient(), r.HealthWriteGap, r.WriteTimer, mgr.GetLogger().WithName("webhook-endpoint-health"))
+	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &switchboardv1alpha1.WebhookDelivery{}, deliveryEndpointIndex, func(o client.Object) []string {
 		return []string{o.(*switchboardv1alpha1.WebhookDelivery).Spec.EndpointName}
 	}); err != nil {

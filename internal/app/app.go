@@ -5,11 +5,9 @@ package app
 
 import (
 	"context"
-	"crypto/x509"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -22,7 +20,6 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/apiserver"
 	"github.com/switchboard-dev/switchboard/controllers"
-	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/kubeapi"
@@ -147,7 +144,7 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 	} else {
-		o.Log.Info("WARNING: leader election is off: run one replica only; two replicas would both run the controllers and the webhook dispatcher and deliver events twice (--leader-elect=true)")
+		o.Log.Info("WARNING: leader election is off: run one replica only; two replicas would both run the controllers and could retry a delivery twice (--leader-elect=true)")
 	}
 	if _, err := store.Migrate(ctx, o.DatabaseURL); err != nil {
 		return err
@@ -214,6 +211,11 @@ func Run(ctx context.Context, o Options) error {
 	if err := mgr.Add(transcriptions.Queue); err != nil {
 		return err
 	}
+	// Webhook first attempts run on every replica; the leader's controllers share the engine.
+	engine, err := newDeliveryEngine(ctx, mgr, o.RestConfig, st, o)
+	if err != nil {
+		return err
+	}
 	// The leader-only parts, registered afresh on each term's manager.
 	leaderOnly := func(mo ctrl.Options) (ctrl.Manager, error) {
 		lm, err := ctrl.NewManager(o.RestConfig, mo)
@@ -228,7 +230,7 @@ func Run(ctx context.Context, o Options) error {
 		if err := lm.Add(&transcription.JobSweeper{Service: transcriptions, Clock: o.Clock}); err != nil {
 			return nil, err
 		}
-		if err := setupWebhooks(ctx, lm, st, o); err != nil {
+		if err := setupWebhooks(ctx, lm, st, o, engine); err != nil {
 			return nil, err
 		}
 		if err := lm.Add(&rateLimitPruner{store: st, clock: o.Clock, log: o.Log.WithName("ratelimit")}); err != nil {
@@ -241,6 +243,11 @@ func Run(ctx context.Context, o Options) error {
 	}
 	terms := &leaderTerms{election: o.LeaderElection, opts: o.Election, newManager: leaderOnly,
 		base: managerOptions, clock: o.Clock, log: o.Log.WithName("leader")}
+	if o.LeaderElection {
+		if terms.lock, err = newLeaseLock(o.RestConfig, o.Election); err != nil {
+			return fmt.Errorf("leader election: %w", err)
+		}
+	}
 	if terms.first, err = leaderOnly(terms.termOptions()); err != nil {
 		return err
 	}
@@ -289,28 +296,10 @@ func Run(ctx context.Context, o Options) error {
 	return mgr.Start(ctx)
 }
 
-// setupWebhooks registers the webhook controllers and the outbox dispatcher.
-func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Options) error {
+// setupWebhooks registers the webhook controllers (leader only) on a term's manager, with
+// the engine's parts made once for the process.
+func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Options, engine *deliveryEngine) error {
 	w := o.Webhooks
-	var pool *x509.CertPool
-	if w.CAFile != "" {
-		pem, err := os.ReadFile(w.CAFile)
-		if err != nil {
-			return fmt.Errorf("read the webhook CA file: %w", err)
-		}
-		pool, err = x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return fmt.Errorf("no PEM certificate in %s", w.CAFile)
-		}
-	}
-	if w.AllowPrivateTargets {
-		o.Log.Info("webhook endpoints may be on private addresses (--webhook-allow-private-targets): never use this in production")
-	}
-	sender := webhooks.NewSender(webhooks.SenderConfig{Timeout: w.Timeout, AllowPrivateTargets: w.AllowPrivateTargets, RootCAs: pool,
-		MaxConnsPerHost: w.PerEndpoint * 2})
 	var mailer webhooks.Mailer
 	if w.SMTPAddr != "" {
 		mailer = webhooks.SMTPMailer{Addr: w.SMTPAddr, From: w.MailFrom}
@@ -323,17 +312,9 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Opt
 		return err
 	}
 	deliveries := &controllers.WebhookDeliveryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
-		Sender: sender, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, PerEndpoint: w.PerEndpoint, Recorder: recorder}
-	if err := deliveries.SetupWithManager(ctx, mgr); err != nil {
-		return err
-	}
-	backlog := delivery.NewBacklog(o.Clock)
-	if err := backlog.SetupWithManager(ctx, mgr); err != nil {
-		return err
-	}
-	return mgr.Add(&delivery.Dispatcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
-		Backlog: backlog, MaxPending: w.MaxPendingDeliveries, MaxLive: w.MaxLiveDeliveries,
-		MaxLivePerEndpoint: w.MaxLiveDeliveriesPerEndpoint, First: deliveries.FirstAttempts(), Log: o.Log.WithName("webhook-dispatcher")})
+		Sender: engine.sender, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, PerEndpoint: engine.perEndpoint, Recorder: recorder,
+		Slots: engine.slots, InFlight: engine.inFlight, Health: engine.health}
+	return deliveries.SetupWithManager(ctx, mgr)
 }
 
 // httpRunnable serves an HTTP API on every replica (not only the leader).

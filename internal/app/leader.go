@@ -8,6 +8,11 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/google/uuid"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -86,6 +91,11 @@ type leaderTerms struct {
 	base       ctrl.Options
 	clock      clock.WithTicker
 	log        logr.Logger
+	// lock is the Lease lock of every term, with one identity for the life of the process
+	// (newLeaseLock): a term that lost the Lease because kube-apiserver stopped answering
+	// finds it still held by its own identity when kube-apiserver answers again and renews
+	// it at once, instead of waiting a lease duration as a stranger would.
+	lock resourcelock.Interface
 	// first is the first term's manager, made before the process serves so that a
 	// configuration error stops `serve` at once.
 	first ctrl.Manager
@@ -107,6 +117,7 @@ func (l *leaderTerms) termOptions() ctrl.Options {
 	if l.election {
 		o.LeaderElectionNamespace = l.opts.Namespace
 		o.LeaderElectionID = l.opts.ID
+		o.LeaderElectionResourceLockInterface = l.lock
 		o.LeaseDuration = ptr.To(l.opts.LeaseDuration)
 		o.RenewDeadline = ptr.To(l.opts.RenewDeadline)
 		o.RetryPeriod = ptr.To(l.opts.RetryPeriod)
@@ -140,4 +151,27 @@ func (l *leaderTerms) Start(ctx context.Context) error {
 		case <-l.clock.After(l.opts.RetryPeriod):
 		}
 	}
+}
+
+// newLeaseLock is the Lease lock of the leader election, made once per process so that its
+// identity (host name and a random suffix, as controller-runtime makes one) stays the same
+// across leader terms. Its clients time out at half the renew deadline, at least a second,
+// as controller-runtime's do, so one hung request cannot cost the Lease.
+func newLeaseLock(cfg *rest.Config, e ElectionOptions) (resourcelock.Interface, error) {
+	host, err := os.Hostname()
+	if err != nil {
+		return nil, err
+	}
+	cfg = rest.AddUserAgent(rest.CopyConfig(cfg), "leader-election")
+	cfg.Timeout = max(e.RenewDeadline/2, time.Second)
+	core, err := corev1client.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	coordination, err := coordinationv1client.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return resourcelock.New(resourcelock.LeasesResourceLock, e.Namespace, e.ID, core, coordination,
+		resourcelock.ResourceLockConfig{Identity: host + "_" + uuid.NewString()})
 }

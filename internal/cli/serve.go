@@ -66,7 +66,7 @@ func newServeCommand() *cobra.Command {
 	f.BoolVar(&o.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS to callers the kube-apiserver authenticates and authorizes for GET /metrics (false: plain HTTP, anyone who can connect)")
 	f.StringVar(&o.MetricsCertDir, "metrics-cert-path", "", "directory of tls.crt and tls.key for the metrics endpoint (default: a self-signed certificate)")
 	f.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8083", "address of /healthz and /readyz")
-	f.BoolVar(&o.LeaderElection, "leader-elect", true, "elect a leader so only one replica runs the controllers and the webhook dispatcher (false: a single instance only)")
+	f.BoolVar(&o.LeaderElection, "leader-elect", true, "elect a leader so only one replica runs the controllers (retries, pause, resend, switch-off); first attempts run on every replica (false: a single instance only)")
 	leaderElectionFlags(f, &o)
 	f.IntVar(&o.RequestsPerMinute, "requests-per-minute", 60, "per-user API request limit (the spec's 60; raise for benchmarks)")
 	f.StringVar(&o.PlatformAddr, "platform-bind-address", ingest.DefaultAddr, "address of the internal ingestion API for the telephony platform (token from $SWITCHBOARD_PLATFORM_TOKEN; off without one)")

@@ -29,7 +29,9 @@ import (
 )
 
 // Dispatcher fans undispatched outbox events out to deliveries: one per endpoint of
-// the event's account that subscribes to its type. It runs on the leader only. With First
+// the event's account that subscribes to its type. It runs on every replica (the serve
+// process starts it while the replica stands in the delivery fleet, internal/fleet); claims
+// never overlap (FOR UPDATE SKIP LOCKED). With First
 // set it is the delivery engine: first attempts are made from here, and a WebhookDelivery is
 // created only for a delivery that needs the controller.
 //
@@ -107,7 +109,8 @@ const DefaultEventLease = time.Minute
 // DefaultMaxLiveDeliveriesPerEndpoint bounds one endpoint's live deliveries.
 const DefaultMaxLiveDeliveriesPerEndpoint = 10000
 
-// NeedLeaderElection: one dispatcher at a time (FOR UPDATE SKIP LOCKED keeps two safe too).
+// NeedLeaderElection: true for a manager of its own; serve runs it on every replica instead,
+// behind the fleet's gate, where the per-endpoint bound is split among the replicas.
 func (w *Dispatcher) NeedLeaderElection() bool { return true }
 
 // Start claims and fans out events until ctx ends: whenever a commit queued some (see

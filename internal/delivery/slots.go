@@ -13,6 +13,9 @@ import (
 // through the workers.
 type Slots struct {
 	perEndpoint int
+	// share, when set, is how many of an endpoint's perEndpoint slots this process may use
+	// now (its part of a bound held across replicas, internal/fleet); unset: all of them.
+	share func(endpoint types.NamespacedName) int
 	// wake is called, under no lock of the caller's, for the delivery a release picked; it
 	// returns false when the wake could not be sent (the delivery then comes back by itself
 	// after its requeue).
@@ -40,6 +43,64 @@ func NewSlots(perEndpoint int, wake func(delivery types.NamespacedName) bool) *S
 		parked: map[types.NamespacedName]*parkQueue{}, freed: map[types.NamespacedName]chan struct{}{}}
 }
 
+// SetShare makes the bound of each endpoint this process's share of it (see the share
+// field); call Grown when shares may have grown, so that waiters try again.
+func (s *Slots) SetShare(share func(endpoint types.NamespacedName) int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.share = share
+}
+
+// SetWake replaces the wake function (a controller started again hands in its own).
+func (s *Slots) SetWake(wake func(delivery types.NamespacedName) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wake = wake
+}
+
+// Grown wakes every waiter and one parked delivery of each endpoint: shares may have
+// grown (a replica left the fleet), so slots may be free that no release announces.
+func (s *Slots) Grown() {
+	s.mu.Lock()
+	var wake []types.NamespacedName
+	for ep, freed := range s.freed {
+		close(freed)
+		delete(s.freed, ep)
+	}
+	for ep, q := range s.parked {
+		for len(q.order) > 0 {
+			next := q.order[0]
+			q.order = q.order[1:]
+			if q.in[next] {
+				delete(q.in, next)
+				wake = append(wake, next)
+				break
+			}
+		}
+		if len(q.in) == 0 {
+			delete(s.parked, ep)
+		}
+	}
+	w := s.wake
+	s.mu.Unlock()
+	for _, d := range wake {
+		w(d)
+	}
+}
+
+// takeLocked takes one of endpoint's slots if its bound leaves one free.
+func (s *Slots) takeLocked(endpoint types.NamespacedName, slot chan struct{}) bool {
+	if s.share != nil && len(slot) >= s.share(endpoint) {
+		return false
+	}
+	select {
+	case slot <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
 // AcquireWait takes one of the endpoint's slots, waiting for one to be released (it does
 // not park); err is ctx's when it ends first.
 func (s *Slots) AcquireWait(ctx context.Context, endpoint types.NamespacedName) (release func(), err error) {
@@ -50,11 +111,9 @@ func (s *Slots) AcquireWait(ctx context.Context, endpoint types.NamespacedName) 
 			slot = make(chan struct{}, s.perEndpoint)
 			s.slots[endpoint] = slot
 		}
-		select {
-		case slot <- struct{}{}:
+		if s.takeLocked(endpoint, slot) {
 			s.mu.Unlock()
 			return sync.OnceFunc(func() { s.release(endpoint, slot) }), nil
-		default:
 		}
 		freed := s.freed[endpoint]
 		if freed == nil {
@@ -81,23 +140,21 @@ func (s *Slots) Acquire(endpoint, delivery types.NamespacedName) (release func()
 		s.slots[endpoint] = slot
 	}
 	q := s.parked[endpoint]
-	select {
-	case slot <- struct{}{}:
+	if s.takeLocked(endpoint, slot) {
 		if q != nil {
 			delete(q.in, delivery)
 		}
 		return sync.OnceFunc(func() { s.release(endpoint, slot) }), true
-	default:
-		if q == nil {
-			q = &parkQueue{in: map[types.NamespacedName]bool{}}
-			s.parked[endpoint] = q
-		}
-		if !q.in[delivery] {
-			q.in[delivery] = true
-			q.order = append(q.order, delivery)
-		}
-		return nil, false
 	}
+	if q == nil {
+		q = &parkQueue{in: map[types.NamespacedName]bool{}}
+		s.parked[endpoint] = q
+	}
+	if !q.in[delivery] {
+		q.in[delivery] = true
+		q.order = append(q.order, delivery)
+	}
+	return nil, false
 }
 
 func (s *Slots) release(endpoint types.NamespacedName, slot chan struct{}) {

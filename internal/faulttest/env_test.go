@@ -9,9 +9,9 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -198,38 +198,8 @@ current-context: envtest
 	return os.WriteFile(path, []byte(cfg), 0o600)
 }
 
-// apiServerPID finds the kube-apiserver process of this control plane by its --secure-port.
-func (e *env) apiServerPID() (int, error) {
-	u, err := url.Parse(e.cp.Config.Host)
-	if err != nil {
-		return 0, err
-	}
-	port := u.Port()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0, err
-	}
-	for _, ent := range entries {
-		pid, err := strconv.Atoi(ent.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", ent.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(cmdline), "\x00")
-		if !strings.HasSuffix(args[0], "kube-apiserver") {
-			continue
-		}
-		for _, a := range args {
-			if a == "--secure-port="+port {
-				return pid, nil
-			}
-		}
-	}
-	return 0, fmt.Errorf("no kube-apiserver process with --secure-port=%s", port)
-}
+// apiServerPID finds the kube-apiserver process of this control plane.
+func (e *env) apiServerPID() (int, error) { return e.cp.APIServerPID() }
 
 // leaseHolder is the identity holding a Lease ("" when none).
 func (e *env) leaseHolder(ctx context.Context, name string) string {
@@ -336,6 +306,12 @@ func (r *replica) logContains(s string) bool {
 	return bytes.Contains(b, []byte(s))
 }
 
+// logCount is how many times the replica has logged s.
+func (r *replica) logCount(s string) int {
+	b, _ := os.ReadFile(r.logPath)
+	return bytes.Count(b, []byte(s))
+}
+
 // get answers status, headers and body of a GET with a bearer key.
 func (e *env) get(url, key string) (int, http.Header, []byte) {
 	return e.do("GET", url, key, nil)
@@ -403,19 +379,28 @@ func deleteEndpoint(ctx context.Context, e *env, r *replica, id string) error {
 // returns the call's public id, which the call.ended event carries.
 func (e *env) report(t *testing.T, r *replica, ref string) string {
 	t.Helper()
+	id, err := e.tryReport(r, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// tryReport is report for a goroutine other than the test's.
+func (e *env) tryReport(r *replica, ref string) (string, error) {
 	status, _, body := e.do("POST", "http://"+r.platform+"/platform/v1/calls", platformToken, map[string]any{
 		"platform_ref": ref, "to": e.number, "from": "+447700900201", "disposition": "no-answer",
 		"started_at": time.Now().UTC().Add(-time.Minute).Truncate(time.Second), "duration_seconds": 30, "talk_seconds": 0})
 	if status != http.StatusCreated {
-		t.Fatalf("report %s: %d %s", ref, status, body)
+		return "", fmt.Errorf("report %s: %d %s", ref, status, body)
 	}
 	var receipt struct {
 		CallPublicID string `json:"call_public_id"`
 	}
 	if err := json.Unmarshal(body, &receipt); err != nil || receipt.CallPublicID == "" {
-		t.Fatalf("report %s: %s (%v)", ref, body, err)
+		return "", fmt.Errorf("report %s: %s (%v)", ref, body, err)
 	}
-	return receipt.CallPublicID
+	return receipt.CallPublicID, nil
 }
 
 // receiver is the HTTPS webhook receiver: one inbox per scenario path.
@@ -429,6 +414,8 @@ type receiver struct {
 type delivery struct {
 	eventID, callID string
 	at              time.Time
+	// from is the sending process (0 when it could not be told).
+	from int
 }
 
 type inbox struct {
@@ -438,6 +425,10 @@ type inbox struct {
 	bad      int
 	// delay holds each answer back (deliveries in flight when a process is killed).
 	delay time.Duration
+	// inFlight is how many requests are being answered now, maxInFlight the most at once.
+	inFlight, maxInFlight int
+	// senders caches the sending process by peer address (connections are kept alive).
+	senders map[string]int
 }
 
 func newReceiver() *receiver {
@@ -449,7 +440,7 @@ func newReceiver() *receiver {
 func (r *receiver) inbox(scenario, secret string) *inbox {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	in := &inbox{verifier: webhookverify.Verifier{Secret: secret}}
+	in := &inbox{verifier: webhookverify.Verifier{Secret: secret}, senders: map[string]int{}}
 	r.inboxes["/hook/"+scenario] = in
 	return in
 }
@@ -478,11 +469,23 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	_ = json.Unmarshal(body, &p)
 	in.mu.Lock()
+	from, known := in.senders[req.RemoteAddr]
+	in.mu.Unlock()
+	if !known {
+		from = senderPID(req.RemoteAddr)
+	}
+	in.mu.Lock()
+	if !known && from != 0 {
+		in.senders[req.RemoteAddr] = from
+	}
 	delay := in.delay
+	in.inFlight++
+	in.maxInFlight = max(in.maxInFlight, in.inFlight)
 	in.mu.Unlock()
 	time.Sleep(delay)
 	in.mu.Lock()
-	in.got = append(in.got, delivery{eventID: req.Header.Get(webhookverify.HeaderDelivery), callID: p.Call.ID, at: time.Now()})
+	in.inFlight--
+	in.got = append(in.got, delivery{eventID: req.Header.Get(webhookverify.HeaderDelivery), callID: p.Call.ID, at: time.Now(), from: from})
 	in.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -491,6 +494,73 @@ func (in *inbox) setDelay(d time.Duration) {
 	in.mu.Lock()
 	in.delay = d
 	in.mu.Unlock()
+}
+
+// concurrency is the most requests the inbox answered at once since the last reset.
+func (in *inbox) concurrency(reset bool) int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	n := in.maxInFlight
+	if reset {
+		in.maxInFlight = in.inFlight
+	}
+	return n
+}
+
+// senderPID finds the process on this machine whose TCP socket has the local address
+// remote (the receiver's peer), from /proc/net/tcp{,6} and the processes' descriptors.
+func senderPID(remote string) int {
+	_, portText, err := net.SplitHostPort(remote)
+	if err != nil {
+		return 0
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil {
+		return 0
+	}
+	inode := ""
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(table)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 10 {
+				continue
+			}
+			local := f[1]
+			i := strings.LastIndexByte(local, ':')
+			if p, err := strconv.ParseInt(local[i+1:], 16, 32); err == nil && int(p) == port && f[3] == "01" { // ESTABLISHED
+				inode = f[9]
+				break
+			}
+		}
+		if inode != "" {
+			break
+		}
+	}
+	if inode == "" {
+		return 0
+	}
+	target := "socket:[" + inode + "]"
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		fds, err := os.ReadDir(filepath.Join("/proc", p.Name(), "fd"))
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			if l, err := os.Readlink(filepath.Join("/proc", p.Name(), "fd", fd.Name())); err == nil && l == target {
+				return pid
+			}
+		}
+	}
+	return 0
 }
 
 func (in *inbox) deliveries() []delivery {

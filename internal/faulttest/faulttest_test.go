@@ -143,6 +143,8 @@ func TestKubeAPIServerPaused(t *testing.T) {
 	r := e.startReplica(t, "replica", lease)
 	waitFor(t, "the replica to lead", 60*time.Second, func() bool { return r.logContains("Successfully acquired lease") })
 	in := e.createEndpoint(t, r, "apiserver-paused")
+	ctx := context.Background()
+	holder := e.leaseHolder(ctx, lease)
 	var calls []string
 	calls = append(calls, e.report(t, r, uniqueRef("paused", 0)))
 	in.waitAll(t, calls, time.Minute)
@@ -204,6 +206,16 @@ func TestKubeAPIServerPaused(t *testing.T) {
 		t.Fatalf("the process exited while kube-apiserver was frozen:\n%s", tail(r.logPath, 30))
 	}
 	lostLease := r.logContains("re-entering the leader election")
+	// The replica keeps its identity across terms: it takes its own Lease back as soon as
+	// kube-apiserver answers, not a lease duration after it first sees the Lease again.
+	waitFor(t, "the replica to lead again", 3*leaseDuration, func() bool { return r.logCount("Successfully acquired lease") >= 2 })
+	reacquired := time.Since(resumedAt)
+	if h := e.leaseHolder(ctx, lease); h != holder {
+		t.Errorf("the Lease is held by %q after the freeze, want the same identity %q", h, holder)
+	}
+	if reacquired >= leaseDuration {
+		t.Errorf("the replica led again %s after kube-apiserver resumed, as long as the lease (%s): did it wait out its own Lease?", reacquired, leaseDuration)
+	}
 	tl := in.waitAll(t, calls, 2*time.Minute)
 	recovered := time.Since(resumedAt)
 	if !r.running() {
@@ -215,8 +227,9 @@ func TestKubeAPIServerPaused(t *testing.T) {
 	if !lostLease {
 		t.Errorf("the leader did not lose its Lease during a %s freeze (renew deadline %s)", pause, renewDeadline)
 	}
-	t.Logf("FIGURES apiserver-paused: frozen=%s webhook 503s=%d calls reported meanwhile=%d lost=0 repeats=%d all delivered %s after SIGCONT (lease lost and re-acquired: %v)",
-		resumedAt.Sub(stoppedAt).Round(10*time.Millisecond), webhook503, len(calls)-1, tl.repeats, recovered.Round(10*time.Millisecond), lostLease)
+	t.Logf("FIGURES apiserver-paused: frozen=%s webhook 503s=%d calls reported meanwhile=%d lost=0 repeats=%d all delivered %s after SIGCONT (lease lost: %v, led again %s after SIGCONT with the same identity)",
+		resumedAt.Sub(stoppedAt).Round(10*time.Millisecond), webhook503, len(calls)-1, tl.repeats, recovered.Round(10*time.Millisecond), lostLease,
+		reacquired.Round(10*time.Millisecond))
 }
 
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {

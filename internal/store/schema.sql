@@ -1200,6 +1200,16 @@ CREATE SEQUENCE public.contacts_id_seq
 ALTER SEQUENCE public.contacts_id_seq OWNED BY public.contacts.id;
 
 --
+-- Name: delivery_members; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.delivery_members (
+    id text NOT NULL,
+    joined_at timestamp with time zone NOT NULL,
+    heartbeat_at timestamp with time zone NOT NULL
+);
+
+--
 -- Name: events; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -2266,6 +2276,13 @@ ALTER TABLE ONLY public.contacts
 
 ALTER TABLE ONLY public.contacts
     ADD CONSTRAINT contacts_public_id_key UNIQUE (public_id);
+
+--
+-- Name: delivery_members delivery_members_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.delivery_members
+    ADD CONSTRAINT delivery_members_pkey PRIMARY KEY (id);
 
 --
 -- Name: events_before_partitioning events_before_partitioning_id; Type: CONSTRAINT; Schema: public; Owner: -

@@ -1,0 +1,223 @@
+package app
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/delivery"
+	"github.com/switchboard-dev/switchboard/internal/fleet"
+	"github.com/switchboard-dev/switchboard/internal/kubeapi"
+	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/webhooks"
+)
+
+// deliveryEngine is webhook delivery's machinery made once per process, on the always-on
+// manager: the first attempts from the outbox run on every replica, the per-endpoint bound
+// split among them (internal/fleet), and endpoints and signing secrets are read through
+// watched caches so that deliveries to existing endpoints go on while kube-apiserver is
+// down. The leader's controllers (retries, pause, resend, switch-off) share its slots, so
+// the bound covers them too. docs/delivery-fleet.md.
+type deliveryEngine struct {
+	sender      *webhooks.Sender
+	slots       *delivery.Slots
+	inFlight    *delivery.InFlight
+	health      *delivery.HealthWriter
+	membership  *fleet.Membership
+	perEndpoint int
+}
+
+// Defaults of the webhook engine's own bounds.
+const (
+	defaultPerEndpoint = 8
+	// endpointOutageRecheck is how often kube-apiserver is probed while endpoints are read
+	// from the cache; endpointLiveTimeout how long a live read of them may take before
+	// kube-apiserver counts as down (short: the claims wait on it; a slow answer only means
+	// one second of reads from the cache, which lacks at most an endpoint made that moment).
+	endpointOutageRecheck = time.Second
+	endpointLiveTimeout   = 250 * time.Millisecond
+)
+
+func webhookSender(o Options) (*webhooks.Sender, error) {
+	w := o.Webhooks
+	var pool *x509.CertPool
+	if w.CAFile != "" {
+		pem, err := os.ReadFile(w.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("read the webhook CA file: %w", err)
+		}
+		pool, err = x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("no PEM certificate in %s", w.CAFile)
+		}
+	}
+	if w.AllowPrivateTargets {
+		o.Log.Info("webhook endpoints may be on private addresses (--webhook-allow-private-targets): never use this in production")
+	}
+	return webhooks.NewSender(webhooks.SenderConfig{Timeout: w.Timeout, AllowPrivateTargets: w.AllowPrivateTargets, RootCAs: pool,
+		MaxConnsPerHost: max(w.PerEndpoint, defaultPerEndpoint) * 2}), nil
+}
+
+// newDeliveryEngine builds the engine and registers on mgr (every replica) the fleet
+// membership, the back-pressure's watch and the outbox dispatcher.
+func newDeliveryEngine(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, st *store.Store, o Options) (*deliveryEngine, error) {
+	sender, err := webhookSender(o)
+	if err != nil {
+		return nil, err
+	}
+	w := o.Webhooks
+	e := &deliveryEngine{sender: sender, perEndpoint: w.PerEndpoint, inFlight: delivery.NewInFlight(),
+		health: delivery.NewHealthWriter(mgr.GetClient(), 0, nil, o.Log.WithName("webhook-endpoint-health"))}
+	if e.perEndpoint <= 0 {
+		e.perEndpoint = defaultPerEndpoint
+	}
+	timeout := w.Timeout
+	if timeout <= 0 {
+		timeout = webhooks.DefaultTimeout
+	}
+	e.membership = &fleet.Membership{Store: st, Clock: o.Clock, AttemptTimeout: timeout, Log: o.Log.WithName("delivery-fleet")}
+	// Until a leader's controller hands in its own wake, a released slot wakes nothing.
+	e.slots = delivery.NewSlots(e.perEndpoint, func(types.NamespacedName) bool { return false })
+	e.slots.SetShare(func(ep types.NamespacedName) int { return e.membership.Share(ep.String(), e.perEndpoint) })
+	if err := mgr.Add(&fleetMembership{m: e.membership, slots: e.slots, clock: o.Clock, perEndpoint: e.perEndpoint, log: o.Log.WithName("delivery-fleet")}); err != nil {
+		return nil, err
+	}
+
+	// Watched caches of endpoints and their signing secrets on the always-on manager, made
+	// before it starts (the back-pressure's watch registers the endpoints' informer too).
+	for _, obj := range []client.Object{&switchboardv1alpha1.WebhookEndpoint{}, &corev1.Secret{}} {
+		if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
+			return nil, err
+		}
+	}
+	ping, err := kubeapi.NewPing(cfg, endpointLiveTimeout)
+	if err != nil {
+		return nil, err
+	}
+	endpoints := &kubeapi.OutageReader{Live: mgr.GetAPIReader(), Cache: mgr.GetCache(), Ping: ping,
+		LiveTimeout: endpointLiveTimeout, Recheck: endpointOutageRecheck}
+
+	backlog := delivery.NewBacklog(o.Clock)
+	if err := backlog.SetupWithManager(ctx, mgr); err != nil {
+		return nil, err
+	}
+	first := &delivery.FirstAttempts{Sender: sender, Store: st, Health: e.health, InFlight: e.inFlight, Slots: e.slots, Clock: o.Clock}
+	dispatcher := &delivery.Dispatcher{Client: mgr.GetClient(), Reader: endpoints, Store: st, Clock: o.Clock,
+		Backlog: backlog, MaxPending: w.MaxPendingDeliveries, MaxLive: w.MaxLiveDeliveries,
+		MaxLivePerEndpoint: w.MaxLiveDeliveriesPerEndpoint, First: first, Log: o.Log.WithName("webhook-dispatcher")}
+	if err := mgr.Add(&fleetGate{run: dispatcher.Start, membership: e.membership, clock: o.Clock, log: o.Log.WithName("webhook-dispatcher")}); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// fleetMembership runs the membership's heartbeats and, after each, lets waiting attempts
+// try again in case the shares grew (a replica left).
+type fleetMembership struct {
+	m           *fleet.Membership
+	slots       *delivery.Slots
+	clock       clock.WithTicker
+	perEndpoint int
+	log         logr.Logger
+}
+
+func (f *fleetMembership) NeedLeaderElection() bool { return false }
+
+func (f *fleetMembership) Start(ctx context.Context) error {
+	done := make(chan error, 1)
+	go func() { done <- f.m.Start(ctx) }()
+	ticker := f.clock.NewTicker(fleet.DefaultHeartbeatInterval)
+	defer ticker.Stop()
+	members := 0
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-ticker.C():
+			live := f.m.Members()
+			if len(live) < members {
+				f.slots.Grown()
+			}
+			if fleet.Capped(live, f.perEndpoint) && len(live) != members {
+				f.log.Info("WARNING: more replicas than --webhook-per-endpoint: each makes one attempt at a time per endpoint, so an endpoint may get as many at once as there are replicas",
+					"replicas", len(live), "per-endpoint", f.perEndpoint)
+			}
+			members = len(live)
+		}
+	}
+}
+
+// fleetGate runs the dispatcher while this replica may claim (fleet.Standing): not before
+// the others have seen it join, and not once its heartbeats have failed for the member TTL
+// (PostgreSQL lost), when the others take its slots; its claims are then taken again by
+// the others after their lease.
+type fleetGate struct {
+	run        func(context.Context) error
+	membership *fleet.Membership
+	clock      clock.WithTicker
+	log        logr.Logger
+}
+
+func (g *fleetGate) NeedLeaderElection() bool { return false }
+
+// fleetGateCheck is how often the gate looks at the replica's standing.
+const fleetGateCheck = 200 * time.Millisecond
+
+func (g *fleetGate) Start(ctx context.Context) error {
+	ticker := g.clock.NewTicker(fleetGateCheck)
+	defer ticker.Stop()
+	var (
+		stop    context.CancelFunc
+		stopped chan error
+		reason  string
+	)
+	for {
+		standing := g.membership.Standing()
+		switch {
+		case standing.Claim && stop == nil:
+			g.log.Info("claiming outbox events")
+			var runCtx context.Context
+			runCtx, stop = context.WithCancel(ctx)
+			stopped = make(chan error, 1)
+			go func() { stopped <- g.run(runCtx) }()
+		case !standing.Claim && stop != nil:
+			g.log.Info("not claiming outbox events", "reason", standing.Reason)
+			stop()
+			if err := <-stopped; err != nil {
+				return err
+			}
+			stop, stopped = nil, nil
+		case !standing.Claim && standing.Reason != reason:
+			g.log.Info("waiting to claim outbox events", "reason", standing.Reason)
+		}
+		reason = standing.Reason
+		select {
+		case <-ctx.Done():
+			if stop != nil {
+				stop()
+				return <-stopped
+			}
+			return nil
+		case err := <-stopped:
+			if stop != nil {
+				stop()
+			}
+			return err
+		case <-ticker.C():
+		}
+	}
+}
