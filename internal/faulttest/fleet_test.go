@@ -71,8 +71,8 @@ func TestFleetBothDeliverAndHoldTheBound(t *testing.T) {
 	const lease = "fault-fleet"
 	a := e.startClaiming(t, "fleet-a", lease)
 	b := e.startClaiming(t, "fleet-b", lease)
-	in := e.createEndpoint(t, a, "fleet")
-	in.setDelay(100 * time.Millisecond) // the endpoint is the bottleneck: the bound is reached
+	in := e.createEndpoint(t, b, "fleet") // b outlives the kill below: it deletes the endpoint at the end
+	in.setDelay(100 * time.Millisecond)   // the endpoint is the bottleneck: the bound is reached
 
 	stop := make(chan struct{})
 	wait := e.reportLoad(t, []*replica{a, b}, "fleet", 10*time.Millisecond, stop)
