@@ -10,18 +10,29 @@ import (
 	"time"
 )
 
-// SeedDemo runs `bin seed --demo` (which first migrates with bin's own migrations) and
-// answers the demo account owner's API key from its output.
-func (e *Env) SeedDemo(t *testing.T, bin string) string {
+// Demo is the account `switchboard seed --demo` creates.
+type Demo struct {
+	AccountID, OwnerKey string
+}
+
+// SeedDemo runs `bin seed --demo` (which first migrates with bin's own migrations) and reads
+// the account's public id and its owner's API key from its output.
+func (e *Env) SeedDemo(t *testing.T, bin string) Demo {
 	t.Helper()
 	out := e.Run(t, bin, "seed", "--demo", "--calls=1")
+	var d Demo
 	for _, line := range strings.Split(out, "\n") {
 		if key, ok := strings.CutPrefix(line, "owner key "); ok {
-			return strings.TrimSpace(key)
+			d.OwnerKey = strings.TrimSpace(key)
+		}
+		if id, ok := strings.CutPrefix(line, "account "); ok {
+			d.AccountID = strings.TrimSpace(id)
 		}
 	}
-	t.Fatalf("seed printed no owner key:\n%s", out)
-	return ""
+	if d.OwnerKey == "" || d.AccountID == "" {
+		t.Fatalf("seed printed no account or owner key:\n%s", out)
+	}
+	return d
 }
 
 // LiveNumber is the first number the platform API of r lists.
@@ -53,13 +64,15 @@ func (e *Env) CreateEndpoint(t *testing.T, r *Replica, key, name string) (Endpoi
 		t.Fatalf("create the webhook endpoint: %d %s", status, body)
 	}
 	var created struct {
-		PublicID string `json:"public_id"`
-		Secret   string `json:"secret"`
+		Endpoint struct {
+			PublicID string `json:"public_id"`
+		} `json:"endpoint"`
+		Secret string `json:"secret"`
 	}
-	if err := json.Unmarshal(body, &created); err != nil || created.Secret == "" {
+	if err := json.Unmarshal(body, &created); err != nil || created.Secret == "" || created.Endpoint.PublicID == "" {
 		t.Fatalf("create the webhook endpoint: %s (%v)", body, err)
 	}
-	return Endpoint{PublicID: created.PublicID, Secret: created.Secret, Path: path}, e.Receiver.Inbox(path, created.Secret)
+	return Endpoint{PublicID: created.Endpoint.PublicID, Secret: created.Secret, Path: path}, e.Receiver.Inbox(path, created.Secret)
 }
 
 // Report is one ended call (no answer, so no recording) for POST /platform/v1/calls.

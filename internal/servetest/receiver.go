@@ -43,6 +43,21 @@ type Inbox struct {
 	mu       sync.Mutex
 	got      []Delivery
 	bad      int
+	delay    time.Duration // each answer is held back this long (a slow receiver)
+}
+
+// SetSecret makes the inbox verify with secret from now on (a rotated or restored secret).
+func (in *Inbox) SetSecret(secret string) {
+	in.mu.Lock()
+	in.verifier = webhookverify.Verifier{Secret: secret}
+	in.mu.Unlock()
+}
+
+// SetDelay makes the receiver hold each answer back by d.
+func (in *Inbox) SetDelay(d time.Duration) {
+	in.mu.Lock()
+	in.delay = d
+	in.mu.Unlock()
 }
 
 type senderKey struct{}
@@ -80,7 +95,10 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		http.NotFound(w, req)
 		return
 	}
-	body, err := in.verifier.Request(req)
+	in.mu.Lock()
+	verifier := in.verifier
+	in.mu.Unlock()
+	body, err := verifier.Request(req)
 	if err != nil {
 		in.mu.Lock()
 		in.bad++
@@ -96,6 +114,10 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	_ = json.Unmarshal(body, &p)
 	sender, _ := req.Context().Value(senderKey{}).(string)
+	in.mu.Lock()
+	delay := in.delay
+	in.mu.Unlock()
+	time.Sleep(delay)
 	in.mu.Lock()
 	in.got = append(in.got, Delivery{EventID: req.Header.Get(webhookverify.HeaderDelivery), CallID: p.Call.ID,
 		Type: p.Type, Sender: sender, At: time.Now()})

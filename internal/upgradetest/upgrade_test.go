@@ -32,7 +32,7 @@ func TestPreviousReleaseOnNewSchema(t *testing.T) {
 	}
 	// The previous release's seed migrates with its own (older) migrations first: on a newer
 	// schema that must be a no-op, as it is when its serve starts during a rollout.
-	key := e.SeedDemo(t, prev)
+	key := e.SeedDemo(t, prev).OwnerKey
 	r := e.StartReplica(t, prev, "previous", "upgrade-compat")
 	number := servetest.LiveNumber(t, r)
 	base := "http://" + r.API + "/v1"
@@ -58,16 +58,16 @@ func TestPreviousReleaseOnNewSchema(t *testing.T) {
 	servetest.WaitFor(t, "the deliveries in the endpoint's history", time.Minute, func() bool {
 		status, _, body := servetest.Do("GET", base+"/webhooks/"+ep.PublicID+"/deliveries", key, nil)
 		var page struct {
-			Data []struct {
+			Deliveries []struct {
 				Status string `json:"status"`
-			} `json:"data"`
+			} `json:"deliveries"`
 		}
 		if status != http.StatusOK || json.Unmarshal(body, &page) != nil {
 			return false
 		}
 		delivered := 0
-		for _, d := range page.Data {
-			if d.Status == "delivered" {
+		for _, d := range page.Deliveries {
+			if d.Status == "succeeded" {
 				delivered++
 			}
 		}
@@ -84,7 +84,7 @@ func TestRollingUpgradeUnderLoad(t *testing.T) {
 	prev := servetest.PreviousRelease(t)
 	next := servetest.BuildCurrent(t, t.TempDir())
 	e := servetest.Start(t)
-	key := e.SeedDemo(t, prev) // the database as the previous release left it
+	key := e.SeedDemo(t, prev).OwnerKey // the database as the previous release left it
 	const lease = "upgrade-rolling"
 	oldA := e.StartReplica(t, prev, "old-a", lease)
 	servetest.WaitFor(t, "old-a to lead", time.Minute, func() bool { return oldA.LogContains("Successfully acquired lease") })
