@@ -160,9 +160,9 @@ type load struct {
 }
 
 type loadResult struct {
-	calls                           []string
+	calls                          []string
 	requests, unavailable, refused int
-	bad                             []string
+	bad                            []string
 }
 
 func startLoad(e *servetest.Env, key, number string, replicas ...*servetest.Replica) *load {
