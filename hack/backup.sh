@@ -14,7 +14,8 @@ set -euo pipefail
 log() { echo "backup: $(date -u +%FT%TZ) $*" >&2; }
 dir="${1:?usage: hack/backup.sh DIR [etcd|postgresql]}"
 only="${2:-}" # one store only (a drill of backups taken apart); both by default
-: "${DATABASE_URL:?set DATABASE_URL}" "${ETCDCTL_ENDPOINTS:?set ETCDCTL_ENDPOINTS}"
+: "${DATABASE_URL:?set DATABASE_URL}"
+[[ "$only" == postgresql ]] || : "${ETCDCTL_ENDPOINTS:?set ETCDCTL_ENDPOINTS}"
 export ETCDCTL_API=3
 here="$(cd "$(dirname "$0")" && pwd)"
 pg_bin() {
@@ -22,7 +23,8 @@ pg_bin() {
   if command -v "$1" >/dev/null; then command -v "$1"; return; fi
   echo "$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)/$1"
 }
-etcd_tools="${ETCD_TOOLS_DIR:-$("$here/etcd-tools.sh")}"
+etcd_tools="${ETCD_TOOLS_DIR:-}"
+if [[ -z "$etcd_tools" && "$only" != postgresql ]]; then etcd_tools="$("$here/etcd-tools.sh")"; fi
 mkdir -p "$dir"
 
 if [[ "$only" != postgresql ]]; then

@@ -322,6 +322,9 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Opt
 	if err := backlog.SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
+	if err := mgr.Add(&controllers.OrphanEndpoints{Reader: mgr.GetAPIReader(), Store: st}); err != nil {
+		return err
+	}
 	return mgr.Add(&controllers.WebhookDispatcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
 		Backlog: backlog, MaxPending: w.MaxPendingDeliveries, MaxLive: w.MaxLiveDeliveries,
 		MaxLivePerEndpoint: w.MaxLiveDeliveriesPerEndpoint, First: deliveries.FirstAttempts(), Log: o.Log.WithName("webhook-dispatcher")})

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,6 +45,13 @@ func TestBackupRestoreDrill(t *testing.T) {
 	rotated, rotatedIn := e.CreateEndpoint(t, before, key, "rotated")
 	keptIn.SetDelay(250 * time.Millisecond) // a slow receiver: deliveries wait in the outbox
 	e.Run(t, bin, "admin", "top-up", demo.AccountID, "--pence=500")
+
+	// An older PostgreSQL backup, before a second account existed whose endpoint the etcd
+	// snapshot will hold (the second act restores the two together).
+	olderBackup := filepath.Join(t.TempDir(), "older")
+	runScript(t, "backup.sh", []string{"DATABASE_URL=" + e.DBURL}, olderBackup, "postgresql")
+	other := createAccount(t, e, bin)
+	orphan, _ := e.CreateEndpoint(t, before, other.OwnerKey, "orphan")
 
 	ld := startReports(before, number)
 	time.Sleep(3 * time.Second)
@@ -171,8 +179,71 @@ func TestBackupRestoreDrill(t *testing.T) {
 	if !after.Running() {
 		t.Fatal("the restored service exited")
 	}
+	defer restoreOlderDatabase(t, e, bin, olderBackup, after, key, number, orphan, other.OwnerKey, other.AccountID, keptIn)
 	t.Logf("FIGURES restore-drill: calls committed before the dump=%d (undelivered at the dump=%d, all delivered %s after the restored service started, repeats=%d); reported after the dump (lost, 404)=%d; endpoints restored=2, created between the backups (404)=1; balance %d = ledger sum",
 		len(committed), undelivered, deliveredAfter.Round(100*time.Millisecond), tl.Repeats, len(gone), got)
+}
+
+// Second act: the same etcd with the older PostgreSQL backup, so an endpoint in etcd names
+// an account the database does not hold. The service starts, says so in one log line, and
+// answers 401 to that account's key and 404 for its endpoint; the other account works.
+func restoreOlderDatabase(t *testing.T, e *servetest.Env, bin, olderBackup string, prev *servetest.Replica,
+	key, number string, orphan servetest.Endpoint, orphanKey, orphanAccount string, keptIn *servetest.Inbox) {
+	t.Helper()
+	prev.Stop()
+	if err := e.PG.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	pg, err := pgcluster.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.UsePostgreSQL(pg); err != nil {
+		t.Fatal(err)
+	}
+	runScript(t, "restore.sh", []string{"DATABASE_URL=" + e.DBURL}, olderBackup, "postgresql")
+	r := e.StartReplica(t, bin, "older-database", "restore-drill")
+	const line = "webhook endpoints name an account PostgreSQL does not hold"
+	servetest.WaitFor(t, "the log line about the endpoint without an account", time.Minute, func() bool {
+		return r.LogContains(line) && r.LogContains(orphanAccount)
+	})
+	api := "http://" + r.API + "/v1"
+	if status, _, body := servetest.Do("GET", api+"/webhooks", orphanKey, nil); status != http.StatusUnauthorized {
+		t.Errorf("the missing account's key: %d %s, want 401", status, body)
+	}
+	if status, _, body := servetest.Do("GET", api+"/webhooks/"+orphan.PublicID+"/deliveries", key, nil); status != http.StatusNotFound {
+		t.Errorf("the orphan endpoint through another account: %d %s, want 404", status, body)
+	}
+	call := servetest.ReportCall(t, r, servetest.UniqueRef("older", 0), number)
+	keptIn.WaitAll(t, []string{call}, 2*time.Minute)
+	time.Sleep(2 * time.Second)
+	if !r.Running() {
+		t.Fatal("the service exited on a restore that disagrees")
+	}
+	if n := r.LogCount(line); n != 1 {
+		t.Errorf("the orphan endpoint was logged %d times, want once per leader term", n)
+	}
+}
+
+// createAccount makes a second account with the Integrations add-on (webhooks) through the
+// admin CLI.
+func createAccount(t *testing.T, e *servetest.Env, bin string) servetest.Demo {
+	t.Helper()
+	out := e.Run(t, bin, "admin", "create-account", "--name=Second Ltd", "--owner-name=Owner", "--owner-email=owner@second.example",
+		"--addon=integrations")
+	var d servetest.Demo
+	for _, line := range strings.Split(out, "\n") {
+		if id, ok := strings.CutPrefix(line, "account "); ok {
+			d.AccountID = strings.TrimSpace(id)
+		}
+		if k, ok := strings.CutPrefix(line, "key "); ok {
+			d.OwnerKey = strings.Fields(k)[0]
+		}
+	}
+	if d.AccountID == "" || d.OwnerKey == "" {
+		t.Fatalf("create-account printed no account or key:\n%s", out)
+	}
+	return d
 }
 
 // runScript runs a script of hack/ with env added, failing the test on error.
