@@ -16,7 +16,6 @@ dir="${1:?usage: hack/backup.sh DIR [etcd|postgresql]}"
 only="${2:-}" # one store only (a drill of backups taken apart); both by default
 : "${DATABASE_URL:?set DATABASE_URL}"
 [[ "$only" == postgresql ]] || : "${ETCDCTL_ENDPOINTS:?set ETCDCTL_ENDPOINTS}"
-export ETCDCTL_API=3
 here="$(cd "$(dirname "$0")" && pwd)"
 pg_bin() {
   if [[ -n "${PG_BINDIR:-}" ]]; then echo "$PG_BINDIR/$1"; return; fi
