@@ -67,8 +67,10 @@ type failureStreak struct {
 }
 
 // failingGrace is how long an endpoint's status must show it failing before the engine
-// stops its first attempts on that alone (as the back-pressure counts it): an endpoint
-// that fails now and then has failingSince set for a moment after each failure.
+// stops its first attempts on that alone, and before the backlog stops counting its pending
+// deliveries: an endpoint that fails now and then has failingSince set for a moment after
+// each failure (failingSince is the start of the first failed attempt, so an endpoint that
+// hangs past the 10 s timeout is past it at once).
 const failingGrace = 10 * time.Second
 
 // endpointFailing decides whether first attempts to an endpoint stop, its deliveries going
