@@ -321,7 +321,7 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Opt
 	if err := backlog.SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
-	if err := mgr.Add(&controllers.OrphanEndpoints{Reader: mgr.GetAPIReader(), Store: st}); err != nil {
+	if err := mgr.Add(&delivery.OrphanEndpoints{Reader: mgr.GetAPIReader(), Store: st}); err != nil {
 		return err
 	}
 	return mgr.Add(&delivery.Dispatcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
