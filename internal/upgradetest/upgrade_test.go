@@ -73,7 +73,7 @@ func TestPreviousReleaseOnNewSchema(t *testing.T) {
 		}
 		return delivered >= len(calls)
 	})
-	t.Logf("FIGURES compat: previous release on a schema with %d newer migrations applied first (of this tree's); %d calls delivered, signatures verified",
+	t.Logf("FIGURES compat: previous release on this tree's schema (%d migrations applied first); %d calls delivered, signatures verified",
 		len(applied), len(calls))
 }
 
