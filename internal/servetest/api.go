@@ -114,5 +114,6 @@ func UniqueRef(prefix string, i int) string {
 // Bad5xx reports whether an answer is a server error other than 503 with Retry-After
 // (the one server error the spec allows: a dependency is unavailable, come back later).
 func Bad5xx(status int, h http.Header) bool {
-	return status >= 500 && !(status == http.StatusServiceUnavailable && h.Get("Retry-After") != "")
+	unavailable := status == http.StatusServiceUnavailable && h.Get("Retry-After") != ""
+	return status >= 500 && !unavailable
 }

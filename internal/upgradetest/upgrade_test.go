@@ -116,9 +116,9 @@ func TestRollingUpgradeUnderLoad(t *testing.T) {
 	cancel()
 	gap, holders := leases.result()
 
-	tl := in.WaitAll(t, res.calls, 2*time.Minute)
+	in.WaitAll(t, res.calls, 2*time.Minute)
 	time.Sleep(2 * time.Second) // a second deliverer would show up by now
-	tl = in.Tally(res.calls)
+	tl := in.Tally(res.calls)
 	if len(res.bad) > 0 {
 		t.Errorf("%d answers were 5xx other than 503 with Retry-After, e.g. %v", len(res.bad), res.bad[:min(5, len(res.bad))])
 	}
