@@ -185,7 +185,7 @@ func TestBackupRestoreDrill(t *testing.T) {
 		t.Fatal("the restored service exited")
 	}
 	defer restoreOlderDatabase(t, e, bin, olderBackup, after, key, number, orphan, other.OwnerKey, other.AccountID, keptIn)
-	t.Logf("FIGURES restore-drill: calls committed before the dump=%d (undelivered at the dump=%d, all delivered %s after the restored service started, repeats=%d); reported after the dump (lost, 404)=%d; endpoints restored=2, created between the backups (404)=1; balance %d = ledger sum",
+	t.Logf("FIGURES restore-drill: calls committed before the dump=%d (undelivered when the stores were destroyed=%d, all delivered %s after the restored service started, repeats=%d); reported after the dump (lost, 404)=%d; endpoints restored=2, created between the backups (404)=1; balance %d = ledger sum",
 		len(committed), undelivered, deliveredAfter.Round(100*time.Millisecond), tl.Repeats, len(gone), got)
 }
 
