@@ -48,8 +48,10 @@ type Dispatcher struct {
 	Reader client.Reader
 	Store  *store.Store
 	Clock  clock.PassiveClock
-	// Interval is how often the outbox is polled when it was empty (default 500 ms; 20 ms
-	// with First).
+	// Interval is how often the outbox is polled when it was empty (default 1 s). It is the
+	// fallback only: a commit that queues events wakes the dispatcher at once
+	// (store.ListenOutbox), and events released after a failed fan-out or left by an expired
+	// claim are found by the poll.
 	Interval time.Duration
 	// BatchSize is how many events one claim takes (default 200).
 	BatchSize int
@@ -96,6 +98,9 @@ const DefaultMaxQueuedDeliveries = 1024
 // DefaultMaxPendingDeliveries bounds the deliveries waiting for a first attempt.
 const DefaultMaxPendingDeliveries = 2000
 
+// DefaultPollInterval is how often the dispatcher polls the outbox when no commit woke it.
+const DefaultPollInterval = time.Second
+
 // DefaultEventLease is how long a dispatcher's claim on outbox events lasts.
 const DefaultEventLease = time.Minute
 
@@ -105,22 +110,35 @@ const DefaultMaxLiveDeliveriesPerEndpoint = 10000
 // NeedLeaderElection: one dispatcher at a time (FOR UPDATE SKIP LOCKED keeps two safe too).
 func (w *Dispatcher) NeedLeaderElection() bool { return true }
 
-// Start polls until ctx ends.
+// Start claims and fans out events until ctx ends: whenever a commit queued some (see
+// listen), when room frees up after the backlog or the engine was full, and every Interval.
 func (w *Dispatcher) Start(ctx context.Context) error {
 	w.defaults()
 	// First attempts cut short by ctx release their events' claims before Start returns, so
 	// the next leader takes them at once.
 	defer w.jobs.Wait()
+	queued := make(chan struct{}, 1)
+	listening := make(chan struct{})
+	go func() {
+		defer close(listening)
+		w.listen(ctx, queued)
+	}()
+	defer func() { <-listening }()
 	// The poll interval only paces the loop (real time); every recorded time comes from Clock.
 	ticker := time.NewTicker(w.Interval)
 	defer ticker.Stop()
-	var changed <-chan struct{}
+	var backlogRoom, engineRoom <-chan struct{}
 	if w.Backlog != nil {
-		changed = w.Backlog.Changed()
+		backlogRoom = w.Backlog.Changed()
 	}
+	if w.First != nil {
+		engineRoom = w.First.Changed()
+	}
+	var lastPass time.Time
 	for {
 		limit := w.limit()
 		if limit > 0 {
+			lastPass = time.Now()
 			n, err := w.dispatch(ctx, limit)
 			if err != nil && ctx.Err() == nil {
 				w.Log.Error(err, "dispatch webhook events")
@@ -129,31 +147,72 @@ func (w *Dispatcher) Start(ctx context.Context) error {
 				continue
 			}
 		}
-		// The outbox was empty, or the backlog full: wait for the next poll, or for room.
+		// Wait for what was missing: events (the outbox was empty) or room (the backlog or the
+		// engine was full). A signal not waited for stays pending (the channels hold one).
+		wake, roomA, roomB := (<-chan struct{})(queued), backlogRoom, engineRoom
+		if limit > 0 {
+			roomA, roomB = nil, nil
+		} else {
+			wake = nil
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C:
-		case <-changed:
-			if limit > 0 {
-				// Room was not what was missing: wait for the poll.
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-ticker.C:
-				}
-			}
+		case <-wake:
+		case <-roomA:
+			sleepCtx(ctx, roomGap-time.Since(lastPass))
+		case <-roomB:
+			sleepCtx(ctx, roomGap-time.Since(lastPass))
 		}
+	}
+}
+
+// roomGap is the least time between two passes woken by room: each finished first attempt
+// frees room for one event, and a pass per attempt would claim events one at a time.
+const roomGap = 20 * time.Millisecond
+
+// sleepCtx waits d, or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// listen signals queued after each commit that queues events, until ctx ends; a lost
+// connection is opened again after a growing pause (the poll goes on meanwhile).
+func (w *Dispatcher) listen(ctx context.Context, queued chan<- struct{}) {
+	signal := func() {
+		select {
+		case queued <- struct{}{}:
+		default:
+		}
+	}
+	backoff := time.Second
+	for {
+		err := w.Store.ListenOutbox(ctx, signal)
+		if ctx.Err() != nil {
+			return
+		}
+		w.Log.Error(err, "the outbox listener lost PostgreSQL; polling every interval until it is back", "retry in", backoff.String())
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 30*time.Second)
 	}
 }
 
 func (w *Dispatcher) defaults() {
 	if w.Interval <= 0 {
-		w.Interval = 500 * time.Millisecond
-		if w.First != nil {
-			// The engine delivers as soon as it claims: poll often (an indexed probe).
-			w.Interval = 20 * time.Millisecond
-		}
+		w.Interval = DefaultPollInterval
 	}
 	if w.BatchSize <= 0 {
 		w.BatchSize = 200
