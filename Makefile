@@ -16,7 +16,11 @@ GOLANGCI_LINT_VERSION ?= $(call tool_version,github.com/golangci/golangci-lint/v
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 KUBECTL ?= kubectl
 GO_TEST_FLAGS ?= -count=1 -timeout 40m
+# The release before this one: the upgrade tests run its binary (built from this repository's
+# history by hack/previous-release.sh) against this release's schema. Move it at each release.
+PREVIOUS_RELEASE ?= f0c53fda29026ee657b9bc97ab9d23afec34c274
 export SWITCHBOARD_CACHE := $(CACHE_DIR)
+export PREVIOUS_RELEASE
 
 .PHONY: all
 all: build
@@ -73,9 +77,13 @@ envtest: ## Build (once) and cache kube-apiserver and etcd for envtest.
 	@hack/envtest-binaries.sh >/dev/null
 
 .PHONY: test
-test: tools verify-tracked verify-generated verify-config vet lint envtest ## Run unit and envtest integration tests (real kube-apiserver, etcd, PostgreSQL).
+test: tools verify-tracked verify-generated verify-config vet lint envtest previous-release ## Run unit and envtest integration tests (real kube-apiserver, etcd, PostgreSQL).
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed on:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
-	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" go test $(GO_TEST_FLAGS) ./...
+	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" PREVIOUS_RELEASE_BIN="$$(hack/previous-release.sh)" go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: previous-release
+previous-release: ## Build (once) and cache the previous release's binary (PREVIOUS_RELEASE) for the upgrade tests.
+	@hack/previous-release.sh >/dev/null
 
 .PHONY: bench
 bench: tools envtest ## Run the benchmarks (see docs/benchmarks.md), one package at a time.

@@ -20,6 +20,7 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/apiserver"
 	"github.com/switchboard-dev/switchboard/controllers"
+	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/kubeapi"
@@ -314,7 +315,10 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Opt
 	deliveries := &controllers.WebhookDeliveryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
 		Sender: engine.sender, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, PerEndpoint: engine.perEndpoint, Recorder: recorder,
 		Slots: engine.slots, InFlight: engine.inFlight, Health: engine.health}
-	return deliveries.SetupWithManager(ctx, mgr)
+	if err := deliveries.SetupWithManager(ctx, mgr); err != nil {
+		return err
+	}
+	return mgr.Add(&delivery.OrphanEndpoints{Reader: mgr.GetAPIReader(), Store: st})
 }
 
 // httpRunnable serves an HTTP API on every replica (not only the leader).

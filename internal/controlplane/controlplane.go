@@ -41,6 +41,19 @@ type Env struct {
 // Start starts kube-apiserver and etcd from $KUBEBUILDER_ASSETS and installs the CRDs of
 // config/crd/bases (found from the module root, so it works from any package's test).
 func Start(ctx context.Context) (*Env, error) {
+	return StartWith(ctx, Options{})
+}
+
+// Options are what a caller may choose about the control plane.
+type Options struct {
+	// EtcdDataDir is etcd's data directory, kept when the control plane stops; a directory an
+	// etcd snapshot was restored into starts etcd with that state. Empty: a temporary
+	// directory, removed on Stop.
+	EtcdDataDir string
+}
+
+// StartWith is Start with options.
+func StartWith(ctx context.Context, opts Options) (*Env, error) {
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		return nil, errors.New("KUBEBUILDER_ASSETS is not set: run via make test / make run, or export KUBEBUILDER_ASSETS=$(hack/envtest-binaries.sh)")
@@ -74,6 +87,9 @@ func Start(ctx context.Context) (*Env, error) {
 		BinaryAssetsDirectory:    assets,
 		ControlPlaneStartTimeout: 2 * time.Minute,
 		ControlPlaneStopTimeout:  time.Minute,
+	}
+	if opts.EtcdDataDir != "" {
+		te.ControlPlane.Etcd = &envtest.Etcd{DataDir: opts.EtcdDataDir}
 	}
 	kas := te.ControlPlane.GetAPIServer().Configure()
 	kas.Append("token-auth-file", tokenFile)
@@ -141,7 +157,12 @@ func writeTokenFile() (dir, token string, err error) {
 	return dir, token, nil
 }
 
-// Stop stops kube-apiserver and etcd and removes their data.
+// EtcdURL is etcd's client URL (plain HTTP on loopback), for etcdctl.
+func (e *Env) EtcdURL() string {
+	return e.env.ControlPlane.Etcd.URL.String()
+}
+
+// Stop stops kube-apiserver and etcd and removes their data (not an EtcdDataDir of Options).
 func (e *Env) Stop() error {
 	err := e.env.Stop()
 	return errors.Join(err, os.RemoveAll(e.tokenDir))

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
 )
 
 //go:embed migrations/*.sql
@@ -104,7 +105,14 @@ func newMigrationProvider(db *sql.DB) (*goose.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithGoMigrations(partitionOutboxMigration))
+	// Replicas that start together all migrate: a session advisory lock makes the others
+	// wait for the first and then find nothing to do, instead of racing on the same DDL.
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return nil, err
+	}
+	return goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithSessionLocker(locker),
+		goose.WithGoMigrations(partitionOutboxMigration))
 }
 
 // isUniqueViolation reports whether err is a unique-constraint violation.

@@ -2,8 +2,14 @@ package store_test
 
 import (
 	"context"
+	"fmt"
+	"net/url"
 	"os"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
@@ -19,5 +25,47 @@ func TestMigrateIsIdempotent(t *testing.T) {
 	}
 	if len(applied) != 0 {
 		t.Fatalf("second migration run applied %v, want nothing", applied)
+	}
+}
+
+// Replicas started together migrate at once: each waits for the first and none fails.
+func TestConcurrentMigrationsApplyOnce(t *testing.T) {
+	ctx := context.Background()
+	base := storetest.NewDatabaseURL(t)
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("empty_%d", time.Now().UnixNano())
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+name)
+	conn.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	const replicas = 4
+	var wg sync.WaitGroup
+	applied := make([][]int64, replicas)
+	errs := make([]error, replicas)
+	for i := range replicas {
+		wg.Go(func() { applied[i], errs[i] = store.Migrate(ctx, u.String()) })
+	}
+	wg.Wait()
+	total := 0
+	for i := range replicas {
+		if errs[i] != nil {
+			t.Errorf("replica %d: %v", i, errs[i])
+		}
+		total += len(applied[i])
+		if len(applied[i]) != 0 && total != len(applied[i]) {
+			t.Errorf("two replicas applied migrations: %v", applied)
+		}
+	}
+	if total == 0 {
+		t.Error("no replica applied the migrations")
 	}
 }
