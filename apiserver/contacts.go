@@ -18,7 +18,7 @@ import (
 )
 
 // Limits of the contact write payload. The spec leaves field lengths open; these are
-// generous for any address book (README lists them).
+// generous for any address book (docs/api-decisions.md lists them).
 const (
 	contactsMaxPerPage     = 100
 	contactsDefaultPerPage = 25

@@ -649,7 +649,7 @@ func TestContactsBulkUpsertValidation(t *testing.T) {
 }
 
 // fullContact is a contact write payload with every field at its documented limit
-// (README: names 200, email 320, notes 2000, URLs 2048, external_id 255, source 100, 20 phones
+// (docs/api-decisions.md: names 200, email 320, notes 2000, URLs 2048, external_id 255, source 100, 20 phones
 // with 50-character labels), numbers as long as a number field is read.
 func fullContact(i int) map[string]any {
 	pad := func(prefix string, n int) string { return prefix + strings.Repeat("x", n-len(prefix)) }
@@ -665,7 +665,7 @@ func fullContact(i int) map[string]any {
 		"source_updated_at": "2024-01-02T03:04:05.123456789+05:30", "phones": ps}
 }
 
-// The spec allows 500 contacts a batch and README gives each field's limit: a batch within
+// The spec allows 500 contacts a batch and docs/api-decisions.md gives each field's limit: a batch within
 // both is accepted, however large its body (here about 5 MB).
 func TestContactsBulkUpsertOfFullContacts(t *testing.T) {
 	h, _ := newContactsHarness(t)

@@ -8,7 +8,7 @@ import (
 	"github.com/switchboard-dev/switchboard/api/client"
 )
 
-// The README's example; compiled with the tests so it stays true.
+// The example of docs/api-decisions.md; compiled with the tests so it stays true.
 func Example() {
 	ctx := context.Background()
 	api, err := client.New("https://api.switchboard.example/v1", os.Getenv("SWITCHBOARD_API_KEY"), client.Options{})

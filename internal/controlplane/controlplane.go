@@ -93,7 +93,7 @@ func Start(ctx context.Context) (*Env, error) {
 const tokenFileName = "tokens.csv"
 
 // Tuning of the control plane this package starts for the webhook delivery load, measured in
-// docs/benchmarks.md (the same settings suit a cluster of your own; see the README).
+// docs/benchmarks.md (the same settings suit a cluster of your own; see docs/operations.md).
 const (
 	// NoWatchCacheFor turns kube-apiserver's watch cache off for WebhookDeliveries: they live
 	// well under a second and one client watches them (the manager), so the cache is a second

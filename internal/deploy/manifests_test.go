@@ -27,7 +27,7 @@ import (
 )
 
 // operatorSecrets are the Secrets (name: keys) the operator creates; no manifest holds a
-// secret value. README "Deploy" must name each of them.
+// secret value. docs/operations.md "Deploy" must name each of them.
 var operatorSecrets = map[string][]string{
 	"switchboard-database":     {"url"},
 	"switchboard-link-signing": {"key"},
@@ -303,13 +303,13 @@ func checkWiring(t *testing.T, r rendered, s3 bool) {
 				}
 			}
 		}
-		readme, err := os.ReadFile(filepath.Join(configDir(t), "..", "README.md"))
+		ops, err := os.ReadFile(filepath.Join(configDir(t), "..", "docs", "operations.md"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for name := range operatorSecrets {
-			if !strings.Contains(string(readme), name) {
-				t.Errorf("README.md does not tell the operator to create the Secret %s", name)
+			if !strings.Contains(string(ops), name) {
+				t.Errorf("docs/operations.md does not tell the operator to create the Secret %s", name)
 			}
 		}
 	})

@@ -32,7 +32,7 @@ func switchboardMain() int {
 	return 0
 }
 
-// README "Deploy / From parts": a kube-apiserver with the CRDs, a PostgreSQL database, the
+// docs/operations.md "Deploy / From parts": a kube-apiserver with the CRDs, a PostgreSQL database, the
 // secrets in the environment and `switchboard serve` with the flags shown there.
 func TestServeFromParts(t *testing.T) {
 	ctx := context.Background()

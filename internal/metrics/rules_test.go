@@ -100,8 +100,8 @@ func metricNames(t *testing.T) map[string]bool {
 }
 
 // Every switchboard_ metric the alerts use exists (a rename would silence an alert), and the
-// README's table lists every metric.
-func TestAlertsAndREADMEName(t *testing.T) {
+// operators' metrics table (docs/operations.md) lists every metric.
+func TestAlertsAndMetricsTableName(t *testing.T) {
 	names := metricNames(t)
 	used := regexp.MustCompile(`switchboard_[a-z_]+`).FindAllString(string(ruleGroups(t)), -1)
 	if len(used) == 0 {
@@ -118,13 +118,13 @@ func TestAlertsAndREADMEName(t *testing.T) {
 			t.Errorf("the alerts use %s, which is not defined", n)
 		}
 	}
-	readme, err := os.ReadFile("../../README.md")
+	table, err := os.ReadFile("../../docs/operations.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for n := range names {
-		if !strings.Contains(string(readme), "`"+n+"`") {
-			t.Errorf("README.md does not list %s", n)
+		if !strings.Contains(string(table), "`"+n+"`") {
+			t.Errorf("docs/operations.md (Metrics and alerts) does not list %s", n)
 		}
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Number statuses and ownerships (README, "Values and shapes the spec leaves open").
+// Number statuses and ownerships (docs/api-decisions.md, "Values and shapes the spec leaves open").
 const (
 	Assigned  = "assigned"
 	Porting   = "porting"

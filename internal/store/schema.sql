@@ -669,6 +669,18 @@ CREATE FUNCTION public.events_once_per_call() RETURNS trigger
 		END $$;
 
 --
+-- Name: outbox_notify(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.outbox_notify() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pg_notify('switchboard_outbox', '');
+    RETURN NULL;
+END $$;
+
+--
 -- Name: realtime_account_changed(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -3110,6 +3122,12 @@ CREATE TRIGGER contact_phones_directory_update AFTER UPDATE ON public.contact_ph
 --
 
 CREATE TRIGGER events_once_per_call BEFORE INSERT ON public.events FOR EACH ROW EXECUTE FUNCTION public.events_once_per_call();
+
+--
+-- Name: events events_outbox_notify; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER events_outbox_notify AFTER INSERT ON public.events FOR EACH STATEMENT EXECUTE FUNCTION public.outbox_notify();
 
 --
 -- Name: events events_realtime; Type: TRIGGER; Schema: public; Owner: -
