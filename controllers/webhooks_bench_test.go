@@ -263,7 +263,11 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(st.Close)
-	benchkit.FindPostmaster(st.Pool)
+	var backend int
+	if err := st.Pool.QueryRow(context.Background(), `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+		b.Fatal(err)
+	}
+	benchkit.FindPostmaster(backend)
 
 	allSucceed := func(name string, rate int) {
 		b.Run(name, func(b *testing.B) {

@@ -107,20 +107,6 @@ func newMigrationProvider(db *sql.DB) (*goose.Provider, error) {
 	return goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithGoMigrations(partitionOutboxMigration))
 }
 
-// InTx runs fn in a transaction, committing when it returns nil. When ctx carries a request's
-// Idempotency-Key claim, the same transaction marks the key committed (idempotency.go).
-func (s *Store) InTx(ctx context.Context, fn func(pgx.Tx) error) error {
-	if claim := idempotencyClaimFrom(ctx); claim != nil {
-		return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-			if err := markIdempotencyCommitted(ctx, tx, claim); err != nil {
-				return err
-			}
-			return fn(tx)
-		})
-	}
-	return pgx.BeginFunc(ctx, s.Pool, fn)
-}
-
 // isUniqueViolation reports whether err is a unique-constraint violation.
 func isUniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError
