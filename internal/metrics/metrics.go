@@ -102,6 +102,8 @@ var collectors = []prometheus.Collector{apiRequests, apiDuration, apiRateLimited
 	transcriptionJobs, transcriptionJobDuration, transcriptionChargedMinutes, transcriptionChargedPence, transcriptionRefundedPence,
 	ingestReports, collectErrors, gauges}
 
+func init() { collectors = append(collectors, retentionCollectors...) }
+
 func init() {
 	ctrlmetrics.Registry.MustRegister(collectors...)
 	// Series of fixed label sets start at 0, so rate() and increase() see their first event.

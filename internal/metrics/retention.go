@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 // Retention of the outbox and the delivery history (internal/retention), set by the leader's
@@ -40,10 +39,9 @@ var (
 	}, []string{"table"})
 )
 
-func init() {
-	ctrlmetrics.Registry.MustRegister(retentionDefaultRows, retentionAhead, retentionBytes, retentionDropped,
-		retentionRefused, retentionRuns, retentionPruned)
-}
+// retentionCollectors are registered with the others (collectors, metrics.go).
+var retentionCollectors = []prometheus.Collector{retentionDefaultRows, retentionAhead, retentionBytes, retentionDropped,
+	retentionRefused, retentionRuns, retentionPruned}
 
 // RetentionTable records what the maintainer saw of table at the end of a run.
 func RetentionTable(table string, defaultRows int64, ahead time.Duration, bytes int64) {
