@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"

@@ -2,6 +2,7 @@ package apiserver_test
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"reflect"
 	"strings"
@@ -82,6 +83,16 @@ func insertTestRecording(t *testing.T, st *store.Store, accountID, callID int64,
 		t.Fatal(err)
 	}
 	return id, pid
+}
+
+// deleteRecording marks one of the account's recordings deleted, as retention does.
+func deleteRecording(st *store.Store, accountID int64, publicID string, at time.Time) error {
+	tag, err := st.Pool.Exec(context.Background(), `UPDATE recordings SET deleted_at = $3
+		WHERE account_id = $1 AND public_id = $2 AND deleted_at IS NULL`, accountID, publicID, at)
+	if err == nil && tag.RowsAffected() != 1 {
+		err = fmt.Errorf("recording %s not deleted", publicID)
+	}
+	return err
 }
 
 type testTranscript struct {

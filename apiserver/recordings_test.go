@@ -252,7 +252,7 @@ func TestRecordingStreamURL(t *testing.T) {
 	t.Run("a deleted recording is not found", func(t *testing.T) {
 		gone := h.addRecording(t, tenant.Account.ID, testAudio(64), 3)
 		path := h.linkPath(t, tenant.OwnerKey, gone.PublicID)
-		if err := h.store.DeleteRecording(ctx, tenant.Account.ID, gone.PublicID, h.clock.Now()); err != nil {
+		if err := deleteRecording(h.store, tenant.Account.ID, gone.PublicID, h.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		if resp := h.api.Do(t, "", "GET", path, nil); resp.Status != http.StatusNotFound {
@@ -364,7 +364,7 @@ func TestRecordingTranscript(t *testing.T) {
 	})
 
 	t.Run("another account's, unknown and deleted recordings are not found", func(t *testing.T) {
-		if err := h.store.DeleteRecording(ctx, tenant.Account.ID, done.PublicID, h.clock.Now()); err != nil {
+		if err := deleteRecording(h.store, tenant.Account.ID, done.PublicID, h.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range []string{foreign.PublicID, "rec_unknown", done.PublicID} {
@@ -508,7 +508,7 @@ func TestRecordingTranscriptEstimate(t *testing.T) {
 		}
 	})
 	t.Run("another account's, unknown and deleted recordings are not found", func(t *testing.T) {
-		if err := h.store.DeleteRecording(ctx, acct, long.PublicID, h.clock.Now()); err != nil {
+		if err := deleteRecording(h.store, acct, long.PublicID, h.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range []string{foreign.PublicID, "rec_unknown", long.PublicID} {

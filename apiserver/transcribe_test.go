@@ -201,7 +201,7 @@ func TestTranscribeCallRefusals(t *testing.T) {
 		t.Errorf("422 body %s", resp)
 	}
 	deleted := txtest.RecordedCall(t, h.store, acct, txtest.CallOptions{})
-	if err := h.store.DeleteRecording(ctx, acct, deleted.RecordingPublicID, transcribeNow); err != nil {
+	if err := deleteRecording(h.store, acct, deleted.RecordingPublicID, transcribeNow); err != nil {
 		t.Fatal(err)
 	}
 	expect("call whose recording was deleted", post(tenant.OwnerKey, "/v1/calls/"+deleted.PublicID+"/transcribe"), http.StatusUnprocessableEntity)

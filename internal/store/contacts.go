@@ -204,12 +204,6 @@ func (s *Store) ListContacts(ctx context.Context, accountID int64, f ContactFilt
 	return out, total, nil
 }
 
-// GetContact reads one of the account's contacts.
-func (s *Store) GetContact(ctx context.Context, accountID int64, publicID string) (Contact, error) {
-	return scanContact(s.Pool.QueryRow(ctx, `SELECT `+contactColumns+` FROM contacts c
-		WHERE c.account_id = $1 AND c.public_id = $2`, accountID, publicID))
-}
-
 func getContactByID(ctx context.Context, q pgx.Tx, id int64) (Contact, error) {
 	return scanContact(q.QueryRow(ctx, `SELECT `+contactColumns+` FROM contacts c WHERE c.id = $1`, id))
 }

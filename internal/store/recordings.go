@@ -73,13 +73,3 @@ func (s *Store) CreateRecording(ctx context.Context, in NewRecording) (Recording
 		in.AccountID, NewPublicID(PrefixRecording), in.CallID, in.MessageSlipID, in.Kind, in.StorageKey,
 		in.ContentType, in.DurationSeconds, in.SizeBytes, createdAt))
 }
-
-// DeleteRecording marks one of the account's recordings deleted; links to it stop working.
-func (s *Store) DeleteRecording(ctx context.Context, accountID int64, publicID string, at time.Time) error {
-	tag, err := s.Pool.Exec(ctx, `UPDATE recordings SET deleted_at = $3
-		WHERE account_id = $1 AND public_id = $2 AND deleted_at IS NULL`, accountID, publicID, at)
-	if err == nil && tag.RowsAffected() == 0 {
-		err = ErrNotFound
-	}
-	return err
-}

@@ -20,16 +20,6 @@ type WebhookEvent struct {
 	CreatedAt time.Time
 }
 
-// WebhookEventByID reads an event's fixed body. ErrNotFound when it is gone.
-func (s *Store) WebhookEventByID(ctx context.Context, id uuid.UUID) (WebhookEvent, error) {
-	ev := WebhookEvent{ID: id}
-	err := s.Pool.QueryRow(ctx, `SELECT type, body, created_at FROM events WHERE id = $1`, id).Scan(&ev.Type, &ev.Body, &ev.CreatedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return ev, ErrNotFound
-	}
-	return ev, err
-}
-
 // EventForDelivery reads the event a delivery sends and whether that delivery is already in
 // the history. ErrNotFound when the event is gone (recorded still set). Calls made at the same
 // time by several workers share one round trip (see batcher).
@@ -204,14 +194,6 @@ func (s *Store) recordFinishedDeliveries(ctx context.Context, ds []FinishedDeliv
 		return nil, errs
 	}
 	return make([]struct{}, n), nil
-}
-
-// DeliveryRecorded reports whether a delivery is already in the history (its resource may
-// outlive the row by a moment when the manager stopped in between).
-func (s *Store) DeliveryRecorded(ctx context.Context, deliveryName string) (bool, error) {
-	var ok bool
-	err := s.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_delivery_history WHERE delivery_name = $1)`, deliveryName).Scan(&ok)
-	return ok, err
 }
 
 // DeliveryHistory lists an endpoint's finished deliveries created since, newest first.
