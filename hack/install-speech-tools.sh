@@ -3,7 +3,8 @@
 #   pocketsphinx + pocketsphinx-en-us  the default local speech-to-text engine (CMU PocketSphinx,
 #                                      US English model; pocketsphinx_continuous)
 #   sox                                resamples recordings to the 16 kHz mono 16-bit WAV it reads
-#   espeak-ng                          speaks scripts to WAV for tests and the demo
+#   espeak-ng                          speaks scripts to WAV for tests, the demo and the benchmark
+#   pocketsphinx-testdata              human recordings with transcriptions for the benchmark
 # Idempotent and quick when everything is there. Tests that need these skip without them.
 set -euo pipefail
 log() { echo "install-speech-tools: $*" >&2; }
@@ -12,6 +13,7 @@ command -v pocketsphinx_continuous >/dev/null 2>&1 || need+=(pocketsphinx)
 [[ -d /usr/share/pocketsphinx/model/en-us ]] || need+=(pocketsphinx-en-us)
 command -v sox >/dev/null 2>&1 || need+=(sox libsox-fmt-base)
 command -v espeak-ng >/dev/null 2>&1 || need+=(espeak-ng)
+[[ -d /usr/share/pocketsphinx/test/data/librivox ]] || need+=(pocketsphinx-testdata)
 if [[ ${#need[@]} -eq 0 ]]; then
   exit 0
 fi
