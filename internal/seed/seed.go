@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/internal/auth"
@@ -302,8 +301,8 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 		}
 		s := rec.story
 		minutes := (rec.seconds + 59) / 60
-		if err := st.InTx(ctx, func(tx pgx.Tx) error {
-			_, err := store.ApplyLedgerEntry(ctx, tx, acct.ID, store.LedgerCharge, -int64(minutes*5),
+		if err := st.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.ApplyLedgerEntry(ctx, acct.ID, store.LedgerCharge, -int64(minutes*5),
 				fmt.Sprintf("Transcription, %d min", minutes), "", started.Add(time.Duration(duration)*time.Second))
 			return err
 		}); err != nil && !errors.Is(err, store.ErrInsufficientBalance) {
