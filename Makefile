@@ -92,6 +92,11 @@ bench: tools envtest ## Run the benchmarks (see docs/benchmarks.md), one package
 	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" CONVOY_BIN= go test -p 1 -run '^$$' -bench . -benchtime 1x -timeout 120m ./...
 	@if [ -n "$$CONVOY_SRC$$CONVOY_BIN" ]; then hack/bench/peer.sh; \
 	else echo "Convoy comparison skipped: set CONVOY_SRC or CONVOY_BIN to run it (make bench-peer, docs/benchmarks.md)"; fi
+	$(MAKE) bench-stt
+
+.PHONY: bench-stt
+bench-stt: tools ## Speech-to-text word error rate and real-time factor per engine (docs/transcription.md; BENCH_STT_LIMIT=N for a quick run).
+	go run ./hack/sttbench -limit $(or $(BENCH_STT_LIMIT),0) -hypotheses $(CACHE_DIR)/stt-bench-hypotheses.txt
 
 .PHONY: bench-peer
 bench-peer: tools envtest ## Switchboard and Convoy side by side, same harness and cases (CONVOY_SRC or CONVOY_BIN; BENCH_EVENTS, default 2000).

@@ -305,6 +305,21 @@ var _ = Describe("TranscriptionJob controller", func() {
 		Expect(txtest.MoneyOf(GinkgoT(), tj.store, t.Account.ID)).To(Equal(txtest.Money{BalancePence: 1000, LedgerSum: 1000, LedgerEntries: 5}))
 	})
 
+	It("fails and refunds a recording with no recognised speech, which may then be transcribed again", func() {
+		t := funded(1000)
+		silent := recorded(t, "", txtest.CallOptions{})
+		ch := start(t, silent)
+		job := eventuallyPhase(ch, switchboardv1alpha1.TranscriptionJobPhaseFailed)
+		Expect(meta.FindStatusCondition(job.Status.Conditions, switchboardv1alpha1.ConditionReady).Reason).To(Equal(switchboardv1alpha1.ReasonNoSpeech))
+		Expect(job.Status.Refunded).To(BeTrue())
+		Expect(transcriptOf(t, silent).Status).To(Equal("failed"))
+		Expect(txtest.MoneyOf(GinkgoT(), tj.store, t.Account.ID)).To(Equal(txtest.Money{BalancePence: 1000, LedgerSum: 1000, LedgerEntries: 3}))
+		Expect(countRows(`SELECT count(*) FROM events WHERE call_id = $1 AND type = 'transcript.ready'`, silent.ID)).To(BeZero())
+		res, err := service().Start(ctx, store.TranscribeRequest{AccountID: t.Account.ID, CallPublicID: silent.PublicID})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Outcome).To(Equal(store.TranscribeStarted))
+	})
+
 	It("completes with summary_status failed when no summary can be made, still announcing the transcript", func() {
 		t := funded(1000)
 		c := recorded(t, "no summary for this one", txtest.CallOptions{})

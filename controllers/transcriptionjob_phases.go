@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -109,6 +110,9 @@ func (r *TranscriptionJobReconciler) reconcileTranscribing(ctx context.Context, 
 		r.setCondition(job, switchboardv1alpha1.ConditionTranscribed, metav1.ConditionFalse, switchboardv1alpha1.ReasonRetrying,
 			fmt.Sprintf("Attempt %d failed (%v); retrying in %s.", job.Status.Attempts, err, wait))
 		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	if strings.TrimSpace(speech.Text) == "" {
+		return r.fail(ctx, job, switchboardv1alpha1.ReasonNoSpeech, "No speech was recognised in the recording.")
 	}
 	text := store.TranscriptText{Text: speech.Text, Language: speech.Language, Segments: make([]store.TranscriptSegment, len(speech.Segments))}
 	for i, sg := range speech.Segments {

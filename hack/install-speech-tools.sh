@@ -2,8 +2,11 @@
 # Installs the local speech engine and the audio tools (Debian packages, as root):
 #   pocketsphinx + pocketsphinx-en-us  the default local speech-to-text engine (CMU PocketSphinx,
 #                                      US English model; pocketsphinx_continuous)
-#   sox                                resamples recordings to the 16 kHz mono 16-bit WAV it reads
-#   espeak-ng                          speaks scripts to WAV for tests and the demo
+#   sox + libsox-fmt-mp3               resamples recordings (WAV in PCM, mu-law, a-law; MP3) to the
+#                                      16 kHz mono 16-bit WAV it reads, and splits two-channel calls
+#   opus-tools                         opusdec: Ogg Opus recordings to WAV for sox
+#   espeak-ng                          speaks scripts to WAV for tests, the demo and the benchmark
+#   pocketsphinx-testdata              human recordings with transcriptions for the benchmark
 # Idempotent and quick when everything is there. Tests that need these skip without them.
 set -euo pipefail
 log() { echo "install-speech-tools: $*" >&2; }
@@ -11,7 +14,10 @@ need=()
 command -v pocketsphinx_continuous >/dev/null 2>&1 || need+=(pocketsphinx)
 [[ -d /usr/share/pocketsphinx/model/en-us ]] || need+=(pocketsphinx-en-us)
 command -v sox >/dev/null 2>&1 || need+=(sox libsox-fmt-base)
+dpkg-query -W -f='${Status}' libsox-fmt-mp3 2>/dev/null | grep -q 'ok installed' || need+=(libsox-fmt-mp3)
+command -v opusdec >/dev/null 2>&1 || need+=(opus-tools)
 command -v espeak-ng >/dev/null 2>&1 || need+=(espeak-ng)
+[[ -d /usr/share/pocketsphinx/test/data/librivox ]] || need+=(pocketsphinx-testdata)
 if [[ ${#need[@]} -eq 0 ]]; then
   exit 0
 fi

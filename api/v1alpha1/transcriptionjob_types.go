@@ -45,6 +45,9 @@ const (
 	ReasonChargeRefunded   = "ChargeRefunded"
 	ReasonRetrying         = "Retrying"
 	ReasonEngineRefused    = "EngineRefused"
+	// ReasonNoSpeech: the engine recognised no speech in the recording (silence, a tone, noise),
+	// so there is nothing to charge for.
+	ReasonNoSpeech = "NoSpeech"
 )
 
 // TranscriptionJobSpec is a paid transcription of one recorded call, created by the API after

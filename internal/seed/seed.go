@@ -12,6 +12,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -20,6 +21,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/numbers"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
+	"github.com/switchboard-dev/switchboard/internal/speechsynth"
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
@@ -51,6 +53,48 @@ type DemoAccount struct {
 	MemberKey string
 }
 
+// demoStory is one recorded call's script and the summary a person would write of it.
+type demoStory struct {
+	voice                                         speechsynth.Voice
+	script                                        string
+	summary, intent, sentiment, urgency, callback string
+}
+
+// demoRecording is a story's audio.
+type demoRecording struct {
+	story   demoStory
+	audio   []byte
+	seconds int
+}
+
+// demoRecordings speaks each story at telephone quality (8 kHz mu-law WAV). Without espeak-ng
+// and sox each is a tone as long as its script would take, so the demo still plays something.
+func demoRecordings(ctx context.Context, say func(string, ...any)) ([]demoRecording, error) {
+	out := make([]demoRecording, len(demoStories))
+	spoken := speechsynth.Available()
+	if !spoken {
+		say("espeak-ng or sox is not installed (hack/install-speech-tools.sh): demo recordings are tones, not speech")
+	}
+	for i, st := range demoStories {
+		out[i].story = st
+		if !spoken {
+			out[i].seconds = len(strings.Fields(st.script)) * 60 / max(st.voice.WordsPerMinute, 100)
+			out[i].audio = ToneWAV(out[i].seconds)
+			continue
+		}
+		audio, err := speechsynth.Speak(ctx, st.script, st.voice, speechsynth.Telephone)
+		if err != nil {
+			return nil, fmt.Errorf("speak demo recording %d: %w", i, err)
+		}
+		secs, err := speechsynth.Seconds(audio)
+		if err != nil {
+			return nil, fmt.Errorf("demo recording %d: %w", i, err)
+		}
+		out[i].audio, out[i].seconds = audio, int(math.Ceil(secs))
+	}
+	return out, nil
+}
+
 // demo data: a plumbing firm in London.
 var (
 	demoCallers = []struct{ name, e164 string }{
@@ -58,12 +102,37 @@ var (
 		{"Grace Okafor", "+441632960104"}, {"", "+447700900105"}, {"Ahmed Khan", "+447700900106"},
 		{"Lucy Evans", "+447700900107"}, {"", "+33612345678"},
 	}
-	demoSummaries = []struct{ summary, intent, sentiment, urgency string }{
-		{"Caller reports a leaking radiator valve and wants a visit this week.", "book_repair", "neutral", "normal"},
-		{"Boiler has no hot water since this morning; elderly resident at home.", "emergency_repair", "negative", "high"},
-		{"Asked for a quote to replace a bathroom suite.", "quote_request", "positive", "low"},
-		{"Chasing an invoice sent last month.", "billing_query", "neutral", "normal"},
-		{"Thanked the engineer for yesterday's work.", "feedback", "positive", "low"},
+	// demoStories are what the demo's recorded calls say: each recording is its script spoken by
+	// espeak-ng at telephone quality, and its seeded transcript and summary tell the same story.
+	// Callback numbers are read digit by digit, as callers do.
+	demoStories = []demoStory{
+		{voice: speechsynth.Voice{Name: "en-gb", WordsPerMinute: 150},
+			script: "Hello, this is Priya Shah. I'm calling about a leaking radiator valve in my front room. It has been dripping " +
+				"since the weekend. Could someone come and repair it this week? Please call me back on oh seven seven double oh, " +
+				"nine double oh, four five six. Thank you.",
+			summary: "Caller reports a leaking radiator valve and wants a visit this week.", intent: "repair_request",
+			sentiment: "neutral", urgency: "high", callback: "+447700900456"},
+		{voice: speechsynth.Voice{Name: "en-gb-x-rp", WordsPerMinute: 140},
+			script: "Hi, it's Tom Baker on Station Road. The boiler stopped working this morning and there is no hot water. " +
+				"My mother is elderly and at home all day, so it is urgent. Please send an engineer today. " +
+				"You can reach me on oh seven seven double oh, nine double oh, seven eight nine.",
+			summary: "Boiler has no hot water since this morning; elderly resident at home.", intent: "repair_request",
+			sentiment: "neutral", urgency: "high", callback: "+447700900789"},
+		{voice: speechsynth.Voice{Name: "en-us", WordsPerMinute: 155},
+			script: "Good afternoon. I would like a quote to replace the bathroom suite in my flat, the bath, the basin and the toilet. " +
+				"There is no rush, next month would be fine. Please call me on oh two oh, seven nine four six, oh oh one eight.",
+			summary: "Asked for a quote to replace a bathroom suite.", intent: "request_quote",
+			sentiment: "neutral", urgency: "low", callback: "+442079460018"},
+		{voice: speechsynth.Voice{Name: "en-gb-scotland", WordsPerMinute: 145},
+			script: "Hello, I'm calling about an invoice you sent last month for the kitchen tap. I think I was charged twice. " +
+				"Could you check the payment and get back to me on oh seven seven double oh, nine double oh, three two one?",
+			summary: "Chasing an invoice sent last month; thinks they were charged twice.", intent: "billing_query",
+			sentiment: "neutral", urgency: "normal", callback: "+447700900321"},
+		{voice: speechsynth.Voice{Name: "en-gb", WordsPerMinute: 160},
+			script: "Hi, just a quick message to say thank you to the engineer who came yesterday. He was brilliant and the " +
+				"shower works perfectly now. If you need a review, call me on oh seven seven double oh, nine double oh, six five four.",
+			summary: "Thanked the engineer for yesterday's work on the shower.", intent: "general_enquiry",
+			sentiment: "positive", urgency: "normal", callback: "+447700900654"},
 	}
 	dispositions = []string{"answered", "answered", "answered", "voicemail", "no-answer", "answered", "busy", "answered", "failed"}
 )
@@ -155,7 +224,10 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 	}
 	say("%d contacts", len(demoCallers)-3)
 
-	audio := ToneWAV(3)
+	recordings, err := demoRecordings(ctx, say)
+	if err != nil {
+		return DemoAccount{}, err
+	}
 	recorded := 0
 	// Calls are made oldest first, with the top-ups in between, so every ledger entry's
 	// balance_after_pence follows from the one before it.
@@ -191,10 +263,12 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 		caller := demoCallers[rng.IntN(len(demoCallers))]
 		num := lines[i%len(lines)]
 		disposition := dispositions[rng.IntN(len(dispositions))]
+		// A call with a recording lasts as long as its recording plus the ringing before it.
+		rec := recordings[rng.IntN(len(recordings))]
 		duration, talk := 0, 0
 		if disposition == "answered" || disposition == "voicemail" {
-			duration = 30 + rng.IntN(400)
-			talk = duration - 10
+			talk = rec.seconds
+			duration = talk + 5 + rng.IntN(15)
 		}
 		filtered := i%13 == 12
 		callID, _, err := st.CreateCall(ctx, store.NewCall{AccountID: acct.ID, NumberID: &num.ID, FromE164: caller.e164,
@@ -210,14 +284,14 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 		if disposition == "voicemail" {
 			kind = "voicemail"
 		}
-		rec, err := st.CreateRecording(ctx, store.NewRecording{AccountID: acct.ID, CallID: &callID, Kind: kind,
-			StorageKey: fmt.Sprintf("%s/%d.wav", acct.PublicID, callID), DurationSeconds: duration,
-			SizeBytes: int64(len(audio)), CreatedAt: started.Add(time.Duration(duration) * time.Second)})
+		recording, err := st.CreateRecording(ctx, store.NewRecording{AccountID: acct.ID, CallID: &callID, Kind: kind,
+			StorageKey: fmt.Sprintf("%s/%d.wav", acct.PublicID, callID), DurationSeconds: rec.seconds,
+			SizeBytes: int64(len(rec.audio)), CreatedAt: started.Add(time.Duration(duration) * time.Second)})
 		if err != nil {
 			return DemoAccount{}, fmt.Errorf("create a recording: %w", err)
 		}
 		if o.Recordings != nil {
-			if err := o.Recordings.Put(ctx, rec.StorageKey, bytes.NewReader(audio)); err != nil {
+			if err := o.Recordings.Put(ctx, recording.StorageKey, bytes.NewReader(rec.audio)); err != nil {
 				return DemoAccount{}, fmt.Errorf("store demo audio: %w", err)
 			}
 		}
@@ -225,8 +299,8 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 		if i%3 == 0 {
 			continue // left untranscribed, so it can be transcribed through the API
 		}
-		s := demoSummaries[rng.IntN(len(demoSummaries))]
-		minutes := (duration + 59) / 60
+		s := rec.story
+		minutes := (rec.seconds + 59) / 60
 		if err := st.InTx(ctx, func(tx *store.Tx) error {
 			_, err := tx.ApplyLedgerEntry(ctx, acct.ID, store.LedgerCharge, -int64(minutes*5),
 				fmt.Sprintf("Transcription, %d min", minutes), "", started.Add(time.Duration(duration)*time.Second))
@@ -234,14 +308,13 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 		}); err != nil && !errors.Is(err, store.ErrInsufficientBalance) {
 			return DemoAccount{}, fmt.Errorf("charge a transcription: %w", err)
 		}
-		callback := caller.e164
-		_, err = st.CreateCompletedTranscript(ctx, store.NewTranscript{AccountID: acct.ID, RecordingID: rec.ID, CallID: &callID,
-			Text: "Hello, Acme Plumbing. " + s.summary, Language: "en-GB", Minutes: minutes, RatedPence: int64(minutes * 5),
+		callback := s.callback
+		_, err = st.CreateCompletedTranscript(ctx, store.NewTranscript{AccountID: acct.ID, RecordingID: recording.ID, CallID: &callID,
+			Text: s.script, Language: "en-GB", Minutes: minutes, RatedPence: int64(minutes * 5),
 			Summary: &s.summary, Intent: &s.intent, Sentiment: &s.sentiment, Urgency: &s.urgency,
-			ActionItems: []string{"Call back " + caller.e164}, CallbackNumber: &callback,
+			ActionItems: []string{"Call back " + callback}, CallbackNumber: &callback,
 			Segments: []store.TranscriptSegment{
-				{StartSeconds: 0, EndSeconds: 2.5, Speaker: "agent", Text: "Hello, Acme Plumbing."},
-				{StartSeconds: 2.5, EndSeconds: math.Min(float64(duration), 20), Speaker: "caller", Text: s.summary},
+				{StartSeconds: 0, EndSeconds: float64(rec.seconds), Speaker: "caller", Text: s.script},
 			},
 			CompletedAt: started.Add(time.Duration(duration+90) * time.Second)})
 		if err != nil {

@@ -16,7 +16,7 @@ import (
 // PocketSphinx is the local speech-to-text engine of the default set-up: CMU PocketSphinx
 // (pocketsphinx_continuous from the Debian package pocketsphinx, with the US English model of
 // pocketsphinx-en-us), after sox has resampled the recording to the 16 kHz mono 16-bit WAV it
-// reads. It needs no network and is fast (about 2 s for 10 s of audio on one core), but its
+// reads (WAV in PCM, mu-law or a-law, MP3, and Ogg Opus through opusdec). It needs no network and is fast (about 2 s for 10 s of audio on one core), but its
 // accuracy on telephone and synthesized speech is poor: use the OpenAI-compatible engine
 // (a hosted service or a self-hosted Whisper server) for transcripts people will read.
 // hack/install-speech-tools.sh installs the packages.
@@ -58,11 +58,7 @@ func (p PocketSphinx) Transcribe(ctx context.Context, a Audio) (Speech, error) {
 		return Speech{}, err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	ext := strings.ToLower(filepath.Ext(a.Filename))
-	if ext == "" || len(ext) > 6 {
-		ext = ".wav"
-	}
-	in := filepath.Join(dir, "in"+ext)
+	in := filepath.Join(dir, "in"+audioExt(a.Filename))
 	f, err := os.Create(in)
 	if err != nil {
 		return Speech{}, err
@@ -72,6 +68,9 @@ func (p PocketSphinx) Transcribe(ctx context.Context, a Audio) (Speech, error) {
 		return Speech{}, fmt.Errorf("read the audio: %w", err)
 	}
 	if err := f.Close(); err != nil {
+		return Speech{}, err
+	}
+	if in, err = soxReadable(ctx, in, dir); err != nil {
 		return Speech{}, err
 	}
 	wav := filepath.Join(dir, "16k.wav")

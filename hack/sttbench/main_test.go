@@ -1,0 +1,33 @@
+package main
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestWords(t *testing.T) {
+	got := words("Call me on 020, please! It's Sarah.")
+	want := []string{"call", "me", "on", "zero", "two", "zero", "please", "it's", "sarah"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("words: %q", got)
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, tc := range []struct {
+		ref, hyp string
+		want     int
+	}{
+		{"a b c", "a b c", 0},
+		{"a b c", "a x c", 1},   // substitution
+		{"a b c", "a c", 1},     // deletion
+		{"a b c", "a b b c", 1}, // insertion
+		{"a b c", "", 3},        // everything deleted
+		{"", "x y", 2},          // everything inserted
+		{"call me back", "all be back now", 3},
+	} {
+		if got := editDistance(words(tc.ref), words(tc.hyp)); got != tc.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.ref, tc.hyp, got, tc.want)
+		}
+	}
+}
