@@ -243,8 +243,10 @@ func (p *portalTest) openLink(link string) {
 
 func (p *portalTest) signOut() {
 	p.t.Helper()
-	p.b.run("sign out", chromedp.Navigate(p.base+"/portal/keys"), chromedp.Click("#sign-out"),
-		chromedp.WaitVisible("#send-link"))
+	p.b.run("open the portal", chromedp.Navigate(p.base+"/portal/keys"))
+	// Signed in, the page has the sign-out button; signed out, it is already the sign-in page.
+	value(p.b, "sign out", chromedp.Evaluate[bool](`(b => b ? (b.click(), true) : false)(document.getElementById("sign-out"))`))
+	p.b.run("signed out", chromedp.WaitVisible("#send-link"))
 }
 
 // me calls GET /v1/me with key and returns the status.
@@ -412,19 +414,34 @@ func TestPortalInBrowser(t *testing.T) {
 		}
 	})
 
-	t.Run("signed out, a portal page asks to sign in and then returns to it", func(t *testing.T) {
+	t.Run("signed out, links.dashboard asks to sign in and then opens the call; an unknown call is 404", func(t *testing.T) {
 		p.t = t
 		p.b.t = t
+		calls, _, err := p.st.ListCalls(ctx, p.demo.AccountID, store.CallFilter{Activity: "all", Limit: 1})
+		if err != nil || len(calls) == 0 {
+			t.Fatalf("a demo call: %v %v", calls, err)
+		}
+		// links.dashboard is <dashboard-url>/calls/<id>, and --dashboard-url defaults to the portal.
+		dashboard := p.base + "/portal/calls/" + calls[0].PublicID
 		p.signOut()
 		before := p.box.count()
-		p.b.run("open the team page signed out", chromedp.Navigate(p.base+"/portal/team"), chromedp.WaitVisible("#send-link"),
+		p.b.run("open links.dashboard signed out", chromedp.Navigate(dashboard), chromedp.WaitVisible("#send-link"),
 			chromedp.SendKeys("#email", p.demo.OwnerEmail), chromedp.Click("#send-link"),
 			chromedp.WaitVisible("#message"))
 		p.openLink(p.box.linkFor(t, p.demo.OwnerEmail, before))
-		p.b.run("where the link lands", chromedp.WaitVisible("#team"))
-		loc := value(p.b, "location", chromedp.Location())
-		if !strings.HasSuffix(loc, "/portal/team") {
-			t.Fatalf("after signing in the browser is at %s, want the team page", loc)
+		p.b.run("where the link lands", chromedp.WaitVisible("#outcome"))
+		if loc := value(p.b, "location", chromedp.Location()); loc != dashboard {
+			t.Fatalf("after signing in the browser is at %s, want %s", loc, dashboard)
+		}
+		if got := p.b.text("#outcome"); got != calls[0].Disposition {
+			t.Errorf("the call page shows outcome %q, want %q", got, calls[0].Disposition)
+		}
+		// Another account's call answers as an id that does not exist does: GetCall is scoped to
+		// the signed-in user's account, as for the API.
+		theirs := []store.Call{{PublicID: "call_0000000000000000000000"}}
+		p.b.run("open another account's call", chromedp.Navigate(p.base+"/portal/calls/"+theirs[0].PublicID), chromedp.WaitVisible("#message"))
+		if got := p.b.text("#title"); got != "Not found" {
+			t.Errorf("another account's call shows %q, want Not found", got)
 		}
 	})
 }

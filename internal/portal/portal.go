@@ -131,6 +131,7 @@ func (p *Portal) Handler() http.Handler {
 	mux.HandleFunc("GET /portal/keys", p.signedIn(p.keys))
 	mux.HandleFunc("POST /portal/keys", p.signedIn(p.createKey))
 	mux.HandleFunc("POST /portal/keys/{key}/revoke", p.signedIn(p.revokeKey))
+	mux.HandleFunc("GET /portal/calls/{call}", p.signedIn(p.call))
 	mux.HandleFunc("GET /portal/team", p.signedIn(p.team))
 	mux.HandleFunc("POST /portal/team/invite", p.signedIn(p.invite))
 	mux.HandleFunc("POST /portal/team/{user}/allowances", p.signedIn(p.setAllowances))

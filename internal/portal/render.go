@@ -23,6 +23,7 @@ type page struct {
 	Viewer  *viewer
 	Keys    *keysView
 	Team    *teamView
+	Call    *callView
 }
 
 var funcs = template.FuncMap{
