@@ -205,7 +205,10 @@ func startPortal(t *testing.T) *portalTest {
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case <-done:
+		case err := <-done:
+			if err != nil {
+				t.Errorf("the service returned %v on shutdown", err)
+			}
 		case <-time.After(30 * time.Second):
 			t.Error("the service did not stop within 30 s")
 		}
