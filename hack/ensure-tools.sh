@@ -43,3 +43,8 @@ fi
 
 # The local speech engine (PocketSphinx) and audio tools; its test is skipped without them.
 "$(dirname "$0")/install-speech-tools.sh" || log "speech tools not installed: the local speech engine's test is skipped"
+
+# Headless Chromium (Debian's chromium) drives the account portal's browser tests (internal/portal).
+if ! command -v chromium >/dev/null 2>&1; then
+  apt_install chromium
+fi

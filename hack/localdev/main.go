@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,6 +21,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/app"
 	"github.com/switchboard-dev/switchboard/internal/controlplane"
 	"github.com/switchboard-dev/switchboard/internal/pgcluster"
+	"github.com/switchboard-dev/switchboard/internal/portal"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/seed"
 	"github.com/switchboard-dev/switchboard/internal/store"
@@ -95,6 +97,10 @@ func run() error {
 		return err
 	}
 	demo, err := seed.Demo(ctx, st, seed.DemoOptions{Clock: clock.RealClock{}, Recordings: recordings, Progress: os.Stderr})
+	var signIn string
+	if err == nil {
+		signIn, err = demoSignInLink(ctx, st, demo.OwnerEmail)
+	}
 	st.Close()
 	_ = recordings.Close()
 	if err != nil {
@@ -127,6 +133,7 @@ func run() error {
 		Realtime:          app.RealtimeOptions{AppKey: "switchboard", Secret: realtimeSecret},
 		Ready: func() {
 			banner(demo.OwnerKey, kubeconfig, dbURL, platformToken)
+			portalBanner(signIn, demo.OwnerEmail, dbURL)
 			realtimeBanner(demo.OwnerKey)
 		},
 	})
@@ -152,4 +159,23 @@ Live traffic (calls, voicemails, texts through the platform ingestion API on %[6
   SWITCHBOARD_PLATFORM_TOKEN=%[5]s go run . simulate --rate 0.5
 
 `, base, key, kubeconfig, dbURL, platformToken, platformAddr, metricsAddr)
+}
+
+// demoSignInLink mints the demo owner's one-time sign-in link to the portal, as
+// `switchboard admin portal-link` does.
+func demoSignInLink(ctx context.Context, st *store.Store, email string) (string, error) {
+	users, err := st.UsersByEmail(ctx, email)
+	if err != nil || len(users) == 0 {
+		return "", fmt.Errorf("find the demo owner: %v", err)
+	}
+	return portal.SignInLink(ctx, st, time.Now(), portal.DefaultLinkTTL, "http://"+apiAddr, users[0].ID, "")
+}
+
+func portalBanner(link, email, dbURL string) {
+	fmt.Printf(`Account portal (the demo owner, %[2]s; the link works once, for 15 minutes):
+  %[1]s
+Another link:
+  go run . admin portal-link --database-url '%[3]s' --email %[2]s
+
+`, link, email, dbURL)
 }

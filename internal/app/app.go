@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -25,6 +26,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/kubeapi"
 	"github.com/switchboard-dev/switchboard/internal/metrics"
+	"github.com/switchboard-dev/switchboard/internal/portal"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/retention"
 	"github.com/switchboard-dev/switchboard/internal/store"
@@ -82,9 +84,18 @@ type Options struct {
 	PlatformCallBatches   int
 	// Election configures the Lease when LeaderElection is on.
 	Election ElectionOptions
+	// Portal configures the account portal's sessions.
+	Portal PortalOptions
 	// KubeAPITimeout bounds every call the API makes to kube-apiserver (default
 	// kubeapi.DefaultTimeout); past it the request answers 503.
 	KubeAPITimeout time.Duration
+}
+
+// PortalOptions configure the account portal's sessions (zero: the portal's defaults).
+type PortalOptions struct {
+	// IdleTimeout ends a session unused this long; Lifetime ends any session this long after sign-in.
+	IdleTimeout time.Duration
+	Lifetime    time.Duration
 }
 
 // WebhookOptions configure webhook delivery.
@@ -194,8 +205,9 @@ func Run(ctx context.Context, o Options) error {
 	recordings := p.recordings
 	// Paid transcriptions: the controller with the configured engines, the sweeper of charges
 	// whose job a crash left uncreated, and automatic transcription of new recorded calls.
+	// links.dashboard points at the portal's call page unless another web app is configured.
 	if o.DashboardURL == "" {
-		o.DashboardURL = "https://app.switchboard.dev"
+		o.DashboardURL = strings.TrimRight(base, "/") + strings.TrimSuffix(portal.Root, "/")
 	}
 	eventLinks := events.Links{APIBaseURL: base, DashboardURL: o.DashboardURL}
 	stt, summarizer, err := transcription.NewEngines(o.Transcription)
@@ -271,7 +283,19 @@ func Run(ctx context.Context, o Options) error {
 		Kube:              kube,
 		TranscriptionJobs: transcriptions.Queue,
 	}, st, resources...)
-	if err := mgr.Add(&httpRunnable{name: "the v1 API", addr: o.APIAddr, ln: p.api, handler: container, log: o.Log.WithName("api"), ready: o.Ready,
+	// The account portal shares the public listener: same origin as the API, so its links and
+	// cookies need no second host name or certificate.
+	var mailer webhooks.Mailer
+	if o.Webhooks.SMTPAddr != "" {
+		mailer = webhooks.SMTPMailer{Addr: o.Webhooks.SMTPAddr, From: o.Webhooks.MailFrom}
+	}
+	accountPortal := portal.New(portal.Config{BaseURL: base, Mailer: mailer, Clock: o.Clock, Log: o.Log.WithName("portal"),
+		IdleTimeout: o.Portal.IdleTimeout, Lifetime: o.Portal.Lifetime}, st)
+	defer accountPortal.Wait()
+	public := http.NewServeMux()
+	public.Handle(portal.Root, accountPortal.Handler())
+	public.Handle("/", container)
+	if err := mgr.Add(&httpRunnable{name: "the v1 API", addr: o.APIAddr, ln: p.api, handler: public, log: o.Log.WithName("api"), ready: o.Ready,
 		timeouts: o.HTTPTimeouts}); err != nil {
 		return err
 	}
@@ -360,7 +384,7 @@ func (a *httpRunnable) Start(ctx context.Context) error {
 	}
 }
 
-// rateLimitPruner deletes finished rate-limit windows (leader only: one deleter is enough).
+// rateLimitPruner deletes finished rate-limit windows and expired portal sessions (leader only: one deleter is enough).
 type rateLimitPruner struct {
 	store *store.Store
 	clock clock.WithTicker
@@ -379,6 +403,11 @@ func (p *rateLimitPruner) Start(ctx context.Context) error {
 		case <-ticker.C():
 			if _, err := p.store.PruneRateLimits(ctx, p.clock.Now().Add(-2*time.Minute)); err != nil && ctx.Err() == nil {
 				p.log.Error(err, "prune rate-limit windows")
+			}
+			// Expired portal sessions, and sign-in links a day past expiry (kept that long so a
+			// late click is told "expired", not "unknown").
+			if err := p.store.PrunePortal(ctx, p.clock.Now(), p.clock.Now().Add(-24*time.Hour)); err != nil && ctx.Err() == nil {
+				p.log.Error(err, "prune portal sessions and sign-in links")
 			}
 		}
 	}

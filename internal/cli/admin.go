@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/internal/auth"
+	"github.com/switchboard-dev/switchboard/internal/portal"
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
@@ -252,7 +253,46 @@ func newAdminCommand() *cobra.Command {
 		},
 	}
 
-	admin.AddCommand(createAccount, updateAccount, createUser, removeUser, createKey, revokeKey, topUp)
+	var linkEmail, linkAccount, linkBaseURL, linkNext string
+	portalLink := &cobra.Command{
+		Use:   "portal-link",
+		Short: "Print a one-time sign-in link to the account portal for a user (valid 15 minutes), for operators without SMTP",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withStore(cmd, func(st *store.Store) error {
+				users, err := st.UsersByEmail(cmd.Context(), linkEmail)
+				if err != nil {
+					return err
+				}
+				users = slices.DeleteFunc(users, func(u store.User) bool {
+					if linkAccount == "" {
+						return false
+					}
+					acct, err := st.GetAccount(cmd.Context(), u.AccountID)
+					return err != nil || acct.PublicID != linkAccount
+				})
+				switch {
+				case len(users) == 0:
+					return fmt.Errorf("no user with email %s is on an account", linkEmail)
+				case len(users) > 1:
+					return fmt.Errorf("%s is a user of %d accounts: choose one with --account", linkEmail, len(users))
+				}
+				link, err := portal.SignInLink(cmd.Context(), st, clock.RealClock{}.Now(), portal.DefaultLinkTTL, linkBaseURL, users[0].ID, linkNext)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), link)
+				return nil
+			})
+		},
+	}
+	pf := portalLink.Flags()
+	pf.StringVar(&linkEmail, "email", "", "the user's email")
+	pf.StringVar(&linkAccount, "account", "", "public id of the account (acct_...), when the email is on more than one")
+	pf.StringVar(&linkBaseURL, "public-base-url", "http://localhost:8080", "origin the portal is reached at (serve's --public-base-url)")
+	pf.StringVar(&linkNext, "next", "", "portal page to open after signing in, e.g. /portal/calls/call_...")
+	_ = portalLink.MarkFlagRequired("email")
+
+	admin.AddCommand(createAccount, updateAccount, createUser, removeUser, createKey, revokeKey, topUp, portalLink)
 	admin.AddCommand(numberCommands(withStore)...)
 	return admin
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/app"
 	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
+	"github.com/switchboard-dev/switchboard/internal/portal"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/retention"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
@@ -77,8 +78,10 @@ func newServeCommand() *cobra.Command {
 	f.DurationVar(&o.PlatformReadTimeout, "platform-read-timeout", app.DefaultPlatformReadTimeout, "time the platform has to send a whole report, audio included, to the ingestion API")
 	f.DurationVar(&o.HTTPTimeouts.Write, "http-write-timeout", app.DefaultWriteTimeout, "time to write a response once the request is read (recording audio extends it per chunk)")
 	f.DurationVar(&o.HTTPTimeouts.Idle, "http-idle-timeout", app.DefaultIdleTimeout, "time a keep-alive connection may wait for its next request")
-	f.StringVar(&o.DashboardURL, "dashboard-url", "https://app.switchboard.dev", "origin of the web app, for links in webhook events")
-	f.StringVar(&o.Webhooks.SMTPAddr, "smtp-addr", "", "SMTP relay (host:port) for emails to account owners when a webhook endpoint is switched off")
+	f.StringVar(&o.DashboardURL, "dashboard-url", "", "address of the web app, for links.dashboard in webhook events: a call is at <dashboard-url>/calls/<id> (default <public-base-url>/portal, the account portal)")
+	f.DurationVar(&o.Portal.IdleTimeout, "portal-idle-timeout", portal.DefaultIdleTimeout, "the account portal signs out a session unused this long")
+	f.DurationVar(&o.Portal.Lifetime, "portal-session-lifetime", portal.DefaultLifetime, "the account portal signs out every session this long after sign-in")
+	f.StringVar(&o.Webhooks.SMTPAddr, "smtp-addr", "", "SMTP relay (host:port) for the portal's sign-in links and for emails to account owners when a webhook endpoint is switched off")
 	f.StringVar(&o.Webhooks.MailFrom, "mail-from", "webhooks@switchboard.dev", "sender address of those emails")
 	f.BoolVar(&o.Webhooks.AllowPrivateTargets, "webhook-allow-private-targets", false, "allow webhook endpoints on loopback and private addresses (local development only; never in production)")
 	f.StringVar(&o.Webhooks.CAFile, "webhook-ca-file", "", "PEM file of extra certificate authorities trusted for webhook endpoints")

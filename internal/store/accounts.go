@@ -148,6 +148,9 @@ type NewUser struct {
 	CanTranscribe    bool
 }
 
+// ErrUserExists is returned when an account already has a user with that email.
+var ErrUserExists = errors.New("user exists")
+
 // CreateUser adds a user to an account.
 func (s *Store) CreateUser(ctx context.Context, in NewUser) (User, error) {
 	if in.Role != "owner" && in.Role != "member" {
@@ -160,7 +163,7 @@ func (s *Store) CreateUser(ctx context.Context, in NewUser) (User, error) {
 		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
 		u.AccountID, u.PublicID, u.Name, u.Email, u.Role, u.CanManageAPIKeys, u.CanTranscribe).Scan(&u.ID)
 	if isUniqueViolation(err) {
-		return User{}, fmt.Errorf("a user with email %q is already on this account", in.Email)
+		return User{}, fmt.Errorf("%w: a user with email %q is already on this account", ErrUserExists, in.Email)
 	}
 	return u, err
 }
@@ -210,23 +213,53 @@ type APIKey struct {
 // ErrNotAllowed is returned when a user may not create a key with the asked permissions.
 var ErrNotAllowed = errors.New("not allowed")
 
+// MayGrant reports whether the user may put ability on a key they create: transcribe (and
+// auto-transcribe, which includes it) needs the start-transcriptions allowance, webhooks:manage
+// an owner.
+func (u User) MayGrant(a auth.Ability) bool {
+	switch {
+	case auth.Abilities{a}.Has(auth.Transcribe):
+		return u.CanTranscribe
+	case a == auth.WebhooksManage:
+		return u.Role == "owner"
+	}
+	return true
+}
+
+// MayManageKeys reports whether the user may create and revoke API keys: an owner, or a
+// member the owner allowed, still on the account.
+func (u User) MayManageKeys() bool {
+	return u.LeftAt == nil && (u.Role == "owner" || u.CanManageAPIKeys)
+}
+
+// MayCreateKey says why the user may not create a key with these permissions (ErrNotAllowed), or nil.
+func (u User) MayCreateKey(abilities auth.Abilities) error {
+	if u.LeftAt != nil {
+		return fmt.Errorf("%w: the user has left the account", ErrNotAllowed)
+	}
+	if !u.MayManageKeys() {
+		return fmt.Errorf("%w: only an owner, or a member allowed to manage API keys, can create keys", ErrNotAllowed)
+	}
+	for _, a := range abilities {
+		if u.MayGrant(a) {
+			continue
+		}
+		if a == auth.WebhooksManage {
+			return fmt.Errorf("%w: webhooks:manage is for owners only", ErrNotAllowed)
+		}
+		return fmt.Errorf("%w: only an owner, or a member allowed to start transcriptions, can create a transcribe key", ErrNotAllowed)
+	}
+	return nil
+}
+
 // CreateAPIKey makes a key acting as userID. The token is returned once and only its digest is kept.
 func (s *Store) CreateAPIKey(ctx context.Context, userID int64, name string, abilities auth.Abilities) (APIKey, error) {
 	u, err := s.getUserByID(ctx, userID)
 	if err != nil {
 		return APIKey{}, err
 	}
-	if u.LeftAt != nil {
-		return APIKey{}, fmt.Errorf("%w: the user has left the account", ErrNotAllowed)
-	}
-	if u.Role != "owner" && !u.CanManageAPIKeys {
-		return APIKey{}, fmt.Errorf("%w: only an owner, or a member allowed to manage API keys, can create keys", ErrNotAllowed)
-	}
-	if abilities.Has(auth.Transcribe) && !u.CanTranscribe {
-		return APIKey{}, fmt.Errorf("%w: only an owner, or a member allowed to start transcriptions, can create a transcribe key", ErrNotAllowed)
-	}
-	if abilities.Has(auth.WebhooksManage) && u.Role != "owner" {
-		return APIKey{}, fmt.Errorf("%w: webhooks:manage is for owners only", ErrNotAllowed)
+	if err := u.MayCreateKey(abilities); err != nil {
+		return APIKey{}, err
 	}
 	token, digest := auth.NewToken()
 	k := APIKey{PublicID: NewPublicID(PrefixAPIKey), Name: name, Prefix: auth.DisplayPrefix(token), Abilities: abilities, Token: token}

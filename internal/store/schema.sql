@@ -1537,6 +1537,18 @@ CREATE SEQUENCE public.numbers_id_seq
 ALTER SEQUENCE public.numbers_id_seq OWNED BY public.numbers.id;
 
 --
+-- Name: portal_sign_in_links; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.portal_sign_in_links (
+    token_sha256 bytea NOT NULL,
+    user_id bigint NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    used_at timestamp with time zone
+);
+
+--
 -- Name: rate_limit_windows; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1627,6 +1639,16 @@ CREATE SEQUENCE public.recordings_id_seq
 --
 
 ALTER SEQUENCE public.recordings_id_seq OWNED BY public.recordings.id;
+
+--
+-- Name: sessions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.sessions (
+    token text NOT NULL,
+    data bytea NOT NULL,
+    expiry timestamp with time zone NOT NULL
+);
 
 --
 -- Name: sms_conversations; Type: TABLE; Schema: public; Owner: -
@@ -2390,6 +2412,13 @@ ALTER TABLE ONLY public.numbers
     ADD CONSTRAINT numbers_public_id_key UNIQUE (public_id);
 
 --
+-- Name: portal_sign_in_links portal_sign_in_links_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.portal_sign_in_links
+    ADD CONSTRAINT portal_sign_in_links_pkey PRIMARY KEY (token_sha256);
+
+--
 -- Name: rate_limit_windows rate_limit_windows_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2430,6 +2459,13 @@ ALTER TABLE ONLY public.recordings
 
 ALTER TABLE ONLY public.recordings
     ADD CONSTRAINT recordings_public_id_key UNIQUE (public_id);
+
+--
+-- Name: sessions sessions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.sessions
+    ADD CONSTRAINT sessions_pkey PRIMARY KEY (token);
 
 --
 -- Name: sms_conversations sms_conversations_number_id_counterparty_e164_key; Type: CONSTRAINT; Schema: public; Owner: -
@@ -2787,6 +2823,18 @@ CREATE INDEX numbers_account ON public.numbers USING btree (account_id, e164);
 CREATE UNIQUE INDEX numbers_live_e164 ON public.numbers USING btree (e164) WHERE (status <> 'released'::text);
 
 --
+-- Name: portal_sign_in_links_expires_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX portal_sign_in_links_expires_idx ON public.portal_sign_in_links USING btree (expires_at);
+
+--
+-- Name: portal_sign_in_links_user_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX portal_sign_in_links_user_idx ON public.portal_sign_in_links USING btree (user_id);
+
+--
 -- Name: realtime_grants_created; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -2803,6 +2851,12 @@ CREATE INDEX receipts_account_paid ON public.receipts USING btree (account_id, p
 --
 
 CREATE INDEX recordings_call ON public.recordings USING btree (call_id);
+
+--
+-- Name: sessions_expiry_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX sessions_expiry_idx ON public.sessions USING btree (expiry);
 
 --
 -- Name: sms_conversations_account_recent; Type: INDEX; Schema: public; Owner: -
@@ -2869,6 +2923,12 @@ CREATE INDEX transcripts_account_urgency ON public.transcripts USING btree (acco
 --
 
 CREATE INDEX transcripts_call ON public.transcripts USING btree (call_id);
+
+--
+-- Name: users_email_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX users_email_idx ON public.users USING btree (lower(email)) WHERE (left_at IS NULL);
 
 --
 -- Name: webhook_delivery_history_endpoint_created; Type: INDEX; Schema: public; Owner: -
@@ -3424,6 +3484,13 @@ ALTER TABLE ONLY public.numbers
 
 ALTER TABLE ONLY public.numbers
     ADD CONSTRAINT numbers_business_profile_id_fkey FOREIGN KEY (business_profile_id) REFERENCES public.business_profiles(id) ON DELETE SET NULL;
+
+--
+-- Name: portal_sign_in_links portal_sign_in_links_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.portal_sign_in_links
+    ADD CONSTRAINT portal_sign_in_links_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 --
 -- Name: realtime_grants realtime_grants_key_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

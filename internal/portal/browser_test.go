@@ -1,0 +1,450 @@
+package portal_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	smtpserver "github.com/emersion/go-smtp"
+	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
+
+	"github.com/switchboard-dev/switchboard/internal/app"
+	"github.com/switchboard-dev/switchboard/internal/recordingstore"
+	"github.com/switchboard-dev/switchboard/internal/seed"
+	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+
+// mailbox is a real SMTP server (go-smtp) that keeps what it receives.
+type mailbox struct {
+	addr string
+	mu   sync.Mutex
+	msgs []mail
+}
+
+type mail struct {
+	to   []string
+	body string
+}
+
+type smtpSession struct {
+	box *mailbox
+	to  []string
+}
+
+func (s *smtpSession) Reset()                                     { s.to = nil }
+func (s *smtpSession) Logout() error                              { return nil }
+func (s *smtpSession) Mail(string, *smtpserver.MailOptions) error { return nil }
+func (s *smtpSession) Rcpt(to string, _ *smtpserver.RcptOptions) error {
+	s.to = append(s.to, to)
+	return nil
+}
+func (s *smtpSession) Data(r io.Reader) error {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	s.box.mu.Lock()
+	defer s.box.mu.Unlock()
+	s.box.msgs = append(s.box.msgs, mail{to: s.to, body: string(b)})
+	return nil
+}
+
+func startMailbox(t *testing.T) *mailbox {
+	box := &mailbox{}
+	srv := smtpserver.NewServer(smtpserver.BackendFunc(func(*smtpserver.Conn) (smtpserver.Session, error) {
+		return &smtpSession{box: box}, nil
+	}))
+	srv.Domain = "localhost"
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	box.addr = ln.Addr().String()
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return box
+}
+
+var linkPattern = regexp.MustCompile(`http://\S+/portal/sign-in/link\?\S+`)
+
+// linkFor waits for the newest email to `to` after the first `after` messages and returns its sign-in link.
+func (b *mailbox) linkFor(t *testing.T, to string, after int) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		b.mu.Lock()
+		msgs := b.msgs[min(after, len(b.msgs)):]
+		b.mu.Unlock()
+		for i := len(msgs) - 1; i >= 0; i-- {
+			if len(msgs[i].to) == 1 && msgs[i].to[0] == to {
+				// Quoted-printable is not used (plain text), but lines end in CRLF.
+				if m := linkPattern.FindString(strings.ReplaceAll(msgs[i].body, "\r", "")); m != "" {
+					return m
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no sign-in email to %s within 30 s", to)
+	return ""
+}
+
+func (b *mailbox) count() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.msgs)
+}
+
+// browser is headless Chromium (Debian's chromium, installed by hack/ensure-tools.sh).
+type browser struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+func startBrowser(t *testing.T) *browser {
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("chromium is not installed: run hack/ensure-tools.sh (as root it installs Debian's chromium)")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+		chromedp.Flag("headless", true), chromedp.WindowSize(1280, 900))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return &browser{t: t, ctx: ctx}
+}
+
+// run runs actions with a deadline; on failure it saves a screenshot of the page under the
+// test's artifact directory and fails the test.
+func (b *browser) run(step string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		b.fail(step, err)
+	}
+}
+
+// value runs one action that returns a value, with the same deadline and screenshot.
+func value[T any](b *browser, step string, action chromedp.Action[T]) T {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, action)
+	if err != nil {
+		b.fail(step, err)
+	}
+	return v
+}
+
+func (b *browser) fail(step string, err error) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	loc, _ := chromedp.Run(ctx, chromedp.Location())
+	shot, _ := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	file := filepath.Join(b.t.ArtifactDir(), strings.ReplaceAll(step, " ", "-")+".png")
+	if len(shot) > 0 {
+		_ = os.WriteFile(file, shot, 0o644)
+	}
+	b.t.Fatalf("%s (at %s): %v; screenshot %s", step, loc, err, file)
+}
+
+func (b *browser) text(sel string) string {
+	b.t.Helper()
+	return value(b, "read "+sel, chromedp.Text(sel))
+}
+
+// portalTest is the whole service (app.Run) with a real SMTP sink and a browser.
+type portalTest struct {
+	t    *testing.T
+	base string
+	st   *store.Store
+	box  *mailbox
+	b    *browser
+	demo seed.DemoAccount
+}
+
+func startPortal(t *testing.T) *portalTest {
+	ctx, cancel := context.WithCancel(context.Background())
+	env := testenv.Start(t)
+	box := startMailbox(t)
+	demo, err := seed.Demo(ctx, env.Store, seed.DemoOptions{Calls: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiAddr := testenv.FreeAddr(t)
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- app.Run(ctx, app.Options{DatabaseURL: env.DatabaseURL, APIAddr: apiAddr, MetricsAddr: "0", ProbeAddr: "0",
+			PublicBaseURL: "http://" + apiAddr, RequestsPerMinute: 600, RestConfig: env.ControlPlane.Config, Clock: clock.RealClock{},
+			Log: logr.Discard(), Recordings: recordingstore.Config{Dir: t.TempDir()}, LinkSigningKey: []byte(strings.Repeat("k", 32)),
+			Webhooks: app.WebhookOptions{SMTPAddr: box.addr, MailFrom: "portal@switchboard.test"}, Ready: func() { close(ready) }})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("the service returned %v on shutdown", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("the service did not stop within 30 s")
+		}
+	})
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("the service ended before serving: %v", err)
+	case <-time.After(90 * time.Second):
+		t.Fatal("the service did not start within 90 s")
+	}
+	return &portalTest{t: t, base: "http://" + apiAddr, st: env.Store, box: box, b: startBrowser(t), demo: demo}
+}
+
+// signIn asks for a link by email as a person would, opens it from the mailbox and continues.
+func (p *portalTest) signIn(email string) {
+	p.t.Helper()
+	before := p.box.count()
+	p.b.run("ask for a sign-in link for "+email,
+		chromedp.Navigate(p.base+"/portal/sign-in"),
+		chromedp.SendKeys("#email", email),
+		chromedp.Click("#send-link"),
+		chromedp.WaitVisible("#message"))
+	if got := p.b.text("#title"); got != "Check your email" {
+		p.b.fail("sign-in request answered", fmt.Errorf("heading %q", got))
+	}
+	p.openLink(p.box.linkFor(p.t, email, before))
+}
+
+func (p *portalTest) openLink(link string) {
+	p.t.Helper()
+	p.b.run("open the sign-in link", chromedp.Navigate(link), chromedp.WaitVisible("#continue"),
+		chromedp.Click("#continue"), chromedp.WaitVisible("#sign-out"))
+}
+
+func (p *portalTest) signOut() {
+	p.t.Helper()
+	p.b.run("open the portal", chromedp.Navigate(p.base+"/portal/keys"))
+	// Signed in, the page has the sign-out button; signed out, it is already the sign-in page.
+	value(p.b, "sign out", chromedp.Evaluate[bool](`(b => b ? (b.click(), true) : false)(document.getElementById("sign-out"))`))
+	p.b.run("signed out", chromedp.WaitVisible("#send-link"))
+}
+
+// me calls GET /v1/me with key and returns the status.
+func (p *portalTest) me(key string) int {
+	p.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, p.base+"/v1/me", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// createKey creates a key on the keys page and returns the value shown once.
+func (p *portalTest) createKey(name string, permissions ...string) string {
+	p.t.Helper()
+	actions := []chromedp.Action[chromedp.Void]{chromedp.Navigate(p.base + "/portal/keys"), chromedp.SendKeys("#key-name", name)}
+	for _, perm := range permissions {
+		actions = append(actions, chromedp.Click(fmt.Sprintf(`input[name=permission][value=%q]`, perm)))
+	}
+	actions = append(actions, chromedp.Click("#create-key"), chromedp.WaitVisible("#key-value"))
+	p.b.run("create key "+name, actions...)
+	return strings.TrimSpace(p.b.text("#key-value"))
+}
+
+func (p *portalTest) revokeKeyNamed(name string) {
+	p.t.Helper()
+	p.b.run("revoke key "+name, chromedp.Navigate(p.base+"/portal/keys"),
+		chromedp.Click(fmt.Sprintf(`//tr[td[1][normalize-space()=%q]]//button[contains(@class,"revoke")]`, name)),
+		chromedp.WaitVisible("#notice"))
+	prefix := p.b.text("#keys")
+	if strings.Contains(prefix, name) {
+		p.b.fail("revoked key still listed", fmt.Errorf("%q", prefix))
+	}
+}
+
+func TestPortalInBrowser(t *testing.T) {
+	p := startPortal(t)
+	ctx := context.Background()
+
+	t.Run("sign in by email, create a key, use it, revoke it", func(t *testing.T) {
+		p.t = t
+		p.b.t = t
+		p.signIn(p.demo.OwnerEmail)
+		key := p.createKey("portal test key", "contacts:write")
+		if !strings.HasPrefix(key, "sbk_") {
+			t.Fatalf("the key shown is %q", key)
+		}
+		if got := p.b.text("#created-permissions"); !strings.Contains(got, "contacts:read") {
+			t.Errorf("the new key's permissions do not show the implied contacts:read: %q", got)
+		}
+		if got := p.me(key); got != http.StatusOK {
+			t.Fatalf("GET /v1/me with the new key: %d", got)
+		}
+		// The value is shown once: the list shows only its prefix.
+		p.b.run("list keys", chromedp.Navigate(p.base+"/portal/keys"))
+		list := p.b.text("#keys")
+		if strings.Contains(list, key) || !strings.Contains(list, key[:10]) {
+			t.Errorf("the key list shows %q for key %s", list, key[:10])
+		}
+		p.revokeKeyNamed("portal test key")
+		if got := p.me(key); got != http.StatusUnauthorized {
+			t.Fatalf("GET /v1/me with the revoked key: %d, want 401", got)
+		}
+	})
+
+	t.Run("a used or expired sign-in link is refused with a clear page", func(t *testing.T) {
+		p.t = t
+		p.b.t = t
+		p.signOut()
+		before := p.box.count()
+		p.b.run("ask for a link", chromedp.Navigate(p.base+"/portal/sign-in"), chromedp.SendKeys("#email", p.demo.OwnerEmail),
+			chromedp.Click("#send-link"), chromedp.WaitVisible("#message"))
+		link := p.box.linkFor(t, p.demo.OwnerEmail, before)
+		p.openLink(link)
+		p.b.run("open the used link", chromedp.Navigate(link), chromedp.WaitVisible("#message"))
+		if got := p.b.text("#message"); !strings.Contains(got, "already been used") {
+			p.b.fail("used link page", fmt.Errorf("message %q", got))
+		}
+		owners, err := p.st.UsersByEmail(ctx, p.demo.OwnerEmail)
+		if err != nil || len(owners) != 1 {
+			t.Fatalf("owner: %v %v", owners, err)
+		}
+		past := time.Now().Add(-time.Hour)
+		secret, err := p.st.NewSignInLink(ctx, owners[0].ID, past, past.Add(15*time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.b.run("open an expired link", chromedp.Navigate(p.base+"/portal/sign-in/link?token="+secret), chromedp.WaitVisible("#message"))
+		if got := p.b.text("#message"); !strings.Contains(got, "expired") {
+			p.b.fail("expired link page", fmt.Errorf("message %q", got))
+		}
+	})
+
+	t.Run("a member needs the owner's allowance to create keys", func(t *testing.T) {
+		p.t = t
+		p.b.t = t
+		mia, err := p.st.CreateUser(ctx, store.NewUser{AccountID: p.demo.AccountID, Name: "Mia Member", Email: "mia@acme-plumbing.example", Role: "member"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.signOut()
+		p.signIn(mia.Email)
+		p.b.run("keys page as a member without the allowance", chromedp.Navigate(p.base+"/portal/keys"), chromedp.WaitVisible("#no-create"))
+		forms := value(p.b, "count create forms", chromedp.Evaluate[int](`document.querySelectorAll("#create-key-form").length`))
+		if forms != 0 {
+			t.Fatal("the keys page offers a member without the allowance a create form")
+		}
+		// The form posted anyway (same origin) is refused by the same rule.
+		status := value(p.b, "post the create form anyway", chromedp.Evaluate[int](`fetch("/portal/keys", {method: "POST", headers: {"Content-Type": "application/x-www-form-urlencoded"}, body: "name=sneaky"}).then(r => r.status)`,
+			chromedp.EvalAwaitPromise))
+		if status != http.StatusForbidden {
+			t.Fatalf("a member without the allowance posting the create form got %d, want 403", status)
+		}
+		p.signOut()
+		p.signIn(p.demo.OwnerEmail)
+		p.b.run("grant the allowance on the team page", chromedp.Navigate(p.base+"/portal/team"),
+			chromedp.Click(fmt.Sprintf(`tr[data-user=%q] input[name=can_manage_api_keys]`, mia.PublicID)),
+			chromedp.Click(fmt.Sprintf(`tr[data-user=%q] .save-allowances`, mia.PublicID)),
+			chromedp.WaitVisible("#notice"))
+		p.signOut()
+		p.signIn(mia.Email)
+		p.b.run("open the keys page", chromedp.Navigate(p.base+"/portal/keys"), chromedp.WaitVisible("#create-key-form"))
+		offered := value(p.b, "what a member may grant", chromedp.Evaluate[int](`document.querySelectorAll("input[value=transcribe], input[value='auto-transcribe'], input[value='webhooks:manage']").length`))
+		if offered != 0 {
+			t.Errorf("a member without the transcription allowance is offered %d of transcribe, auto-transcribe, webhooks:manage", offered)
+		}
+		key := p.createKey("mia's key", "inbox:write")
+		if got := p.me(key); got != http.StatusOK {
+			t.Fatalf("GET /v1/me with the member's key: %d", got)
+		}
+		// The owner removes her: her key stops at once and her session ends.
+		p.signOut()
+		p.signIn(p.demo.OwnerEmail)
+		p.b.run("remove the member", chromedp.Navigate(p.base+"/portal/team"),
+			chromedp.Click(fmt.Sprintf(`tr[data-user=%q] .remove`, mia.PublicID)), chromedp.WaitVisible("#notice"))
+		if got := p.me(key); got != http.StatusUnauthorized {
+			t.Fatalf("GET /v1/me with a removed member's key: %d, want 401", got)
+		}
+	})
+
+	t.Run("a form posted from another origin is refused", func(t *testing.T) {
+		p.t = t
+		p.b.t = t
+		before, err := p.st.AccountAPIKeys(ctx, p.demo.AccountID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			fmt.Fprintf(w, `<!doctype html><form id="f" method="post" action="%s/portal/keys"><input name="name" value="planted"></form><script>document.getElementById("f").submit()</script>`, p.base)
+		}))
+		defer other.Close()
+		p.b.run("visit another origin's page that posts to the portal", chromedp.Navigate(other.URL), chromedp.WaitVisible("#message"))
+		if got := p.b.text("#message"); !strings.Contains(got, "another site") {
+			p.b.fail("cross-origin refusal page", fmt.Errorf("message %q", got))
+		}
+		after, err := p.st.AccountAPIKeys(ctx, p.demo.AccountID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(after) != len(before) {
+			t.Fatalf("a cross-origin form created a key: %d keys before, %d after", len(before), len(after))
+		}
+	})
+
+	t.Run("signed out, links.dashboard asks to sign in and then opens the call; an unknown call is 404", func(t *testing.T) {
+		p.t = t
+		p.b.t = t
+		calls, _, err := p.st.ListCalls(ctx, p.demo.AccountID, store.CallFilter{Activity: "all", Limit: 1})
+		if err != nil || len(calls) == 0 {
+			t.Fatalf("a demo call: %v %v", calls, err)
+		}
+		// links.dashboard is <dashboard-url>/calls/<id>, and --dashboard-url defaults to the portal.
+		dashboard := p.base + "/portal/calls/" + calls[0].PublicID
+		p.signOut()
+		before := p.box.count()
+		p.b.run("open links.dashboard signed out", chromedp.Navigate(dashboard), chromedp.WaitVisible("#send-link"),
+			chromedp.SendKeys("#email", p.demo.OwnerEmail), chromedp.Click("#send-link"),
+			chromedp.WaitVisible("#message"))
+		p.openLink(p.box.linkFor(t, p.demo.OwnerEmail, before))
+		p.b.run("where the link lands", chromedp.WaitVisible("#outcome"))
+		if loc := value(p.b, "location", chromedp.Location()); loc != dashboard {
+			t.Fatalf("after signing in the browser is at %s, want %s", loc, dashboard)
+		}
+		if got := p.b.text("#outcome"); got != calls[0].Disposition {
+			t.Errorf("the call page shows outcome %q, want %q", got, calls[0].Disposition)
+		}
+		// Another account's call answers as an id that does not exist does: GetCall is scoped to
+		// the signed-in user's account, as for the API.
+		theirs := []store.Call{{PublicID: "call_0000000000000000000000"}}
+		p.b.run("open another account's call", chromedp.Navigate(p.base+"/portal/calls/"+theirs[0].PublicID), chromedp.WaitVisible("#message"))
+		if got := p.b.text("#title"); got != "Not found" {
+			t.Errorf("another account's call shows %q, want Not found", got)
+		}
+	})
+}

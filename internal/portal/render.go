@@ -1,0 +1,75 @@
+package portal
+
+import (
+	"bytes"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/internal/auth"
+	"github.com/switchboard-dev/switchboard/internal/store"
+)
+
+// page is what every template receives; each page uses the fields it needs.
+type page struct {
+	Title   string
+	Message string
+	Error   string
+	Notice  string
+	Next    string
+	Token   string
+	Viewer  *viewer
+	Keys    *keysView
+	Team    *teamView
+	Call    *callView
+}
+
+var funcs = template.FuncMap{
+	"when": func(t any) string {
+		switch v := t.(type) {
+		case time.Time:
+			return v.UTC().Format("2 Jan 2006 15:04 UTC")
+		case *time.Time:
+			if v == nil {
+				return "never"
+			}
+			return v.UTC().Format("2 Jan 2006 15:04 UTC")
+		}
+		return ""
+	},
+	"join":      strings.Join,
+	"effective": func(as auth.Abilities) string { return strings.Join(as.Effective(), ", ") },
+	"isOwner":   func(u store.User) bool { return u.Role == "owner" },
+}
+
+// parsePages parses each page with the layout into its own set.
+func parsePages() map[string]*template.Template {
+	names, err := fs.Glob(templateFiles, "templates/*.html")
+	if err != nil {
+		panic(err)
+	}
+	pages := map[string]*template.Template{}
+	for _, n := range names {
+		base := strings.TrimPrefix(n, "templates/")
+		if base == "layout.html" {
+			continue
+		}
+		pages[base] = template.Must(template.New(base).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", n))
+	}
+	return pages
+}
+
+// render writes a page; it renders into a buffer first so a template error is a clean 500.
+func (p *Portal) render(w http.ResponseWriter, r *http.Request, status int, name string, data page) {
+	var buf bytes.Buffer
+	if err := p.pages[name].ExecuteTemplate(&buf, "layout", data); err != nil {
+		p.cfg.Log.Error(err, "render a portal page", "page", name, "path", r.URL.Path)
+		http.Error(w, "Something went wrong on our side.", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = buf.WriteTo(w)
+}
