@@ -2758,6 +2758,12 @@ type Window struct {
 	Start string `json:"start"`
 }
 
+// ServiceUnavailable defines model for ServiceUnavailable.
+type ServiceUnavailable = ErrorBody
+
+// UnexpectedError defines model for UnexpectedError.
+type UnexpectedError = ErrorBody
+
 // GetAnalyticsParams defines parameters for GetAnalytics.
 type GetAnalyticsParams struct {
 	// Days Window in days: 7, 30 (default) or 90.
@@ -9368,9 +9374,9 @@ type GetAnalyticsResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetAnalyticsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -9434,12 +9440,12 @@ func (r GetAnalyticsResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAnalyticsResponse) GetJSON503() *ErrorBody {
+func (r GetAnalyticsResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetAnalyticsResponse) GetJSONDefault() *ErrorBody {
+func (r GetAnalyticsResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -9554,9 +9560,9 @@ type GetBalanceResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetBalanceResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -9606,12 +9612,12 @@ func (r GetBalanceResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetBalanceResponse) GetJSON503() *ErrorBody {
+func (r GetBalanceResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetBalanceResponse) GetJSONDefault() *ErrorBody {
+func (r GetBalanceResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -9736,9 +9742,9 @@ type ListLedgerEntriesResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListLedgerEntriesResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -9795,12 +9801,12 @@ func (r ListLedgerEntriesResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListLedgerEntriesResponse) GetJSON503() *ErrorBody {
+func (r ListLedgerEntriesResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListLedgerEntriesResponse) GetJSONDefault() *ErrorBody {
+func (r ListLedgerEntriesResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -9915,9 +9921,9 @@ type ListReceiptsResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListReceiptsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -9967,12 +9973,12 @@ func (r ListReceiptsResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListReceiptsResponse) GetJSON503() *ErrorBody {
+func (r ListReceiptsResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListReceiptsResponse) GetJSONDefault() *ErrorBody {
+func (r ListReceiptsResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -10087,9 +10093,9 @@ type ListBlockedCallersResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListBlockedCallersResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -10139,12 +10145,12 @@ func (r ListBlockedCallersResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListBlockedCallersResponse) GetJSON503() *ErrorBody {
+func (r ListBlockedCallersResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListBlockedCallersResponse) GetJSONDefault() *ErrorBody {
+func (r ListBlockedCallersResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -10269,9 +10275,9 @@ type ListCallsResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListCallsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -10328,12 +10334,12 @@ func (r ListCallsResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListCallsResponse) GetJSON503() *ErrorBody {
+func (r ListCallsResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListCallsResponse) GetJSONDefault() *ErrorBody {
+func (r ListCallsResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -10458,9 +10464,9 @@ type GetCallResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCallResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -10517,12 +10523,12 @@ func (r GetCallResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetCallResponse) GetJSON503() *ErrorBody {
+func (r GetCallResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetCallResponse) GetJSONDefault() *ErrorBody {
+func (r GetCallResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -10719,9 +10725,9 @@ type TranscribeCallResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers202 the parsed response headers for an HTTP 202 response
 	Headers202 *TranscribeCallResponse202Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -10820,12 +10826,12 @@ func (r TranscribeCallResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r TranscribeCallResponse) GetJSON503() *ErrorBody {
+func (r TranscribeCallResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r TranscribeCallResponse) GetJSONDefault() *ErrorBody {
+func (r TranscribeCallResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -10950,9 +10956,9 @@ type ListContactsResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListContactsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -11009,12 +11015,12 @@ func (r ListContactsResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListContactsResponse) GetJSON503() *ErrorBody {
+func (r ListContactsResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListContactsResponse) GetJSONDefault() *ErrorBody {
+func (r ListContactsResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -11189,9 +11195,9 @@ type CreateContactResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreateContactResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -11276,12 +11282,12 @@ func (r CreateContactResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r CreateContactResponse) GetJSON503() *ErrorBody {
+func (r CreateContactResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r CreateContactResponse) GetJSONDefault() *ErrorBody {
+func (r CreateContactResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -11456,9 +11462,9 @@ type BulkUpsertContactsResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers202 the parsed response headers for an HTTP 202 response
 	Headers202 *BulkUpsertContactsResponse202Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -11543,12 +11549,12 @@ func (r BulkUpsertContactsResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r BulkUpsertContactsResponse) GetJSON503() *ErrorBody {
+func (r BulkUpsertContactsResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r BulkUpsertContactsResponse) GetJSONDefault() *ErrorBody {
+func (r BulkUpsertContactsResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -11673,9 +11679,9 @@ type DeleteContactResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeleteContactResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -11732,12 +11738,12 @@ func (r DeleteContactResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteContactResponse) GetJSON503() *ErrorBody {
+func (r DeleteContactResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r DeleteContactResponse) GetJSONDefault() *ErrorBody {
+func (r DeleteContactResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -11902,9 +11908,9 @@ type ReplaceContactResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ReplaceContactResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -11989,12 +11995,12 @@ func (r ReplaceContactResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ReplaceContactResponse) GetJSON503() *ErrorBody {
+func (r ReplaceContactResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ReplaceContactResponse) GetJSONDefault() *ErrorBody {
+func (r ReplaceContactResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -12119,9 +12125,9 @@ type ListJobRequestsResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListJobRequestsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -12178,12 +12184,12 @@ func (r ListJobRequestsResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListJobRequestsResponse) GetJSON503() *ErrorBody {
+func (r ListJobRequestsResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListJobRequestsResponse) GetJSONDefault() *ErrorBody {
+func (r ListJobRequestsResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -12298,9 +12304,9 @@ type GetMeResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetMeResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -12350,12 +12356,12 @@ func (r GetMeResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetMeResponse) GetJSON503() *ErrorBody {
+func (r GetMeResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetMeResponse) GetJSONDefault() *ErrorBody {
+func (r GetMeResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -12458,14 +12464,20 @@ type GetRecordingAudioResponse416Headers struct {
 
 // GetRecordingAudioResponse503Headers the declared response headers of an HTTP 503 response for GetRecordingAudio
 type GetRecordingAudioResponse503Headers struct {
-	RetryAfter int
-	XRequestId string
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
 }
 
 // GetRecordingAudioResponseDefaultHeaders the declared response headers of an HTTP default response for GetRecordingAudio
 type GetRecordingAudioResponseDefaultHeaders struct {
-	RetryAfter *int
-	XRequestId string
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         *int
+	XRequestId         string
 }
 
 type GetRecordingAudioResponse struct {
@@ -12480,9 +12492,9 @@ type GetRecordingAudioResponse struct {
 	// JSON406 the response for an HTTP 406 `application/json` response
 	JSON406 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetRecordingAudioResponse200Headers
 	// Headers206 the parsed response headers for an HTTP 206 response
@@ -12528,12 +12540,12 @@ func (r GetRecordingAudioResponse) GetJSON406() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetRecordingAudioResponse) GetJSON503() *ErrorBody {
+func (r GetRecordingAudioResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetRecordingAudioResponse) GetJSONDefault() *ErrorBody {
+func (r GetRecordingAudioResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -12658,9 +12670,9 @@ type ListNotificationsResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListNotificationsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -12717,12 +12729,12 @@ func (r ListNotificationsResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListNotificationsResponse) GetJSON503() *ErrorBody {
+func (r ListNotificationsResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListNotificationsResponse) GetJSONDefault() *ErrorBody {
+func (r ListNotificationsResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -12897,9 +12909,9 @@ type MarkAllNotificationsReadResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *MarkAllNotificationsReadResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12984,12 +12996,12 @@ func (r MarkAllNotificationsReadResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r MarkAllNotificationsReadResponse) GetJSON503() *ErrorBody {
+func (r MarkAllNotificationsReadResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r MarkAllNotificationsReadResponse) GetJSONDefault() *ErrorBody {
+func (r MarkAllNotificationsReadResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -13175,9 +13187,9 @@ type MarkNotificationReadResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *MarkNotificationReadResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -13269,12 +13281,12 @@ func (r MarkNotificationReadResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r MarkNotificationReadResponse) GetJSON503() *ErrorBody {
+func (r MarkNotificationReadResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r MarkNotificationReadResponse) GetJSONDefault() *ErrorBody {
+func (r MarkNotificationReadResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -13389,9 +13401,9 @@ type ListNumbersResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListNumbersResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -13441,12 +13453,12 @@ func (r ListNumbersResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListNumbersResponse) GetJSON503() *ErrorBody {
+func (r ListNumbersResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListNumbersResponse) GetJSONDefault() *ErrorBody {
+func (r ListNumbersResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -13571,9 +13583,9 @@ type GetNumberResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetNumberResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -13630,12 +13642,12 @@ func (r GetNumberResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetNumberResponse) GetJSON503() *ErrorBody {
+func (r GetNumberResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetNumberResponse) GetJSONDefault() *ErrorBody {
+func (r GetNumberResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -13760,9 +13772,9 @@ type GetNumberRoutingResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetNumberRoutingResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -13819,12 +13831,12 @@ func (r GetNumberRoutingResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetNumberRoutingResponse) GetJSON503() *ErrorBody {
+func (r GetNumberRoutingResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetNumberRoutingResponse) GetJSONDefault() *ErrorBody {
+func (r GetNumberRoutingResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -13989,9 +14001,9 @@ type AuthorizeRealtimeResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *AuthorizeRealtimeResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -14076,12 +14088,12 @@ func (r AuthorizeRealtimeResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r AuthorizeRealtimeResponse) GetJSON503() *ErrorBody {
+func (r AuthorizeRealtimeResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r AuthorizeRealtimeResponse) GetJSONDefault() *ErrorBody {
+func (r AuthorizeRealtimeResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -14206,9 +14218,9 @@ type ListReceptionMessagesResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListReceptionMessagesResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -14265,12 +14277,12 @@ func (r ListReceptionMessagesResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListReceptionMessagesResponse) GetJSON503() *ErrorBody {
+func (r ListReceptionMessagesResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListReceptionMessagesResponse) GetJSONDefault() *ErrorBody {
+func (r ListReceptionMessagesResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -14395,9 +14407,9 @@ type GetRecordingStreamUrlResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetRecordingStreamUrlResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -14454,12 +14466,12 @@ func (r GetRecordingStreamUrlResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetRecordingStreamUrlResponse) GetJSON503() *ErrorBody {
+func (r GetRecordingStreamUrlResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetRecordingStreamUrlResponse) GetJSONDefault() *ErrorBody {
+func (r GetRecordingStreamUrlResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -14584,9 +14596,9 @@ type GetRecordingTranscriptResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetRecordingTranscriptResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -14643,12 +14655,12 @@ func (r GetRecordingTranscriptResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetRecordingTranscriptResponse) GetJSON503() *ErrorBody {
+func (r GetRecordingTranscriptResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetRecordingTranscriptResponse) GetJSONDefault() *ErrorBody {
+func (r GetRecordingTranscriptResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -14773,9 +14785,9 @@ type GetRecordingTranscriptEstimateResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetRecordingTranscriptEstimateResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -14832,12 +14844,12 @@ func (r GetRecordingTranscriptEstimateResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetRecordingTranscriptEstimateResponse) GetJSON503() *ErrorBody {
+func (r GetRecordingTranscriptEstimateResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetRecordingTranscriptEstimateResponse) GetJSONDefault() *ErrorBody {
+func (r GetRecordingTranscriptEstimateResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -14901,8 +14913,11 @@ type GetSharedVoicemailPageResponse406Headers struct {
 
 // GetSharedVoicemailPageResponseDefaultHeaders the declared response headers of an HTTP default response for GetSharedVoicemailPage
 type GetSharedVoicemailPageResponseDefaultHeaders struct {
-	RetryAfter *int
-	XRequestId string
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         *int
+	XRequestId         string
 }
 
 type GetSharedVoicemailPageResponse struct {
@@ -14917,7 +14932,7 @@ type GetSharedVoicemailPageResponse struct {
 	// JSON406 the response for an HTTP 406 `application/json` response
 	JSON406 *ErrorBody
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetSharedVoicemailPageResponse200Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -14953,7 +14968,7 @@ func (r GetSharedVoicemailPageResponse) GetJSON406() *ErrorBody {
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetSharedVoicemailPageResponse) GetJSONDefault() *ErrorBody {
+func (r GetSharedVoicemailPageResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -15078,9 +15093,9 @@ type ListSmsConversationsResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListSmsConversationsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -15137,12 +15152,12 @@ func (r ListSmsConversationsResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListSmsConversationsResponse) GetJSON503() *ErrorBody {
+func (r ListSmsConversationsResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListSmsConversationsResponse) GetJSONDefault() *ErrorBody {
+func (r ListSmsConversationsResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -15277,9 +15292,9 @@ type ListSmsMessagesResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListSmsMessagesResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -15343,12 +15358,12 @@ func (r ListSmsMessagesResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListSmsMessagesResponse) GetJSON503() *ErrorBody {
+func (r ListSmsMessagesResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListSmsMessagesResponse) GetJSONDefault() *ErrorBody {
+func (r ListSmsMessagesResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -15473,9 +15488,9 @@ type ListTasksResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListTasksResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -15532,12 +15547,12 @@ func (r ListTasksResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListTasksResponse) GetJSON503() *ErrorBody {
+func (r ListTasksResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListTasksResponse) GetJSONDefault() *ErrorBody {
+func (r ListTasksResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -15702,9 +15717,9 @@ type UpdateTaskResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *UpdateTaskResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -15789,12 +15804,12 @@ func (r UpdateTaskResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r UpdateTaskResponse) GetJSON503() *ErrorBody {
+func (r UpdateTaskResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r UpdateTaskResponse) GetJSONDefault() *ErrorBody {
+func (r UpdateTaskResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -15909,9 +15924,9 @@ type ListWebhooksResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListWebhooksResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -15961,12 +15976,12 @@ func (r ListWebhooksResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListWebhooksResponse) GetJSON503() *ErrorBody {
+func (r ListWebhooksResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListWebhooksResponse) GetJSONDefault() *ErrorBody {
+func (r ListWebhooksResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -16141,9 +16156,9 @@ type CreateWebhookResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreateWebhookResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -16228,12 +16243,12 @@ func (r CreateWebhookResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r CreateWebhookResponse) GetJSON503() *ErrorBody {
+func (r CreateWebhookResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r CreateWebhookResponse) GetJSONDefault() *ErrorBody {
+func (r CreateWebhookResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -16356,9 +16371,9 @@ type DeleteWebhookResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers204 the parsed response headers for an HTTP 204 response
 	Headers204 *DeleteWebhookResponse204Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -16410,12 +16425,12 @@ func (r DeleteWebhookResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteWebhookResponse) GetJSON503() *ErrorBody {
+func (r DeleteWebhookResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r DeleteWebhookResponse) GetJSONDefault() *ErrorBody {
+func (r DeleteWebhookResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -16580,9 +16595,9 @@ type UpdateWebhookResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *UpdateWebhookResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -16667,12 +16682,12 @@ func (r UpdateWebhookResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r UpdateWebhookResponse) GetJSON503() *ErrorBody {
+func (r UpdateWebhookResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r UpdateWebhookResponse) GetJSONDefault() *ErrorBody {
+func (r UpdateWebhookResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -16797,9 +16812,9 @@ type ListWebhookDeliveriesResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListWebhookDeliveriesResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -16856,12 +16871,12 @@ func (r ListWebhookDeliveriesResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListWebhookDeliveriesResponse) GetJSON503() *ErrorBody {
+func (r ListWebhookDeliveriesResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListWebhookDeliveriesResponse) GetJSONDefault() *ErrorBody {
+func (r ListWebhookDeliveriesResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -17014,9 +17029,9 @@ type ResendWebhookDeliveryResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers202 the parsed response headers for an HTTP 202 response
 	Headers202 *ResendWebhookDeliveryResponse202Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -17087,12 +17102,12 @@ func (r ResendWebhookDeliveryResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ResendWebhookDeliveryResponse) GetJSON503() *ErrorBody {
+func (r ResendWebhookDeliveryResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ResendWebhookDeliveryResponse) GetJSONDefault() *ErrorBody {
+func (r ResendWebhookDeliveryResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -17245,9 +17260,9 @@ type RotateWebhookSecretResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *RotateWebhookSecretResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -17318,12 +17333,12 @@ func (r RotateWebhookSecretResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r RotateWebhookSecretResponse) GetJSON503() *ErrorBody {
+func (r RotateWebhookSecretResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r RotateWebhookSecretResponse) GetJSONDefault() *ErrorBody {
+func (r RotateWebhookSecretResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -17476,9 +17491,9 @@ type TestWebhookResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers202 the parsed response headers for an HTTP 202 response
 	Headers202 *TestWebhookResponse202Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -17549,12 +17564,12 @@ func (r TestWebhookResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r TestWebhookResponse) GetJSON503() *ErrorBody {
+func (r TestWebhookResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r TestWebhookResponse) GetJSONDefault() *ErrorBody {
+func (r TestWebhookResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -18449,14 +18464,14 @@ func ParseGetAnalyticsResponse(rsp *http.Response) (*GetAnalyticsResponse, error
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -18851,14 +18866,14 @@ func ParseGetBalanceResponse(rsp *http.Response) (*GetBalanceResponse, error) {
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -19198,14 +19213,14 @@ func ParseListLedgerEntriesResponse(rsp *http.Response) (*ListLedgerEntriesRespo
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -19569,14 +19584,14 @@ func ParseListReceiptsResponse(rsp *http.Response) (*ListReceiptsResponse, error
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -19909,14 +19924,14 @@ func ParseListBlockedCallersResponse(rsp *http.Response) (*ListBlockedCallersRes
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -20256,14 +20271,14 @@ func ParseListCallsResponse(rsp *http.Response) (*ListCallsResponse, error) {
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -20634,14 +20649,14 @@ func ParseGetCallResponse(rsp *http.Response) (*GetCallResponse, error) {
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -21054,14 +21069,14 @@ func ParseTranscribeCallResponse(rsp *http.Response) (*TranscribeCallResponse, e
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -21702,14 +21717,14 @@ func ParseListContactsResponse(rsp *http.Response) (*ListContactsResponse, error
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -22108,14 +22123,14 @@ func ParseCreateContactResponse(rsp *http.Response) (*CreateContactResponse, err
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -22708,14 +22723,14 @@ func ParseBulkUpsertContactsResponse(rsp *http.Response) (*BulkUpsertContactsRes
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23280,14 +23295,14 @@ func ParseDeleteContactResponse(rsp *http.Response) (*DeleteContactResponse, err
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23686,14 +23701,14 @@ func ParseReplaceContactResponse(rsp *http.Response) (*ReplaceContactResponse, e
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24188,14 +24203,14 @@ func ParseListJobRequestsResponse(rsp *http.Response) (*ListJobRequestsResponse,
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24559,14 +24574,14 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24891,14 +24906,14 @@ func ParseGetRecordingAudioResponse(rsp *http.Response) (*GetRecordingAudioRespo
 		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25160,6 +25175,27 @@ func ParseGetRecordingAudioResponse(rsp *http.Response) (*GetRecordingAudioRespo
 		response.Headers416 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetRecordingAudioResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -25177,6 +25213,27 @@ func ParseGetRecordingAudioResponse(rsp *http.Response) (*GetRecordingAudioRespo
 		response.Headers503 = &headers
 	case true:
 		var headers GetRecordingAudioResponseDefaultHeaders
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -25261,14 +25318,14 @@ func ParseListNotificationsResponse(rsp *http.Response) (*ListNotificationsRespo
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25667,14 +25724,14 @@ func ParseMarkAllNotificationsReadResponse(rsp *http.Response) (*MarkAllNotifica
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26274,14 +26331,14 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26877,14 +26934,14 @@ func ParseListNumbersResponse(rsp *http.Response) (*ListNumbersResponse, error) 
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27224,14 +27281,14 @@ func ParseGetNumberResponse(rsp *http.Response) (*GetNumberResponse, error) {
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27602,14 +27659,14 @@ func ParseGetNumberRoutingResponse(rsp *http.Response) (*GetNumberRoutingRespons
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28008,14 +28065,14 @@ func ParseAuthorizeRealtimeResponse(rsp *http.Response) (*AuthorizeRealtimeRespo
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28510,14 +28567,14 @@ func ParseListReceptionMessagesResponse(rsp *http.Response) (*ListReceptionMessa
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28888,14 +28945,14 @@ func ParseGetRecordingStreamUrlResponse(rsp *http.Response) (*GetRecordingStream
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29266,14 +29323,14 @@ func ParseGetRecordingTranscriptResponse(rsp *http.Response) (*GetRecordingTrans
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29644,14 +29701,14 @@ func ParseGetRecordingTranscriptEstimateResponse(rsp *http.Response) (*GetRecord
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30001,7 +30058,7 @@ func ParseGetSharedVoicemailPageResponse(rsp *http.Response) (*GetSharedVoicemai
 		response.JSON406 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30090,6 +30147,27 @@ func ParseGetSharedVoicemailPageResponse(rsp *http.Response) (*GetSharedVoicemai
 		response.Headers406 = &headers
 	case true:
 		var headers GetSharedVoicemailPageResponseDefaultHeaders
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -30174,14 +30252,14 @@ func ParseListSmsConversationsResponse(rsp *http.Response) (*ListSmsConversation
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30559,14 +30637,14 @@ func ParseListSmsMessagesResponse(rsp *http.Response) (*ListSmsMessagesResponse,
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30968,14 +31046,14 @@ func ParseListTasksResponse(rsp *http.Response) (*ListTasksResponse, error) {
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31374,14 +31452,14 @@ func ParseUpdateTaskResponse(rsp *http.Response) (*UpdateTaskResponse, error) {
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31869,14 +31947,14 @@ func ParseListWebhooksResponse(rsp *http.Response) (*ListWebhooksResponse, error
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32244,14 +32322,14 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32812,14 +32890,14 @@ func ParseDeleteWebhookResponse(rsp *http.Response) (*DeleteWebhookResponse, err
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33218,14 +33296,14 @@ func ParseUpdateWebhookResponse(rsp *http.Response) (*UpdateWebhookResponse, err
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33720,14 +33798,14 @@ func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliver
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34112,14 +34190,14 @@ func ParseResendWebhookDeliveryResponse(rsp *http.Response) (*ResendWebhookDeliv
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34622,14 +34700,14 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35132,14 +35210,14 @@ func ParseTestWebhookResponse(rsp *http.Response) (*TestWebhookResponse, error) 
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
