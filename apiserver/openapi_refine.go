@@ -15,6 +15,7 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/events"
+	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
 // This file makes the generated description say everything the server enforces: what the
@@ -189,9 +190,10 @@ func factsByOperation(c *restful.Container) map[string]routeFacts {
 
 // operationLimits states the per-account limits of the operations that have one.
 var operationLimits = map[string]string{
-	"createWebhook":         "Limited to " + strconv.Itoa(webhookAddPerMinute) + " a minute per account.",
-	"testWebhook":           "Limited to " + strconv.Itoa(webhookTestPerMinute) + " a minute per account.",
-	"resendWebhookDelivery": "Limited to " + strconv.Itoa(webhookResendPerMinute) + " a minute per account.",
+	"createWebhook":            "Limited to " + strconv.Itoa(webhookAddPerMinute) + " a minute per account.",
+	"testWebhook":              "Limited to " + strconv.Itoa(webhookTestPerMinute) + " a minute per account.",
+	"resendWebhookDelivery":    "Limited to " + strconv.Itoa(webhookResendPerMinute) + " a minute per account.",
+	"recoverWebhookDeliveries": "Limited to " + strconv.Itoa(webhookRecoverPerMinute) + " a minute per account.",
 }
 
 type jsonObject = map[string]any
@@ -433,6 +435,13 @@ func webhooksSection(payload jsonObject) jsonObject {
 			"of the timestamp text, a dot, and the raw request body. Compare in constant time and refuse timestamps more than five minutes old.",
 			jsonObject{"type": "string", "pattern": "^[0-9a-f]{64}$"}),
 		headerParam("User-Agent", "Service-Webhooks/1.", jsonObject{"type": "string"}),
+		// Standard Webhooks (standardwebhooks.com), so off-the-shelf libraries verify too.
+		headerParam(webhooks.HeaderStandardID, "Standard Webhooks: the event's id, the same as X-Service-Delivery.", jsonObject{"type": "string", "format": "uuid"}),
+		headerParam(webhooks.HeaderStandardTimestamp, "Standard Webhooks: when this attempt was sent, in Unix seconds (the same as X-Service-Timestamp).", jsonObject{"type": "integer"}),
+		headerParam(webhooks.HeaderStandardSignature, "Standard Webhooks: v1, a comma and the base64 HMAC-SHA256 of the webhook-id, a dot, "+
+			"the webhook-timestamp, a dot and the raw body, keyed with the base64-decoded text after whsec_ in the endpoint's signing secret. "+
+			"Any Standard Webhooks library verifies it with the secret as shown.",
+			jsonObject{"type": "string", "pattern": "^v1,[A-Za-z0-9+/]{43}=$"}),
 	}
 	out := jsonObject{}
 	for _, name := range eventNames(true) {

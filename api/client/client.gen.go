@@ -2740,6 +2740,17 @@ type WebhookQueued struct {
 	Queued bool `json:"queued"`
 }
 
+// WebhookRecover defines model for WebhookRecover.
+type WebhookRecover struct {
+	// Since The oldest delivery to send again (by when it was made); within the last 30 days, not in the future.
+	Since time.Time `json:"since"`
+}
+
+// WebhookRecovered defines model for WebhookRecovered.
+type WebhookRecovered struct {
+	Queued int `json:"queued"`
+}
+
 // WebhookUpdated defines model for WebhookUpdated.
 type WebhookUpdated struct {
 	Endpoint Webhook `json:"endpoint"`
@@ -3136,6 +3147,17 @@ type ResendWebhookDelivery403JSONResponseBody struct {
 	union json.RawMessage
 }
 
+// RecoverWebhookDeliveriesParams defines parameters for RecoverWebhookDeliveries.
+type RecoverWebhookDeliveriesParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a repeat with the same key and body within 24 hours replays the first answer (with Idempotent-Replayed: true) instead of doing the work again. At most 255 printable ASCII characters, per account; for example a UUID.
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// RecoverWebhookDeliveries403JSONResponseBody defines parameters for RecoverWebhookDeliveries.
+type RecoverWebhookDeliveries403JSONResponseBody struct {
+	union json.RawMessage
+}
+
 // RotateWebhookSecretParams defines parameters for RotateWebhookSecret.
 type RotateWebhookSecretParams struct {
 	// IdempotencyKey Makes the POST safe to retry: a repeat with the same key and body within 24 hours replays the first answer (with Idempotent-Replayed: true) instead of doing the work again. At most 255 printable ASCII characters, per account; for example a UUID.
@@ -3220,6 +3242,15 @@ type CallEndedEventParams struct {
 
 	// UserAgent Service-Webhooks/1.
 	UserAgent string `json:"User-Agent"`
+
+	// WebhookId Standard Webhooks: the event's id, the same as X-Service-Delivery.
+	WebhookId openapi_types.UUID `json:"webhook-id"`
+
+	// WebhookTimestamp Standard Webhooks: when this attempt was sent, in Unix seconds (the same as X-Service-Timestamp).
+	WebhookTimestamp int `json:"webhook-timestamp"`
+
+	// WebhookSignature Standard Webhooks: v1, a comma and the base64 HMAC-SHA256 of the webhook-id, a dot, the webhook-timestamp, a dot and the raw body, keyed with the base64-decoded text after whsec_ in the endpoint's signing secret. Any Standard Webhooks library verifies it with the secret as shown.
+	WebhookSignature string `json:"webhook-signature"`
 }
 
 // CallEndedEventParamsXServiceEvent defines parameters for CallEndedEvent.
@@ -3304,6 +3335,15 @@ type TestEventParams struct {
 
 	// UserAgent Service-Webhooks/1.
 	UserAgent string `json:"User-Agent"`
+
+	// WebhookId Standard Webhooks: the event's id, the same as X-Service-Delivery.
+	WebhookId openapi_types.UUID `json:"webhook-id"`
+
+	// WebhookTimestamp Standard Webhooks: when this attempt was sent, in Unix seconds (the same as X-Service-Timestamp).
+	WebhookTimestamp int `json:"webhook-timestamp"`
+
+	// WebhookSignature Standard Webhooks: v1, a comma and the base64 HMAC-SHA256 of the webhook-id, a dot, the webhook-timestamp, a dot and the raw body, keyed with the base64-decoded text after whsec_ in the endpoint's signing secret. Any Standard Webhooks library verifies it with the secret as shown.
+	WebhookSignature string `json:"webhook-signature"`
 }
 
 // TestEventParamsXServiceEvent defines parameters for TestEvent.
@@ -3388,6 +3428,15 @@ type TranscriptReadyEventParams struct {
 
 	// UserAgent Service-Webhooks/1.
 	UserAgent string `json:"User-Agent"`
+
+	// WebhookId Standard Webhooks: the event's id, the same as X-Service-Delivery.
+	WebhookId openapi_types.UUID `json:"webhook-id"`
+
+	// WebhookTimestamp Standard Webhooks: when this attempt was sent, in Unix seconds (the same as X-Service-Timestamp).
+	WebhookTimestamp int `json:"webhook-timestamp"`
+
+	// WebhookSignature Standard Webhooks: v1, a comma and the base64 HMAC-SHA256 of the webhook-id, a dot, the webhook-timestamp, a dot and the raw body, keyed with the base64-decoded text after whsec_ in the endpoint's signing secret. Any Standard Webhooks library verifies it with the secret as shown.
+	WebhookSignature string `json:"webhook-signature"`
 }
 
 // TranscriptReadyEventParamsXServiceEvent defines parameters for TranscriptReadyEvent.
@@ -3472,6 +3521,15 @@ type VoicemailReceivedEventParams struct {
 
 	// UserAgent Service-Webhooks/1.
 	UserAgent string `json:"User-Agent"`
+
+	// WebhookId Standard Webhooks: the event's id, the same as X-Service-Delivery.
+	WebhookId openapi_types.UUID `json:"webhook-id"`
+
+	// WebhookTimestamp Standard Webhooks: when this attempt was sent, in Unix seconds (the same as X-Service-Timestamp).
+	WebhookTimestamp int `json:"webhook-timestamp"`
+
+	// WebhookSignature Standard Webhooks: v1, a comma and the base64 HMAC-SHA256 of the webhook-id, a dot, the webhook-timestamp, a dot and the raw body, keyed with the base64-decoded text after whsec_ in the endpoint's signing secret. Any Standard Webhooks library verifies it with the secret as shown.
+	WebhookSignature string `json:"webhook-signature"`
 }
 
 // VoicemailReceivedEventParamsXServiceEvent defines parameters for VoicemailReceivedEvent.
@@ -3509,6 +3567,9 @@ type CreateWebhookJSONRequestBody = WebhookCreate
 
 // UpdateWebhookJSONRequestBody defines body for UpdateWebhook for application/json ContentType.
 type UpdateWebhookJSONRequestBody = WebhookChange
+
+// RecoverWebhookDeliveriesJSONRequestBody defines body for RecoverWebhookDeliveries for application/json ContentType.
+type RecoverWebhookDeliveriesJSONRequestBody = WebhookRecover
 
 // CallEndedEventJSONRequestBody defines body for CallEndedEvent for application/json ContentType.
 type CallEndedEventJSONRequestBody CallEndedEventJSONBody
@@ -5072,6 +5133,68 @@ func (t *ResendWebhookDelivery403JSONResponseBody) UnmarshalJSON(b []byte) error
 	return err
 }
 
+// AsErrorBody returns the union data inside the RecoverWebhookDeliveries403JSONResponseBody as a ErrorBody
+func (t RecoverWebhookDeliveries403JSONResponseBody) AsErrorBody() (ErrorBody, error) {
+	var body ErrorBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromErrorBody overwrites any union data inside the RecoverWebhookDeliveries403JSONResponseBody as the provided ErrorBody
+func (t *RecoverWebhookDeliveries403JSONResponseBody) FromErrorBody(v ErrorBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeErrorBody performs a merge with any union data inside the RecoverWebhookDeliveries403JSONResponseBody, using the provided ErrorBody
+func (t *RecoverWebhookDeliveries403JSONResponseBody) MergeErrorBody(v ErrorBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAddonRefusalBody returns the union data inside the RecoverWebhookDeliveries403JSONResponseBody as a AddonRefusalBody
+func (t RecoverWebhookDeliveries403JSONResponseBody) AsAddonRefusalBody() (AddonRefusalBody, error) {
+	var body AddonRefusalBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAddonRefusalBody overwrites any union data inside the RecoverWebhookDeliveries403JSONResponseBody as the provided AddonRefusalBody
+func (t *RecoverWebhookDeliveries403JSONResponseBody) FromAddonRefusalBody(v AddonRefusalBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAddonRefusalBody performs a merge with any union data inside the RecoverWebhookDeliveries403JSONResponseBody, using the provided AddonRefusalBody
+func (t *RecoverWebhookDeliveries403JSONResponseBody) MergeAddonRefusalBody(v AddonRefusalBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t RecoverWebhookDeliveries403JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *RecoverWebhookDeliveries403JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsErrorBody returns the union data inside the TestWebhook403JSONResponseBody as a ErrorBody
 func (t TestWebhook403JSONResponseBody) AsErrorBody() (ErrorBody, error) {
 	var body ErrorBody
@@ -5632,6 +5755,28 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /webhooks/{endpoint}/deliveries/{eventId}/resend (the `ResendWebhookDelivery` operationId).
 	ResendWebhookDelivery(ctx context.Context, endpoint string, eventId openapi_types.UUID, params *ResendWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RecoverWebhookDeliveriesWithBody Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+	//
+	// Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+	//
+	// Permission: `webhooks:manage`. Owner only. Needs the Integrations add-on. Limited to 5 a minute per account.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /webhooks/{endpoint}/recover (the `RecoverWebhookDeliveries` operationId).
+	RecoverWebhookDeliveriesWithBody(ctx context.Context, endpoint string, params *RecoverWebhookDeliveriesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RecoverWebhookDeliveries Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+	//
+	// Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+	//
+	// Permission: `webhooks:manage`. Owner only. Needs the Integrations add-on. Limited to 5 a minute per account.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /webhooks/{endpoint}/recover (the `RecoverWebhookDeliveries` operationId).
+	RecoverWebhookDeliveries(ctx context.Context, endpoint string, params *RecoverWebhookDeliveriesParams, body RecoverWebhookDeliveriesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RotateWebhookSecret Issues a new signing secret, returned only here; later attempts are signed with it.
 	//
@@ -6517,6 +6662,48 @@ func (c *Client) ListWebhookDeliveries(ctx context.Context, endpoint string, req
 // Corresponds with POST /webhooks/{endpoint}/deliveries/{eventId}/resend (the `ResendWebhookDelivery` operationId).
 func (c *Client) ResendWebhookDelivery(ctx context.Context, endpoint string, eventId openapi_types.UUID, params *ResendWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewResendWebhookDeliveryRequest(c.Server, endpoint, eventId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RecoverWebhookDeliveriesWithBody Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+//
+// Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+//
+// Permission: `webhooks:manage`. Owner only. Needs the Integrations add-on. Limited to 5 a minute per account.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /webhooks/{endpoint}/recover (the `RecoverWebhookDeliveries` operationId).
+func (c *Client) RecoverWebhookDeliveriesWithBody(ctx context.Context, endpoint string, params *RecoverWebhookDeliveriesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecoverWebhookDeliveriesRequestWithBody(c.Server, endpoint, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RecoverWebhookDeliveries Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+//
+// Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+//
+// Permission: `webhooks:manage`. Owner only. Needs the Integrations add-on. Limited to 5 a minute per account.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /webhooks/{endpoint}/recover (the `RecoverWebhookDeliveries` operationId).
+func (c *Client) RecoverWebhookDeliveries(ctx context.Context, endpoint string, params *RecoverWebhookDeliveriesParams, body RecoverWebhookDeliveriesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecoverWebhookDeliveriesRequest(c.Server, endpoint, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8620,6 +8807,68 @@ func NewResendWebhookDeliveryRequest(server string, endpoint string, eventId ope
 	return req, nil
 }
 
+// NewRecoverWebhookDeliveriesRequest calls the generic RecoverWebhookDeliveries builder with application/json body
+func NewRecoverWebhookDeliveriesRequest(server string, endpoint string, params *RecoverWebhookDeliveriesParams, body RecoverWebhookDeliveriesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRecoverWebhookDeliveriesRequestWithBody(server, endpoint, params, "application/json", bodyReader)
+}
+
+// NewRecoverWebhookDeliveriesRequestWithBody constructs an http.Request for the RecoverWebhookDeliveries method, with any body, and a specified content type
+func NewRecoverWebhookDeliveriesRequestWithBody(server string, endpoint string, params *RecoverWebhookDeliveriesParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "endpoint", endpoint, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/%s/recover", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewRotateWebhookSecretRequest constructs an http.Request for the RotateWebhookSecret method
 func NewRotateWebhookSecretRequest(server string, endpoint string, params *RotateWebhookSecretParams) (*http.Request, error) {
 	var err error
@@ -9248,6 +9497,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /webhooks/{endpoint}/deliveries/{eventId}/resend (the `ResendWebhookDelivery` operationId).
 	ResendWebhookDeliveryWithResponse(ctx context.Context, endpoint string, eventId openapi_types.UUID, params *ResendWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*ResendWebhookDeliveryResponse, error)
+
+	// RecoverWebhookDeliveriesWithBodyWithResponse Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+	//
+	// Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+	//
+	// Permission: `webhooks:manage`. Owner only. Needs the Integrations add-on. Limited to 5 a minute per account.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /webhooks/{endpoint}/recover (the `RecoverWebhookDeliveries` operationId).
+	RecoverWebhookDeliveriesWithBodyWithResponse(ctx context.Context, endpoint string, params *RecoverWebhookDeliveriesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecoverWebhookDeliveriesResponse, error)
+
+	// RecoverWebhookDeliveriesWithResponse Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+	//
+	// Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+	//
+	// Permission: `webhooks:manage`. Owner only. Needs the Integrations add-on. Limited to 5 a minute per account.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /webhooks/{endpoint}/recover (the `RecoverWebhookDeliveries` operationId).
+	RecoverWebhookDeliveriesWithResponse(ctx context.Context, endpoint string, params *RecoverWebhookDeliveriesParams, body RecoverWebhookDeliveriesJSONRequestBody, reqEditors ...RequestEditorFn) (*RecoverWebhookDeliveriesResponse, error)
 
 	// RotateWebhookSecretWithResponse Issues a new signing secret, returned only here; later attempts are signed with it.
 	//
@@ -17140,6 +17411,291 @@ func (r ResendWebhookDeliveryResponse) ContentType() string {
 	return ""
 }
 
+// RecoverWebhookDeliveriesResponse202Headers the declared response headers of an HTTP 202 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse202Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse400Headers the declared response headers of an HTTP 400 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse400Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse401Headers the declared response headers of an HTTP 401 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse401Headers struct {
+	IdempotentReplayed *string
+	WWWAuthenticate    string
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse403Headers the declared response headers of an HTTP 403 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse403Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse404Headers the declared response headers of an HTTP 404 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse404Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse405Headers the declared response headers of an HTTP 405 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse405Headers struct {
+	Allow              string
+	IdempotentReplayed *string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse406Headers the declared response headers of an HTTP 406 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse406Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse409Headers the declared response headers of an HTTP 409 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse409Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse413Headers the declared response headers of an HTTP 413 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse413Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse415Headers the declared response headers of an HTTP 415 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse415Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse422Headers the declared response headers of an HTTP 422 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse422Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse429Headers the declared response headers of an HTTP 429 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse429Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse503Headers the declared response headers of an HTTP 503 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponseDefaultHeaders the declared response headers of an HTTP default response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponseDefaultHeaders struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         *int
+	XRequestId         string
+}
+
+type RecoverWebhookDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *WebhookRecovered
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RecoverWebhookDeliveries403JSONResponseBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *ErrorBody
+	// JSON406 the response for an HTTP 406 `application/json` response
+	JSON406 *ErrorBody
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ErrorBody
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorBody
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationErrorBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *RecoverWebhookDeliveriesResponse202Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RecoverWebhookDeliveriesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RecoverWebhookDeliveriesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RecoverWebhookDeliveriesResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RecoverWebhookDeliveriesResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *RecoverWebhookDeliveriesResponse405Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *RecoverWebhookDeliveriesResponse406Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RecoverWebhookDeliveriesResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RecoverWebhookDeliveriesResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *RecoverWebhookDeliveriesResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *RecoverWebhookDeliveriesResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RecoverWebhookDeliveriesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RecoverWebhookDeliveriesResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *RecoverWebhookDeliveriesResponseDefaultHeaders
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON202() *WebhookRecovered {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON403() *RecoverWebhookDeliveries403JSONResponseBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON405() *ErrorBody {
+	return r.JSON405
+}
+
+// GetJSON406 returns the response for an HTTP 406 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON406() *ErrorBody {
+	return r.JSON406
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON409() *ErrorBody {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON413() *ErrorBody {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON415() *ErrorBody {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON422() *ValidationErrorBody {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSONDefault() *UnexpectedError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RecoverWebhookDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RecoverWebhookDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RecoverWebhookDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RecoverWebhookDeliveriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // RotateWebhookSecretResponse200Headers the declared response headers of an HTTP 200 response for RotateWebhookSecret
 type RotateWebhookSecretResponse200Headers struct {
 	IdempotentReplayed *string
@@ -18357,6 +18913,40 @@ func (c *ClientWithResponses) ResendWebhookDeliveryWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseResendWebhookDeliveryResponse(rsp)
+}
+
+// RecoverWebhookDeliveriesWithBodyWithResponse Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+//
+// Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+//
+// Permission: `webhooks:manage`. Owner only. Needs the Integrations add-on. Limited to 5 a minute per account.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /webhooks/{endpoint}/recover (the `RecoverWebhookDeliveries` operationId).
+func (c *ClientWithResponses) RecoverWebhookDeliveriesWithBodyWithResponse(ctx context.Context, endpoint string, params *RecoverWebhookDeliveriesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecoverWebhookDeliveriesResponse, error) {
+	rsp, err := c.RecoverWebhookDeliveriesWithBody(ctx, endpoint, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRecoverWebhookDeliveriesResponse(rsp)
+}
+
+// RecoverWebhookDeliveriesWithResponse Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+//
+// Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+//
+// Permission: `webhooks:manage`. Owner only. Needs the Integrations add-on. Limited to 5 a minute per account.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /webhooks/{endpoint}/recover (the `RecoverWebhookDeliveries` operationId).
+func (c *ClientWithResponses) RecoverWebhookDeliveriesWithResponse(ctx context.Context, endpoint string, params *RecoverWebhookDeliveriesParams, body RecoverWebhookDeliveriesJSONRequestBody, reqEditors ...RequestEditorFn) (*RecoverWebhookDeliveriesResponse, error) {
+	rsp, err := c.RecoverWebhookDeliveries(ctx, endpoint, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRecoverWebhookDeliveriesResponse(rsp)
 }
 
 // RotateWebhookSecretWithResponse Issues a new signing secret, returned only here; later attempts are signed with it.
@@ -34622,6 +35212,651 @@ func ParseResendWebhookDeliveryResponse(rsp *http.Response) (*ResendWebhookDeliv
 	return response, nil
 }
 
+// ParseRecoverWebhookDeliveriesResponse parses an HTTP response from a RecoverWebhookDeliveriesWithResponse call
+func ParseRecoverWebhookDeliveriesResponse(rsp *http.Response) (*RecoverWebhookDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RecoverWebhookDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest WebhookRecovered
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RecoverWebhookDeliveries403JSONResponseBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers RecoverWebhookDeliveriesResponse202Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 400:
+		var headers RecoverWebhookDeliveriesResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RecoverWebhookDeliveriesResponse401Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RecoverWebhookDeliveriesResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RecoverWebhookDeliveriesResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers RecoverWebhookDeliveriesResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 406:
+		var headers RecoverWebhookDeliveriesResponse406Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
+	case rsp.StatusCode == 409:
+		var headers RecoverWebhookDeliveriesResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers RecoverWebhookDeliveriesResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers RecoverWebhookDeliveriesResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers RecoverWebhookDeliveriesResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers RecoverWebhookDeliveriesResponse429Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RecoverWebhookDeliveriesResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers RecoverWebhookDeliveriesResponseDefaultHeaders
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseRotateWebhookSecretResponse parses an HTTP response from a RotateWebhookSecretWithResponse call
 func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -35900,6 +37135,33 @@ func NewCallEndedEventWebhookRequestWithBody(targetURL string, params *CallEnded
 
 		req.Header.Set("User-Agent", headerParam4)
 
+		var headerParam5 string
+
+		headerParam5, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam5)
+
+		var headerParam6 string
+
+		headerParam6, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam6)
+
+		var headerParam7 string
+
+		headerParam7, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam7)
+
 	}
 	return req, nil
 }
@@ -35978,6 +37240,33 @@ func NewTestEventWebhookRequestWithBody(targetURL string, params *TestEventParam
 		}
 
 		req.Header.Set("User-Agent", headerParam4)
+
+		var headerParam5 string
+
+		headerParam5, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam5)
+
+		var headerParam6 string
+
+		headerParam6, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam6)
+
+		var headerParam7 string
+
+		headerParam7, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam7)
 
 	}
 	return req, nil
@@ -36058,6 +37347,33 @@ func NewTranscriptReadyEventWebhookRequestWithBody(targetURL string, params *Tra
 
 		req.Header.Set("User-Agent", headerParam4)
 
+		var headerParam5 string
+
+		headerParam5, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam5)
+
+		var headerParam6 string
+
+		headerParam6, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam6)
+
+		var headerParam7 string
+
+		headerParam7, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam7)
+
 	}
 	return req, nil
 }
@@ -36136,6 +37452,33 @@ func NewVoicemailReceivedEventWebhookRequestWithBody(targetURL string, params *V
 		}
 
 		req.Header.Set("User-Agent", headerParam4)
+
+		var headerParam5 string
+
+		headerParam5, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam5)
+
+		var headerParam6 string
+
+		headerParam6, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam6)
+
+		var headerParam7 string
+
+		headerParam7, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam7)
 
 	}
 	return req, nil
