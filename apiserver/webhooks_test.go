@@ -22,9 +22,9 @@ import (
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/apiserver"
-	"github.com/switchboard-dev/switchboard/controllers"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/auth"
+	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
@@ -366,7 +366,7 @@ func (h *webhookHarness) testTestEvent(t *testing.T) {
 	checkPending("while queued")
 	// Another endpoint of the account does not receive it.
 	other := h.create(t, tenant.OwnerKey, "https://hooks.example.com/t2")["public_id"].(string)
-	dispatcher := &controllers.WebhookDispatcher{Client: h.kube, Reader: h.kube, Store: h.st, Clock: h.clk, Log: logr.Discard()}
+	dispatcher := &delivery.Dispatcher{Client: h.kube, Reader: h.kube, Store: h.st, Clock: h.clk, Log: logr.Discard()}
 	if _, err := dispatcher.DispatchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +467,7 @@ func (h *webhookHarness) testDeliveries(t *testing.T) {
 			t.Errorf("resend while queued: %s", resp)
 		}
 		// The dispatcher makes it a fresh delivery of the same event, naming the one it repeats.
-		dispatcher := &controllers.WebhookDispatcher{Client: h.kube, Reader: h.kube, Store: h.st, Clock: h.clk, Log: logr.Discard()}
+		dispatcher := &delivery.Dispatcher{Client: h.kube, Reader: h.kube, Store: h.st, Clock: h.clk, Log: logr.Discard()}
 		if _, err := dispatcher.DispatchOnce(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -18,8 +18,10 @@ import (
 	apiextensionsclientset "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -70,6 +72,7 @@ var _ = BeforeSuite(func() {
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Cache:                  CacheOptions(),
+		Controller:             testControllers,
 	})
 	Expect(err).NotTo(HaveOccurred())
 	// Reconcilers are set up here, e.g. (&WebhookEndpointReconciler{...}).SetupWithManager(mgr).
@@ -131,3 +134,8 @@ func eventReasons(g Gomega, obj client.Object) []string {
 	}
 	return out
 }
+
+// testControllers is the controller settings of the tests' managers: each test starts a new
+// manager with the same controllers, and controller names are unique per process unless
+// name validation is skipped (as each leader term does, see internal/app).
+var testControllers = config.Controller{SkipNameValidation: ptr.To(true)}

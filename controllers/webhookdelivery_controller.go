@@ -62,8 +62,6 @@ type WebhookDeliveryReconciler struct {
 	// Recorder, when set, records a Warning Event on the endpoint when a delivery fails
 	// for good (the delivery's own resource is removed soon after, its Event would not be).
 	Recorder events.EventRecorder
-	// SkipNameValidation allows several managers in one process (tests).
-	SkipNameValidation bool
 
 	// The delivery engine's parts (internal/delivery), made by SetupWithManager.
 	slots    *delivery.Slots
@@ -109,7 +107,6 @@ func (r *WebhookDeliveryReconciler) SetupWithManager(ctx context.Context, mgr ct
 	}); err != nil {
 		return err
 	}
-	skip := r.SkipNameValidation
 	return ctrl.NewControllerManagedBy(mgr).
 		// A deletion needs no reconcile: it only forgets what was kept about the delivery.
 		For(&switchboardv1alpha1.WebhookDelivery{}, builder.WithPredicates(predicate.Funcs{DeleteFunc: func(e event.DeleteEvent) bool {
@@ -121,7 +118,7 @@ func (r *WebhookDeliveryReconciler) SetupWithManager(ctx context.Context, mgr ct
 		Watches(&switchboardv1alpha1.WebhookEndpoint{}, r.endpointEvents()).
 		WatchesRawSource(source.Channel(r.wake, &handler.EnqueueRequestForObject{})).
 		Named("webhookdelivery").
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, SkipNameValidation: &skip}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Complete(r)
 }
 

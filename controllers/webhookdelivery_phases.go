@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
@@ -43,7 +44,7 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *swi
 	// The slot bounds attempts in flight to the endpoint: it is given back as soon as the
 	// answer is in, not after the history write and the deletion that follow.
 	defer release()
-	secret, err := signingSecret(ctx, r.Client, r.APIReader, ep)
+	secret, err := delivery.SigningSecret(ctx, r.Client, r.APIReader, ep)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -94,19 +95,19 @@ func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *switch
 	d.Status.Attempts++
 	d.Status.LastAttemptAt = &metav1.Time{Time: sentAt}
 	d.Status.LastResponseCode = int32(res.StatusCode)
-	d.Status.LastError = truncate(res.Error, 1024)
+	d.Status.LastError = delivery.Truncate(res.Error, delivery.MaxErrorLen)
 	d.Status.NextAttemptAt = nil
 	r.health.Record(ep, res.OK, res.StatusCode, sentAt)
 	if res.OK {
 		d.Status.Phase = switchboardv1alpha1.WebhookDeliveryPhaseSucceeded
-		setDeliveryConditions(d, switchboardv1alpha1.ReasonSucceeded, fmt.Sprintf("The endpoint answered %d", res.StatusCode))
+		delivery.SetDeliveryConditions(d, switchboardv1alpha1.ReasonSucceeded, fmt.Sprintf("The endpoint answered %d", res.StatusCode))
 		metrics.WebhookDeliveryFinished(d.Status.Phase)
 		return ctrl.Result{}, r.finish(ctx, d, st)
 	}
 	next, ok := webhooks.NextAttempt(int(d.Status.Attempts), sentAt)
 	if !ok {
 		d.Status.Phase = switchboardv1alpha1.WebhookDeliveryPhaseFailed
-		setDeliveryConditions(d, switchboardv1alpha1.ReasonRetriesExhausted, "The last retry failed: "+d.Status.LastError)
+		delivery.SetDeliveryConditions(d, switchboardv1alpha1.ReasonRetriesExhausted, "The last retry failed: "+d.Status.LastError)
 		if r.Recorder != nil {
 			r.Recorder.Eventf(ep, d, corev1.EventTypeWarning, "DeliveryFailed", "Deliver",
 				"Event %s (%s) failed after %d attempts; last error: %s", d.Spec.EventID, d.Spec.EventType, d.Status.Attempts, d.Status.LastError)
@@ -116,7 +117,7 @@ func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *switch
 	}
 	d.Status.Phase = switchboardv1alpha1.WebhookDeliveryPhaseRetrying
 	d.Status.NextAttemptAt = &metav1.Time{Time: next}
-	setDeliveryConditions(d, switchboardv1alpha1.ReasonRetryScheduled, "Attempt failed ("+d.Status.LastError+"); retry at "+next.UTC().Format(time.RFC3339))
+	delivery.SetDeliveryConditions(d, switchboardv1alpha1.ReasonRetryScheduled, "Attempt failed ("+d.Status.LastError+"); retry at "+next.UTC().Format(time.RFC3339))
 	return ctrl.Result{RequeueAfter: capWait(next.Sub(r.Clock.Now()), r.MaxRequeue)}, nil
 }
 
@@ -124,7 +125,7 @@ func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *switch
 func (r *WebhookDeliveryReconciler) cancel(ctx context.Context, d *switchboardv1alpha1.WebhookDelivery, st *deliveryState, reason, msg string) error {
 	d.Status.Phase = switchboardv1alpha1.WebhookDeliveryPhaseCancelled
 	d.Status.NextAttemptAt = nil
-	setDeliveryConditions(d, reason, msg)
+	delivery.SetDeliveryConditions(d, reason, msg)
 	metrics.WebhookDeliveryFinished(d.Status.Phase)
 	return r.finish(ctx, d, st)
 }
@@ -134,7 +135,7 @@ func (r *WebhookDeliveryReconciler) fail(ctx context.Context, d *switchboardv1al
 	d.Status.Phase = switchboardv1alpha1.WebhookDeliveryPhaseFailed
 	d.Status.LastError = msg
 	d.Status.NextAttemptAt = nil
-	setDeliveryConditions(d, switchboardv1alpha1.ReasonRetriesExhausted, msg)
+	delivery.SetDeliveryConditions(d, switchboardv1alpha1.ReasonRetriesExhausted, msg)
 	metrics.WebhookDeliveryFinished(d.Status.Phase)
 	return r.finish(ctx, d, st)
 }
@@ -181,25 +182,4 @@ func (r *WebhookDeliveryReconciler) endpoint(ctx context.Context, key types.Name
 		return nil, err
 	}
 	return ep, nil
-}
-
-// signingSecret reads the endpoint's current secret ("" when not there yet): from the cache,
-// and past it before concluding it is missing.
-func signingSecret(ctx context.Context, cached, api client.Reader, ep *switchboardv1alpha1.WebhookEndpoint) (string, error) {
-	if ep.Spec.SigningSecretRef == nil {
-		return "", nil
-	}
-	sec := &corev1.Secret{}
-	key := types.NamespacedName{Namespace: ep.Namespace, Name: ep.Spec.SigningSecretRef.Name}
-	err := cached.Get(ctx, key, sec)
-	if apierrors.IsNotFound(err) {
-		err = api.Get(ctx, key, sec)
-	}
-	if apierrors.IsNotFound(err) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return string(sec.Data[switchboardv1alpha1.SigningSecretKey]), nil
 }

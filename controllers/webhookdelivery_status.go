@@ -9,9 +9,6 @@ package controllers
 import (
 	"context"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
@@ -25,16 +22,4 @@ func (r *WebhookDeliveryReconciler) patchDeliveryStatus(ctx context.Context, bas
 		s.ObservedGeneration = 0
 		return s
 	})
-}
-
-// setDeliveryConditions sets Ready and Delivered from the phase.
-func setDeliveryConditions(d *switchboardv1alpha1.WebhookDelivery, reason, msg string) {
-	status := metav1.ConditionFalse
-	if d.Status.Phase == switchboardv1alpha1.WebhookDeliveryPhaseSucceeded {
-		status = metav1.ConditionTrue
-	}
-	for _, t := range []string{switchboardv1alpha1.ConditionReady, switchboardv1alpha1.ConditionDelivered} {
-		meta.SetStatusCondition(&d.Status.Conditions, metav1.Condition{Type: t, Status: status, Reason: reason,
-			Message: msg, ObservedGeneration: d.Generation})
-	}
 }

@@ -40,8 +40,6 @@ type WebhookEndpointReconciler struct {
 	// MaxRequeue caps how long a timer (the switch-off deadline) waits before looking at the
 	// clock again; 0 means no cap. Tests with a fake clock set it short.
 	MaxRequeue time.Duration
-	// SkipNameValidation allows several managers in one process (tests).
-	SkipNameValidation bool
 }
 
 // SetupWithManager registers the controller; it also watches the Secrets endpoints own.
@@ -52,12 +50,11 @@ func (r *WebhookEndpointReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
-	skip := r.SkipNameValidation
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&switchboardv1alpha1.WebhookEndpoint{}).
 		Owns(&corev1.Secret{}).
 		Named("webhookendpoint").
-		WithOptions(controller.Options{MaxConcurrentReconciles: 4, SkipNameValidation: &skip}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Complete(r)
 }
 

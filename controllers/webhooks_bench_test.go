@@ -64,7 +64,7 @@ func (r *benchRun) startManager() {
 	cfg := rest.CopyConfig(r.cp.Config)
 	cfg.QPS, cfg.Burst = -1, 0
 	m, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: r.cp.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0", Logger: logr.Discard(), Cache: CacheOptions()})
+		HealthProbeBindAddress: "0", Logger: logr.Discard(), Cache: CacheOptions(), Controller: testControllers})
 	if err != nil {
 		r.b.Fatal(err)
 	}
@@ -72,11 +72,10 @@ func (r *benchRun) startManager() {
 	pool.AddCert(r.rcv.Srv.Certificate())
 	sender := webhooks.NewSender(webhooks.SenderConfig{AllowPrivateTargets: true, RootCAs: pool})
 	ctx := context.Background()
-	if err := (&WebhookEndpointReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, MaxRequeue: r.maxRQ, SkipNameValidation: true}).SetupWithManager(m); err != nil {
+	if err := (&WebhookEndpointReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, MaxRequeue: r.maxRQ}).SetupWithManager(m); err != nil {
 		r.b.Fatal(err)
 	}
-	deliveries := &WebhookDeliveryReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, Sender: sender, MaxRequeue: r.maxRQ,
-		SkipNameValidation: true}
+	deliveries := &WebhookDeliveryReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, Sender: sender, MaxRequeue: r.maxRQ}
 	if err := deliveries.SetupWithManager(ctx, m); err != nil {
 		r.b.Fatal(err)
 	}
@@ -87,12 +86,12 @@ func (r *benchRun) startManager() {
 	if os.Getenv("BENCH_FIRST_ATTEMPTS") != "off" {
 		first, interval = deliveries.FirstAttempts(), 0 // the engine's poll, as in production
 	}
-	backlog := NewDeliveryBacklog(r.clk)
+	backlog := delivery.NewBacklog(r.clk)
 	if err := backlog.SetupWithManager(ctx, m); err != nil {
 		r.b.Fatal(err)
 	}
 	maxPending, _ := strconv.Atoi(os.Getenv("BENCH_MAX_PENDING")) // 0: the default
-	if err := m.Add(&WebhookDispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: r.st, Clock: r.clk, Interval: interval,
+	if err := m.Add(&delivery.Dispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: r.st, Clock: r.clk, Interval: interval,
 		Backlog: backlog, MaxPending: maxPending, First: first, Log: logr.Discard()}); err != nil {
 		r.b.Fatal(err)
 	}

@@ -38,6 +38,7 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/api/webhookverify"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
+	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
@@ -230,17 +231,17 @@ func newWebhookEnv() *whEnv {
 func (e *whEnv) start() {
 	GinkgoHelper()
 	m, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: cp.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0", Cache: CacheOptions()})
+		HealthProbeBindAddress: "0", Cache: CacheOptions(), Controller: testControllers})
 	Expect(err).NotTo(HaveOccurred())
 	e.cached = m.GetCache()
 	sender := webhooks.NewSender(webhooks.SenderConfig{AllowPrivateTargets: !e.blockPrivate, RootCAs: e.rcv.pool(), Timeout: e.timeout})
 	Expect((&WebhookEndpointReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk,
-		Mailer: webhooks.SMTPMailer{Addr: e.mail.addr}, MaxRequeue: 100 * time.Millisecond, SkipNameValidation: true,
+		Mailer: webhooks.SMTPMailer{Addr: e.mail.addr}, MaxRequeue: 100 * time.Millisecond,
 		Recorder: m.GetEventRecorder("switchboard-webhooks")}).SetupWithManager(m)).To(Succeed())
 	deliveries := &WebhookDeliveryReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk, Sender: sender,
-		MaxRequeue: 100 * time.Millisecond, SkipNameValidation: true, Recorder: m.GetEventRecorder("switchboard-webhooks")}
+		MaxRequeue: 100 * time.Millisecond, Recorder: m.GetEventRecorder("switchboard-webhooks")}
 	Expect(deliveries.SetupWithManager(ctx, m)).To(Succeed())
-	backlog := NewDeliveryBacklog(e.clk)
+	backlog := delivery.NewBacklog(e.clk)
 	Expect(backlog.SetupWithManager(ctx, m)).To(Succeed())
 	first := deliveries.FirstAttempts()
 	first.MaxWaiting = e.firstMaxWaiting
@@ -248,7 +249,7 @@ func (e *whEnv) start() {
 	if e.dispatcherClient != nil {
 		dispatcherClient = e.dispatcherClient(dispatcherClient)
 	}
-	Expect(m.Add(&WebhookDispatcher{Client: dispatcherClient, Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
+	Expect(m.Add(&delivery.Dispatcher{Client: dispatcherClient, Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
 		Interval: 50 * time.Millisecond, Backlog: backlog, MaxLivePerEndpoint: e.maxLivePerEndpoint, First: first,
 		Log: GinkgoLogr})).To(Succeed())
 	mctx, mcancel := context.WithCancel(ctx)
@@ -809,11 +810,11 @@ var _ = Describe("Webhook delivery", func() {
 		// A dispatcher that claimed the event, created its delivery and stopped before marking
 		// the event dispatched: once the claim's lease ends, the next pass creates the same name
 		// again, which already exists.
-		Expect(e.st.ClaimEvents(ctx, 10, e.clk.Now(), DefaultEventLease)).To(HaveLen(1))
+		Expect(e.st.ClaimEvents(ctx, 10, e.clk.Now(), delivery.DefaultEventLease)).To(HaveLen(1))
 		Expect(k8sClient.Create(ctx, webhooks.NewDelivery(ep, id.String(), events.CallEnded, "", ""))).To(Succeed())
-		w := &WebhookDispatcher{Client: k8sClient, Reader: k8sClient, Store: e.st, Clock: e.clk, Log: GinkgoLogr}
+		w := &delivery.Dispatcher{Client: k8sClient, Reader: k8sClient, Store: e.st, Clock: e.clk, Log: GinkgoLogr}
 		Expect(w.DispatchOnce(ctx)).To(Equal(0), "the stopped dispatcher's claim holds the event until its lease ends")
-		e.clk.Step(DefaultEventLease)
+		e.clk.Step(delivery.DefaultEventLease)
 		Expect(w.DispatchOnce(ctx)).To(Equal(1))
 		Expect(w.DispatchOnce(ctx)).To(Equal(0), "nothing left to dispatch")
 		Expect(e.live(id)).To(HaveLen(1))
@@ -828,7 +829,7 @@ var _ = Describe("Webhook delivery", func() {
 		ep, _ := e.endpoint("whep-repeat")
 		e.stop()
 		id := e.event(events.CallEnded)
-		Expect(e.st.ClaimEvents(ctx, 10, e.clk.Now(), DefaultEventLease)).To(HaveLen(1))
+		Expect(e.st.ClaimEvents(ctx, 10, e.clk.Now(), delivery.DefaultEventLease)).To(HaveLen(1))
 		Expect(k8sClient.Create(ctx, webhooks.NewDelivery(ep, id.String(), events.CallEnded, "", ""))).To(Succeed())
 		e.start() // the delivery is made and leaves etcd; the event stays claimed, unmarked
 		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
@@ -838,7 +839,7 @@ var _ = Describe("Webhook delivery", func() {
 		var dispatched *time.Time
 		Expect(e.st.Pool.QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&dispatched)).To(Succeed())
 		Expect(dispatched).To(BeNil(), "the claim was never marked")
-		e.clk.Step(DefaultEventLease)
+		e.clk.Step(delivery.DefaultEventLease)
 		e.start()
 		Eventually(func(g Gomega) {
 			g.Expect(e.st.Pool.QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&dispatched)).To(Succeed())
@@ -855,12 +856,12 @@ var _ = Describe("Webhook delivery", func() {
 		e.stop()
 		// The dispatcher alone: nothing is attempted, so only deletions make room.
 		m, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: cp.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-			HealthProbeBindAddress: "0"})
+			HealthProbeBindAddress: "0", Controller: testControllers})
 		Expect(err).NotTo(HaveOccurred())
-		backlog := NewDeliveryBacklog(e.clk)
+		backlog := delivery.NewBacklog(e.clk)
 		Expect(backlog.SetupWithManager(ctx, m)).To(Succeed())
 		const bound = 20
-		Expect(m.Add(&WebhookDispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
+		Expect(m.Add(&delivery.Dispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
 			Interval: 20 * time.Millisecond, Backlog: backlog, MaxPending: bound, Log: GinkgoLogr})).To(Succeed())
 		mctx, mcancel := context.WithCancel(ctx)
 		done := make(chan struct{})

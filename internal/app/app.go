@@ -22,6 +22,7 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/apiserver"
 	"github.com/switchboard-dev/switchboard/controllers"
+	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/kubeapi"
@@ -307,22 +308,20 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Opt
 		o.Log.Info("no SMTP relay configured (--smtp-addr): owners are not emailed when an endpoint is switched off")
 	}
 	recorder := mgr.GetEventRecorder("switchboard-webhooks")
-	// SkipNameValidation: each leader term registers the controllers on a new manager.
 	if err := (&controllers.WebhookEndpointReconciler{Client: mgr.GetClient(), Store: st, Clock: o.Clock, Mailer: mailer,
-		Recorder: recorder, SkipNameValidation: true}).SetupWithManager(mgr); err != nil {
+		Recorder: recorder}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	deliveries := &controllers.WebhookDeliveryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
-		Sender: sender, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, PerEndpoint: w.PerEndpoint, Recorder: recorder,
-		SkipNameValidation: true}
+		Sender: sender, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, PerEndpoint: w.PerEndpoint, Recorder: recorder}
 	if err := deliveries.SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
-	backlog := controllers.NewDeliveryBacklog(o.Clock)
+	backlog := delivery.NewBacklog(o.Clock)
 	if err := backlog.SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
-	return mgr.Add(&controllers.WebhookDispatcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
+	return mgr.Add(&delivery.Dispatcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
 		Backlog: backlog, MaxPending: w.MaxPendingDeliveries, MaxLive: w.MaxLiveDeliveries,
 		MaxLivePerEndpoint: w.MaxLiveDeliveriesPerEndpoint, First: deliveries.FirstAttempts(), Log: o.Log.WithName("webhook-dispatcher")})
 }

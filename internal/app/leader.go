@@ -100,6 +100,8 @@ func (l *leaderTerms) termOptions() ctrl.Options {
 	// report to the same registry under the same names.
 	o.Metrics = metricsserver.Options{BindAddress: "0"}
 	o.HealthProbeBindAddress = ""
+	// Each term registers the same controllers again on its new manager, and controller
+	// names are unique per process unless this is set (the one place it is).
 	o.Controller = config.Controller{SkipNameValidation: ptr.To(true)}
 	o.LeaderElection = l.election
 	if l.election {

@@ -12,8 +12,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/switchboard-dev/switchboard/controllers"
 	"github.com/switchboard-dev/switchboard/internal/app"
+	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
@@ -85,7 +85,7 @@ func newServeCommand() *cobra.Command {
 	f.IntVar(&o.Webhooks.MaxConcurrentDeliveries, "webhook-concurrency", 64, "delivery attempts in flight at once")
 	f.IntVar(&o.Webhooks.PerEndpoint, "webhook-per-endpoint", 8, "delivery attempts in flight to one endpoint at once")
 	f.IntVar(&o.Webhooks.MaxPendingDeliveries, "webhook-max-pending", 2000, "WebhookDeliveries awaiting their first attempt before the dispatcher stops taking outbox events (back-pressure)")
-	f.IntVar(&o.Webhooks.MaxLiveDeliveriesPerEndpoint, "webhook-max-live-per-endpoint", controllers.DefaultMaxLiveDeliveriesPerEndpoint,
+	f.IntVar(&o.Webhooks.MaxLiveDeliveriesPerEndpoint, "webhook-max-live-per-endpoint", delivery.DefaultMaxLiveDeliveriesPerEndpoint,
 		"live WebhookDeliveries of one endpoint (waiting or retrying) past which its new events are recorded as cancelled, resendable (-1: no bound)")
 	f.IntVar(&o.Webhooks.MaxLiveDeliveries, "webhook-max-live", 0, "WebhookDeliveries in etcd, retrying ones included, before the dispatcher stops taking outbox events (0: no bound)")
 	f.StringVar(&linkKeyFile, "link-signing-key-file", "", "file holding the secret (at least 32 bytes) that signs recording links (default $SWITCHBOARD_LINK_SIGNING_KEY)")

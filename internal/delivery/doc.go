@@ -1,7 +1,10 @@
-// Package delivery is the webhook delivery engine that the WebhookDelivery reconciler
-// dispatches over, the way cluster-api keeps drain logic out of its reconcilers: each part a
-// small type with its own tests.
+// Package delivery is the webhook delivery engine: the outbox dispatcher and the parts the
+// WebhookDelivery reconciler dispatches over, the way cluster-api keeps drain logic out of
+// its reconcilers: each part a small type with its own tests.
 //
+//   - Dispatcher claims outbox events and fans them out to deliveries, making first attempts
+//     itself (FirstAttempts) and creating a WebhookDelivery only for what needs the controller.
+//   - Backlog follows the live WebhookDeliveries and paces the dispatcher's claims.
 //   - Plan decides, purely, what a delivery needs now: cancel, wait until a time, or attempt.
 //   - Slots bounds attempts in flight to one endpoint and parks the deliveries that find its
 //     slots taken (a released slot wakes the first of them).

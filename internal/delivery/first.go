@@ -54,6 +54,9 @@ type FirstAttempts struct {
 	mu    sync.Mutex
 	load  map[types.NamespacedName]*endpointLoad
 	total int
+	// changed is signalled when an admitted first attempt ends or an endpoint makes
+	// progress: room the dispatcher may be waiting for.
+	changed chan struct{}
 	// failures are the endpoints whose latest first attempts failed.
 	failures map[types.NamespacedName]failureStreak
 }
@@ -67,8 +70,10 @@ type failureStreak struct {
 }
 
 // failingGrace is how long an endpoint's status must show it failing before the engine
-// stops its first attempts on that alone (as the back-pressure counts it): an endpoint
-// that fails now and then has failingSince set for a moment after each failure.
+// stops its first attempts on that alone, and before the backlog stops counting its pending
+// deliveries: an endpoint that fails now and then has failingSince set for a moment after
+// each failure (failingSince is the start of the first failed attempt, so an endpoint that
+// hangs past the 10 s timeout is past it at once).
 const failingGrace = 10 * time.Second
 
 // endpointFailing decides whether first attempts to an endpoint stop, its deliveries going
@@ -149,6 +154,23 @@ func (f *FirstAttempts) defaults() {
 	if f.load == nil {
 		f.load = map[types.NamespacedName]*endpointLoad{}
 		f.failures = map[types.NamespacedName]failureStreak{}
+		f.changed = make(chan struct{}, 1)
+	}
+}
+
+// Changed is signalled when room for first attempts may have grown (see Free and Room).
+func (f *FirstAttempts) Changed() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.defaults()
+	return f.changed
+}
+
+// signalLocked notes a change for Changed; called with mu held.
+func (f *FirstAttempts) signalLocked() {
+	select {
+	case f.changed <- struct{}{}:
+	default:
 	}
 }
 
@@ -237,6 +259,7 @@ func (f *FirstAttempts) Admit(ep *switchboardv1alpha1.WebhookEndpoint) (done fun
 		if l.admitted--; l.admitted == 0 {
 			delete(f.load, key)
 		}
+		f.signalLocked()
 	}), true
 }
 
@@ -265,6 +288,7 @@ func (f *FirstAttempts) noteOutcome(key types.NamespacedName, ok bool, at time.T
 	delete(f.failures, key)
 	if l := f.load[key]; l != nil {
 		l.progress = f.Pacing.Now()
+		f.signalLocked()
 	}
 }
 

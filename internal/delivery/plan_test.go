@@ -100,7 +100,7 @@ func TestSlotsBoundAnEndpointAndWakeParkedInOrder(t *testing.T) {
 			t.Fatalf("%s got a third slot", d)
 		}
 	}
-	if got := s.Parked(epA); got != 3 {
+	if got := parkedAt(s, epA); got != 3 {
 		t.Errorf("parked = %d, want 3 (d3 once)", got)
 	}
 	// Another endpoint is not held back by a full one.
@@ -131,7 +131,7 @@ func TestSlotsBoundAnEndpointAndWakeParkedInOrder(t *testing.T) {
 	if len(woken) != 3 || woken[2] != key("d6") {
 		t.Fatalf("woken = %v, want d6 last", woken)
 	}
-	if got := s.Parked(epA); got != 0 {
+	if got := parkedAt(s, epA); got != 0 {
 		t.Errorf("parked = %d after all were woken", got)
 	}
 }
@@ -191,4 +191,14 @@ func TestRemovedKeepsTwoGenerations(t *testing.T) {
 	if !r.Has("c") || !r.Has("d") || !r.Has("e") || r.Has("z") {
 		t.Error("wrong membership after the turn")
 	}
+}
+
+// parkedAt is how many deliveries wait for a slot of the endpoint.
+func parkedAt(s *Slots, endpoint types.NamespacedName) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q := s.parked[endpoint]; q != nil {
+		return len(q.in)
+	}
+	return 0
 }

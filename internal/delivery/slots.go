@@ -138,13 +138,3 @@ func (s *Slots) Forget(endpoint, delivery types.NamespacedName) {
 		}
 	}
 }
-
-// Parked is how many deliveries wait for a slot of the endpoint.
-func (s *Slots) Parked(endpoint types.NamespacedName) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if q := s.parked[endpoint]; q != nil {
-		return len(q.in)
-	}
-	return 0
-}

@@ -651,6 +651,18 @@ BEGIN
 END $$;
 
 --
+-- Name: outbox_notify(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.outbox_notify() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pg_notify('switchboard_outbox', '');
+    RETURN NULL;
+END $$;
+
+--
 -- Name: realtime_account_changed(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -2814,6 +2826,12 @@ CREATE TRIGGER contact_phones_directory_truncate AFTER TRUNCATE ON public.contac
 --
 
 CREATE TRIGGER contact_phones_directory_update AFTER UPDATE ON public.contact_phones REFERENCING OLD TABLE AS old_phones NEW TABLE AS new_phones FOR EACH STATEMENT EXECUTE FUNCTION public.call_directory_apply();
+
+--
+-- Name: events events_outbox_notify; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER events_outbox_notify AFTER INSERT ON public.events FOR EACH STATEMENT EXECUTE FUNCTION public.outbox_notify();
 
 --
 -- Name: events events_realtime; Type: TRIGGER; Schema: public; Owner: -

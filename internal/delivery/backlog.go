@@ -4,7 +4,7 @@ Copyright 2026 The Switchboard Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-package controllers
+package delivery
 
 import (
 	"context"
@@ -20,14 +20,14 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
-// DeliveryBacklog tells the dispatcher how much delivery work is waiting, so that it creates
+// Backlog tells the dispatcher how much delivery work is waiting, so that it creates
 // no more WebhookDeliveries than the controller works through and etcd stays small however
 // large a burst of events is. It follows the informer cache: a delivery is pending from its
 // creation (counted from the moment the dispatcher reserves it, before the cache shows it)
 // until its first attempt is recorded or it is deleted. Pending deliveries of an endpoint
 // that has been failing for failingGrace do not count: such an endpoint holds its own
 // backlog (until it recovers or is switched off) without holding back the others.
-type DeliveryBacklog struct {
+type Backlog struct {
 	Clock clock.PassiveClock
 
 	mu         sync.Mutex
@@ -45,22 +45,17 @@ type backlogEntry struct {
 	reserved bool
 }
 
-// failingGrace is how long an endpoint fails before its pending deliveries stop counting
-// (failingSince is the start of the first failed attempt, so an endpoint that hangs past the
-// 10 s timeout is past it at once).
-const failingGrace = 10 * time.Second
-
-// NewDeliveryBacklog makes an empty backlog; SetupWithManager feeds it.
-func NewDeliveryBacklog(clk clock.PassiveClock) *DeliveryBacklog {
+// NewBacklog makes an empty backlog; SetupWithManager feeds it.
+func NewBacklog(clk clock.PassiveClock) *Backlog {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &DeliveryBacklog{Clock: clk, deliveries: map[types.NamespacedName]backlogEntry{},
+	return &Backlog{Clock: clk, deliveries: map[types.NamespacedName]backlogEntry{},
 		pending: map[types.NamespacedName]int{}, live: map[types.NamespacedName]int{}, failing: map[types.NamespacedName]time.Time{}, changed: make(chan struct{}, 1)}
 }
 
 // SetupWithManager follows WebhookDeliveries and WebhookEndpoints through the manager's cache.
-func (b *DeliveryBacklog) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+func (b *Backlog) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	inf, err := mgr.GetCache().GetInformer(ctx, &switchboardv1alpha1.WebhookDelivery{})
 	if err != nil {
 		return err
@@ -93,7 +88,7 @@ func deliveryPending(d *switchboardv1alpha1.WebhookDelivery) bool {
 }
 
 // set replaces a delivery's entry (nil removes it); called with mu held.
-func (b *DeliveryBacklog) set(key types.NamespacedName, e *backlogEntry) {
+func (b *Backlog) set(key types.NamespacedName, e *backlogEntry) {
 	old, had := b.deliveries[key]
 	if had {
 		b.live[old.endpoint]--
@@ -124,14 +119,14 @@ func (b *DeliveryBacklog) set(key types.NamespacedName, e *backlogEntry) {
 	}
 }
 
-func (b *DeliveryBacklog) signal() {
+func (b *Backlog) signal() {
 	select {
 	case b.changed <- struct{}{}:
 	default:
 	}
 }
 
-func (b *DeliveryBacklog) seen(o any) {
+func (b *Backlog) seen(o any) {
 	d, ok := o.(*switchboardv1alpha1.WebhookDelivery)
 	if !ok {
 		return
@@ -142,7 +137,7 @@ func (b *DeliveryBacklog) seen(o any) {
 		pending: deliveryPending(d)})
 }
 
-func (b *DeliveryBacklog) gone(o any) {
+func (b *Backlog) gone(o any) {
 	if t, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
 		o = t.Obj
 	}
@@ -155,7 +150,7 @@ func (b *DeliveryBacklog) gone(o any) {
 	b.set(client.ObjectKeyFromObject(d), nil)
 }
 
-func (b *DeliveryBacklog) endpointSeen(o any) {
+func (b *Backlog) endpointSeen(o any) {
 	ep, ok := o.(*switchboardv1alpha1.WebhookEndpoint)
 	if !ok {
 		return
@@ -174,7 +169,7 @@ func (b *DeliveryBacklog) endpointSeen(o any) {
 	}
 }
 
-func (b *DeliveryBacklog) endpointGone(o any) {
+func (b *Backlog) endpointGone(o any) {
 	if t, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
 		o = t.Obj
 	}
@@ -186,16 +181,11 @@ func (b *DeliveryBacklog) endpointGone(o any) {
 	}
 }
 
-// Reserve counts a delivery the dispatcher is about to create.
-func (b *DeliveryBacklog) Reserve(delivery, endpoint types.NamespacedName) {
-	b.ReserveIfRoom(delivery, endpoint, 0)
-}
-
-// ReserveIfRoom is Reserve unless the endpoint already has maxLive live deliveries (0 or
-// less: no bound); the check and the count are one step, so parallel creations cannot
-// overshoot. It returns the endpoint's live deliveries and whether the delivery may be
+// ReserveIfRoom counts a delivery the dispatcher is about to create, unless the endpoint
+// already has maxLive live deliveries (0 or less: no bound); the check and the count are one
+// step, so parallel creations cannot overshoot. It returns the endpoint's live deliveries and whether the delivery may be
 // created (a repeat of a known creation may).
-func (b *DeliveryBacklog) ReserveIfRoom(delivery, endpoint types.NamespacedName, maxLive int) (live int, ok bool) {
+func (b *Backlog) ReserveIfRoom(delivery, endpoint types.NamespacedName, maxLive int) (live int, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	live = b.live[endpoint]
@@ -210,7 +200,7 @@ func (b *DeliveryBacklog) ReserveIfRoom(delivery, endpoint types.NamespacedName,
 }
 
 // Unreserve drops a reservation whose creation failed (unless the cache has shown it since).
-func (b *DeliveryBacklog) Unreserve(delivery types.NamespacedName) {
+func (b *Backlog) Unreserve(delivery types.NamespacedName) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if e, ok := b.deliveries[delivery]; ok && e.reserved {
@@ -218,9 +208,9 @@ func (b *DeliveryBacklog) Unreserve(delivery types.NamespacedName) {
 	}
 }
 
-// Load is the number of pending deliveries that count (see DeliveryBacklog) and of all
+// Load is the number of pending deliveries that count (see Backlog) and of all
 // live deliveries.
-func (b *DeliveryBacklog) Load() (pending, live int) {
+func (b *Backlog) Load() (pending, live int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return backlogLoad(b.pending, b.failing, b.Clock.Now(), failingGrace, nil), len(b.deliveries)
@@ -230,14 +220,14 @@ func (b *DeliveryBacklog) Load() (pending, live int) {
 // stalled: the delivery engine sees no attempt to them succeed (they hang, or are down) well
 // before their status has shown them failing for failingGrace, and like those they hold
 // their own backlog, bounded by MaxLivePerEndpoint, without holding back the others.
-func (b *DeliveryBacklog) LoadSkipping(stalled func(endpoint types.NamespacedName) bool) (pending, live int) {
+func (b *Backlog) LoadSkipping(stalled func(endpoint types.NamespacedName) bool) (pending, live int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return backlogLoad(b.pending, b.failing, b.Clock.Now(), failingGrace, stalled), len(b.deliveries)
 }
 
 // Changed is signalled when a pending delivery stops pending or an endpoint's health changes.
-func (b *DeliveryBacklog) Changed() <-chan struct{} { return b.changed }
+func (b *Backlog) Changed() <-chan struct{} { return b.changed }
 
 // backlogLoad sums the pending deliveries of endpoints that have not been failing for grace
 // and are not stalled (nil: none is).

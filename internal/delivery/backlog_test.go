@@ -4,7 +4,7 @@ Copyright 2026 The Switchboard Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-package controllers
+package delivery
 
 import (
 	"slices"
@@ -82,7 +82,7 @@ func TestBacklogLoadLeavesOutEndpointsFailingPastGraceOrStalled(t *testing.T) {
 // first attempt, and forgets failed reservations and deleted deliveries.
 func TestDeliveryBacklogCounts(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
-	b := NewDeliveryBacklog(clk)
+	b := NewBacklog(clk)
 	ep := types.NamespacedName{Namespace: "acct-1", Name: "whep-a"}
 	d := func(name string, attempts int32, phase switchboardv1alpha1.WebhookDeliveryPhase) *switchboardv1alpha1.WebhookDelivery {
 		return &switchboardv1alpha1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: ep.Namespace, Name: name},
@@ -98,12 +98,12 @@ func TestDeliveryBacklogCounts(t *testing.T) {
 			t.Errorf("%s: pending %d, live %d; want %d, %d", step, p, l, wantPending, wantLive)
 		}
 	}
-	b.Reserve(key("d1"), ep)
-	b.Reserve(key("d2"), ep)
-	b.Reserve(key("d3"), ep)
+	b.ReserveIfRoom(key("d1"), ep, 0)
+	b.ReserveIfRoom(key("d2"), ep, 0)
+	b.ReserveIfRoom(key("d3"), ep, 0)
 	check("three reserved", 3, 3)
 	b.seen(d("d1", 0, ""))
-	b.Reserve(key("d1"), ep) // a repeat of a creation
+	b.ReserveIfRoom(key("d1"), ep, 0) // a repeat of a creation
 	check("one seen, reserved again", 3, 3)
 	b.Unreserve(key("d3"))
 	check("creation failed", 2, 2)
@@ -133,7 +133,7 @@ func TestDeliveryBacklogCounts(t *testing.T) {
 }
 
 func TestReserveIfRoomBoundsOneEndpoint(t *testing.T) {
-	b := NewDeliveryBacklog(clocktesting.NewFakeClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)))
+	b := NewBacklog(clocktesting.NewFakeClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)))
 	stuck := types.NamespacedName{Namespace: "acct-1", Name: "whep-stuck"}
 	other := types.NamespacedName{Namespace: "acct-1", Name: "whep-other"}
 	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "acct-1", Name: name} }

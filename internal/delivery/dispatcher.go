@@ -4,7 +4,7 @@ Copyright 2026 The Switchboard Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-package controllers
+package delivery
 
 import (
 	"context"
@@ -22,14 +22,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
-// WebhookDispatcher fans undispatched outbox events out to deliveries: one per endpoint of
+// Dispatcher fans undispatched outbox events out to deliveries: one per endpoint of
 // the event's account that subscribes to its type. It runs on the leader only. With First
 // set it is the delivery engine: first attempts are made from here, and a WebhookDelivery is
 // created only for a delivery that needs the controller.
@@ -42,15 +41,17 @@ import (
 // already finished is in the history and is not sent again) — at least once, never twice per
 // endpoint, and a repeat carries the same event id. Events for an endpoint that is paused or
 // switched off are recorded as cancelled deliveries (resendable) without a resource.
-type WebhookDispatcher struct {
+type Dispatcher struct {
 	// Client creates deliveries; Reader lists endpoints past the cache (an endpoint created
 	// a moment ago must receive the next event).
 	Client client.Client
 	Reader client.Reader
 	Store  *store.Store
 	Clock  clock.PassiveClock
-	// Interval is how often the outbox is polled when it was empty (default 500 ms; 20 ms
-	// with First).
+	// Interval is how often the outbox is polled when it was empty (default 1 s). It is the
+	// fallback only: a commit that queues events wakes the dispatcher at once
+	// (store.ListenOutbox), and events released after a failed fan-out or left by an expired
+	// claim are found by the poll.
 	Interval time.Duration
 	// BatchSize is how many events one claim takes (default 200).
 	BatchSize int
@@ -68,7 +69,7 @@ type WebhookDispatcher struct {
 	// Backlog, when set, paces the dispatcher: it takes events only while the deliveries
 	// whose first attempt is still to be made stay within MaxPending (default 2000), and all
 	// live deliveries within MaxLive (0: no bound). Events wait in the outbox meanwhile.
-	Backlog    *DeliveryBacklog
+	Backlog    *Backlog
 	MaxPending int
 	MaxLive    int
 	// MaxLivePerEndpoint bounds one endpoint's live deliveries (default 10,000; negative:
@@ -77,9 +78,9 @@ type WebhookDispatcher struct {
 	// otherwise pile up a delivery per event in etcd until it is switched off.
 	MaxLivePerEndpoint int
 	// First, when set, makes first attempts straight from the outbox (the engine, see
-	// delivery.FirstAttempts): only deliveries that need the controller become resources.
+	// FirstAttempts): only deliveries that need the controller become resources.
 	// Without it every delivery is a resource.
-	First *delivery.FirstAttempts
+	First *FirstAttempts
 	Log   logr.Logger
 
 	// jobs are the deliveries being made and the first attempts running; Start waits for
@@ -97,6 +98,9 @@ const DefaultMaxQueuedDeliveries = 1024
 // DefaultMaxPendingDeliveries bounds the deliveries waiting for a first attempt.
 const DefaultMaxPendingDeliveries = 2000
 
+// DefaultPollInterval is how often the dispatcher polls the outbox when no commit woke it.
+const DefaultPollInterval = time.Second
+
 // DefaultEventLease is how long a dispatcher's claim on outbox events lasts.
 const DefaultEventLease = time.Minute
 
@@ -104,24 +108,37 @@ const DefaultEventLease = time.Minute
 const DefaultMaxLiveDeliveriesPerEndpoint = 10000
 
 // NeedLeaderElection: one dispatcher at a time (FOR UPDATE SKIP LOCKED keeps two safe too).
-func (w *WebhookDispatcher) NeedLeaderElection() bool { return true }
+func (w *Dispatcher) NeedLeaderElection() bool { return true }
 
-// Start polls until ctx ends.
-func (w *WebhookDispatcher) Start(ctx context.Context) error {
+// Start claims and fans out events until ctx ends: whenever a commit queued some (see
+// listen), when room frees up after the backlog or the engine was full, and every Interval.
+func (w *Dispatcher) Start(ctx context.Context) error {
 	w.defaults()
 	// First attempts cut short by ctx release their events' claims before Start returns, so
 	// the next leader takes them at once.
 	defer w.jobs.Wait()
+	queued := make(chan struct{}, 1)
+	listening := make(chan struct{})
+	go func() {
+		defer close(listening)
+		w.listen(ctx, queued)
+	}()
+	defer func() { <-listening }()
 	// The poll interval only paces the loop (real time); every recorded time comes from Clock.
 	ticker := time.NewTicker(w.Interval)
 	defer ticker.Stop()
-	var changed <-chan struct{}
+	var backlogRoom, engineRoom <-chan struct{}
 	if w.Backlog != nil {
-		changed = w.Backlog.Changed()
+		backlogRoom = w.Backlog.Changed()
 	}
+	if w.First != nil {
+		engineRoom = w.First.Changed()
+	}
+	var lastPass time.Time
 	for {
 		limit := w.limit()
 		if limit > 0 {
+			lastPass = time.Now()
 			n, err := w.dispatch(ctx, limit)
 			if err != nil && ctx.Err() == nil {
 				w.Log.Error(err, "dispatch webhook events")
@@ -130,31 +147,72 @@ func (w *WebhookDispatcher) Start(ctx context.Context) error {
 				continue
 			}
 		}
-		// The outbox was empty, or the backlog full: wait for the next poll, or for room.
+		// Wait for what was missing: events (the outbox was empty) or room (the backlog or the
+		// engine was full). A signal not waited for stays pending (the channels hold one).
+		wake, roomA, roomB := (<-chan struct{})(queued), backlogRoom, engineRoom
+		if limit > 0 {
+			roomA, roomB = nil, nil
+		} else {
+			wake = nil
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C:
-		case <-changed:
-			if limit > 0 {
-				// Room was not what was missing: wait for the poll.
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-ticker.C:
-				}
-			}
+		case <-wake:
+		case <-roomA:
+			sleepCtx(ctx, roomGap-time.Since(lastPass))
+		case <-roomB:
+			sleepCtx(ctx, roomGap-time.Since(lastPass))
 		}
 	}
 }
 
-func (w *WebhookDispatcher) defaults() {
-	if w.Interval <= 0 {
-		w.Interval = 500 * time.Millisecond
-		if w.First != nil {
-			// The engine delivers as soon as it claims: poll often (an indexed probe).
-			w.Interval = 20 * time.Millisecond
+// roomGap is the least time between two passes woken by room: each finished first attempt
+// frees room for one event, and a pass per attempt would claim events one at a time.
+const roomGap = 20 * time.Millisecond
+
+// sleepCtx waits d, or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// listen signals queued after each commit that queues events, until ctx ends; a lost
+// connection is opened again after a growing pause (the poll goes on meanwhile).
+func (w *Dispatcher) listen(ctx context.Context, queued chan<- struct{}) {
+	signal := func() {
+		select {
+		case queued <- struct{}{}:
+		default:
 		}
+	}
+	backoff := time.Second
+	for {
+		err := w.Store.ListenOutbox(ctx, signal)
+		if ctx.Err() != nil {
+			return
+		}
+		w.Log.Error(err, "the outbox listener lost PostgreSQL; polling every interval until it is back", "retry in", backoff.String())
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 30*time.Second)
+	}
+}
+
+func (w *Dispatcher) defaults() {
+	if w.Interval <= 0 {
+		w.Interval = DefaultPollInterval
 	}
 	if w.BatchSize <= 0 {
 		w.BatchSize = 200
@@ -180,7 +238,7 @@ func (w *WebhookDispatcher) defaults() {
 }
 
 // limit is how many events the backlog leaves room for now (BatchSize without a Backlog).
-func (w *WebhookDispatcher) limit() int {
+func (w *Dispatcher) limit() int {
 	limit := w.BatchSize
 	if w.Backlog != nil {
 		var pending, live int
@@ -202,7 +260,7 @@ func (w *WebhookDispatcher) limit() int {
 
 // DispatchOnce handles one batch, as large as the backlog leaves room for, waits until its
 // deliveries are made (and first attempts over), and returns how many events it fanned out.
-func (w *WebhookDispatcher) DispatchOnce(ctx context.Context) (int, error) {
+func (w *Dispatcher) DispatchOnce(ctx context.Context) (int, error) {
 	w.defaults()
 	limit := w.limit()
 	if limit == 0 {
@@ -217,7 +275,7 @@ func (w *WebhookDispatcher) DispatchOnce(ctx context.Context) (int, error) {
 // of an event to finish marks it dispatched, or releases its claim when a part failed so the
 // next pass retries it. It returns how many events it fanned out; the claim on an event
 // whose endpoints could not be listed is released at once.
-func (w *WebhookDispatcher) dispatch(ctx context.Context, limit int) (int, error) {
+func (w *Dispatcher) dispatch(ctx context.Context, limit int) (int, error) {
 	evs, err := w.Store.ClaimEvents(ctx, limit, w.Clock.Now(), w.Lease)
 	if err != nil || len(evs) == 0 {
 		return 0, err
@@ -244,7 +302,7 @@ type eventProgress struct {
 // have all their deliveries already (done: no endpoint takes them), which could not be
 // fanned out (failed), with the first error, and how many are still being delivered
 // (running: their last part marks or releases them).
-func (w *WebhookDispatcher) fanOut(ctx context.Context, evs []store.PendingEvent) (done, failed []uuid.UUID, running int, err error) {
+func (w *Dispatcher) fanOut(ctx context.Context, evs []store.PendingEvent) (done, failed []uuid.UUID, running int, err error) {
 	endpoints := map[string][]switchboardv1alpha1.WebhookEndpoint{}
 	for _, ev := range evs {
 		eps, ok := endpoints[ev.AccountPublicID]
@@ -290,7 +348,7 @@ func (w *WebhookDispatcher) fanOut(ctx context.Context, evs []store.PendingEvent
 }
 
 // handOff makes one delivery (deliver) off the claim loop.
-func (w *WebhookDispatcher) handOff(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, admitted func(), p *eventProgress) {
+func (w *Dispatcher) handOff(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, admitted func(), p *eventProgress) {
 	defer w.jobs.Done()
 	err := w.deliver(ctx, ev, ep, admitted, p)
 	w.queued.Add(-1)
@@ -305,7 +363,7 @@ func (w *WebhookDispatcher) handOff(ctx context.Context, ev store.PendingEvent, 
 
 // finishPart ends one part of ev; the last one marks ev dispatched, or gives its claim back
 // when a part failed (also when ctx ended), so the next pass takes it again.
-func (w *WebhookDispatcher) finishPart(ctx context.Context, ev store.PendingEvent, p *eventProgress) {
+func (w *Dispatcher) finishPart(ctx context.Context, ev store.PendingEvent, p *eventProgress) {
 	if p.left.Add(-1) > 0 {
 		return
 	}
@@ -325,7 +383,7 @@ func (w *WebhookDispatcher) finishPart(ctx context.Context, ev store.PendingEven
 // onLane runs write (a write for a delivery that is not a first attempt) on one of ep's
 // lanes: at most Parallel of an endpoint's deliveries are made at once, whatever the others
 // do.
-func (w *WebhookDispatcher) onLane(ctx context.Context, ep *switchboardv1alpha1.WebhookEndpoint, write func() error) error {
+func (w *Dispatcher) onLane(ctx context.Context, ep *switchboardv1alpha1.WebhookEndpoint, write func() error) error {
 	release, err := w.lanes.acquire(ctx, client.ObjectKeyFromObject(ep), w.Parallel)
 	if err != nil {
 		return err
@@ -386,7 +444,7 @@ func addressed(ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint) b
 // deliver makes the delivery of ev to ep: a first attempt when the engine admitted it
 // (admitted is its release), a resource otherwise, or a cancelled row when ep is paused or
 // already has MaxLivePerEndpoint live deliveries; the last two on ep's lanes.
-func (w *WebhookDispatcher) deliver(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, admitted func(), p *eventProgress) error {
+func (w *Dispatcher) deliver(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, admitted func(), p *eventProgress) error {
 	if !webhooks.Deliverable(ep) {
 		// Paused or switched off: the event is not delivered; it is listed as cancelled
 		// and can be resent once the endpoint is active.
@@ -396,7 +454,7 @@ func (w *WebhookDispatcher) deliver(ctx context.Context, ev store.PendingEvent, 
 		})
 	}
 	if admitted != nil {
-		secret, err := signingSecret(ctx, w.Client, w.Reader, ep)
+		secret, err := SigningSecret(ctx, w.Client, w.Reader, ep)
 		if err != nil {
 			admitted()
 			return err
@@ -414,23 +472,23 @@ func (w *WebhookDispatcher) deliver(ctx context.Context, ev store.PendingEvent, 
 
 // firstAttempt runs an admitted first attempt, hands the delivery to the controller when it
 // needs it, and finishes the event when it is the event's last part.
-func (w *WebhookDispatcher) firstAttempt(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, secret string,
+func (w *Dispatcher) firstAttempt(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, secret string,
 	admitted func(), p *eventProgress) {
 	defer w.jobs.Done()
 	ok := func() bool {
 		defer admitted()
 		name := webhooks.DeliveryName(ev.ID.String(), ep.Name, ev.DeliverySalt())
-		res, sentAt, outcome, err := w.First.Attempt(ctx, delivery.FirstAttempt{Endpoint: ep, Secret: secret,
+		res, sentAt, outcome, err := w.First.Attempt(ctx, FirstAttempt{Endpoint: ep, Secret: secret,
 			AccountPublicID: ev.AccountPublicID, DeliveryName: name, EventID: ev.ID, EventType: ev.Type, Body: ev.Body,
 			CreatedAt: w.Clock.Now(), EventCreatedAt: ev.CreatedAt})
 		// A hand-off takes one of the endpoint's lanes: a hanging endpoint's waiting first
 		// attempts all end together when its first ones time out.
 		switch outcome {
-		case delivery.Abandoned:
+		case Abandoned:
 			return false
-		case delivery.NotAttempted:
+		case NotAttempted:
 			err = w.onLane(ctx, ep, func() error { return w.createDelivery(ctx, ev, ep, nil, nil) })
-		case delivery.NeedsRetry:
+		case NeedsRetry:
 			err = w.onLane(ctx, ep, func() error {
 				return w.createDelivery(ctx, ev, ep, func(d *switchboardv1alpha1.WebhookDelivery) {
 					if d.Annotations == nil {
@@ -456,16 +514,16 @@ func (w *WebhookDispatcher) firstAttempt(ctx context.Context, ev store.PendingEv
 func firstAttemptFailed(d *switchboardv1alpha1.WebhookDelivery, sentAt time.Time, res webhooks.Result) {
 	next, _ := webhooks.NextAttempt(1, sentAt)
 	d.Status = switchboardv1alpha1.WebhookDeliveryStatus{Phase: switchboardv1alpha1.WebhookDeliveryPhaseRetrying, Attempts: 1,
-		LastAttemptAt: &metav1.Time{Time: sentAt}, LastResponseCode: int32(res.StatusCode), LastError: truncate(res.Error, 1024),
+		LastAttemptAt: &metav1.Time{Time: sentAt}, LastResponseCode: int32(res.StatusCode), LastError: Truncate(res.Error, MaxErrorLen),
 		NextAttemptAt: &metav1.Time{Time: next}, ObservedGeneration: d.Generation}
-	setDeliveryConditions(d, switchboardv1alpha1.ReasonRetryScheduled, "Attempt failed ("+d.Status.LastError+"); retry at "+next.UTC().Format(time.RFC3339))
+	SetDeliveryConditions(d, switchboardv1alpha1.ReasonRetryScheduled, "Attempt failed ("+d.Status.LastError+"); retry at "+next.UTC().Format(time.RFC3339))
 }
 
 // createDelivery creates the resource of ev's delivery to ep, as meta changes it and with
 // the status status sets (nil: a new delivery), or records it cancelled when ep already has
 // MaxLivePerEndpoint live deliveries. A resource that already exists (a repeat) is left as
 // it is.
-func (w *WebhookDispatcher) createDelivery(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint,
+func (w *Dispatcher) createDelivery(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint,
 	meta, status func(*switchboardv1alpha1.WebhookDelivery)) error {
 	d := webhooks.NewDelivery(ep, ev.ID.String(), ev.Type, ev.ResendOf, ev.DeliverySalt())
 	if meta != nil {
@@ -493,7 +551,7 @@ func (w *WebhookDispatcher) createDelivery(ctx context.Context, ev store.Pending
 
 // recordCancelled lists the event's delivery to ep as cancelled (resendable), without a
 // resource.
-func (w *WebhookDispatcher) recordCancelled(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, name, why string) error {
+func (w *Dispatcher) recordCancelled(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, name, why string) error {
 	now := w.Clock.Now()
 	err := w.Store.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: ev.AccountPublicID,
 		EndpointPublicID: ep.Name, DeliveryName: name, EventID: ev.ID, EventType: ev.Type, Status: webhooks.DeliveryCancelled,
