@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/controllers"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
+	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
@@ -93,7 +93,7 @@ func (h *webhookHarness) testRecover(t *testing.T) {
 		t.Errorf("second recover while queued: %s", resp)
 	}
 	// The dispatcher makes fresh deliveries of the same events; they are under way, so again nothing.
-	dispatcher := &controllers.WebhookDispatcher{Client: h.kube, Reader: h.kube, Store: h.st, Clock: h.clk, Log: logr.Discard()}
+	dispatcher := &delivery.Dispatcher{Client: h.kube, Reader: h.kube, Store: h.st, Clock: h.clk, Log: logr.Discard()}
 	if _, err := dispatcher.DispatchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
