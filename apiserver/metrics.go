@@ -20,7 +20,8 @@ func (s *Server) recordMetrics(req *restful.Request, resp *restful.Response, cha
 
 // webhookLimitNames are the metric labels of the webhook routes' own limits.
 var webhookLimitNames = map[string]string{
-	"webhooks-add":    metrics.LimitWebhookAdd,
-	"webhooks-test":   metrics.LimitWebhookTest,
-	"webhooks-resend": metrics.LimitWebhookResend,
+	"webhooks-add":     metrics.LimitWebhookAdd,
+	"webhooks-test":    metrics.LimitWebhookTest,
+	"webhooks-resend":  metrics.LimitWebhookResend,
+	"webhooks-recover": metrics.LimitWebhookRecover,
 }

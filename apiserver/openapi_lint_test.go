@@ -68,7 +68,11 @@ func TestServedOpenAPILintsStrictly(t *testing.T) {
 					t.Errorf("%s does not declare %s", where, code)
 				}
 			}
+			shared, _ := d["components"].(map[string]any)["responses"].(map[string]any)
 			for code, r := range responses {
+				if name, ok := r.(map[string]any)["$ref"].(string); ok {
+					r = shared[strings.TrimPrefix(name, "#/components/responses/")]
+				}
 				headers, _ := r.(map[string]any)["headers"].(map[string]any)
 				if headers["X-Request-Id"] == nil {
 					t.Errorf("%s %s does not declare X-Request-Id", where, code)

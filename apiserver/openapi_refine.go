@@ -15,6 +15,7 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/events"
+	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
 // This file makes the generated description say everything the server enforces: what the
@@ -135,8 +136,10 @@ const (
 )
 
 // Limits are stated where they apply (spec: Limits).
-const rateLimitNote = "Requests are limited to 60 a minute per user, shared by all the user's keys; " +
-	"every answer to a request with a valid key carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset, " +
+// The limit is the operator's (serve --requests-per-minute), so the description names no number:
+// RateLimit-Limit says the one in force.
+const rateLimitNote = "Requests are limited per user and minute, shared by all the user's keys, to a number the operator sets; " +
+	"every answer to a request with a valid key carries RateLimit-Limit (that number), RateLimit-Remaining and RateLimit-Reset, " +
 	"and a 429 carries Retry-After."
 
 // tagDescriptions describe each tag (the first segment of the path).
@@ -187,9 +190,10 @@ func factsByOperation(c *restful.Container) map[string]routeFacts {
 
 // operationLimits states the per-account limits of the operations that have one.
 var operationLimits = map[string]string{
-	"createWebhook":         "Limited to " + strconv.Itoa(webhookAddPerMinute) + " a minute per account.",
-	"testWebhook":           "Limited to " + strconv.Itoa(webhookTestPerMinute) + " a minute per account.",
-	"resendWebhookDelivery": "Limited to " + strconv.Itoa(webhookResendPerMinute) + " a minute per account.",
+	"createWebhook":            "Limited to " + strconv.Itoa(webhookAddPerMinute) + " a minute per account.",
+	"testWebhook":              "Limited to " + strconv.Itoa(webhookTestPerMinute) + " a minute per account.",
+	"resendWebhookDelivery":    "Limited to " + strconv.Itoa(webhookResendPerMinute) + " a minute per account.",
+	"recoverWebhookDeliveries": "Limited to " + strconv.Itoa(webhookRecoverPerMinute) + " a minute per account.",
 }
 
 type jsonObject = map[string]any
@@ -200,6 +204,8 @@ func obj(v any) jsonObject {
 }
 
 func ref(name string) jsonObject { return jsonObject{"$ref": "#/components/schemas/" + name} }
+
+func responseRef(name string) jsonObject { return jsonObject{"$ref": "#/components/responses/" + name} }
 
 func intHeader(desc string) jsonObject {
 	return jsonObject{"description": desc, "required": true, "schema": jsonObject{"type": "integer", "minimum": 0}}
@@ -258,9 +264,34 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 		"RateLimit-Reset":     intHeader("Seconds until the current minute's budget is renewed."),
 		"Retry-After":         intHeader("Seconds to wait before trying again."),
 		"WWW-Authenticate":    jsonObject{"description": "The authentication scheme (Bearer).", "required": true, "schema": jsonObject{"type": "string"}},
-		"Allow":               jsonObject{"description": "The methods the path supports.", "required": true, "schema": jsonObject{"type": "string"}},
+		// One component, not inline copies: ogen makes a type of each inline enum and then
+		// shares one answer type between operations, which does not compile.
+		"Idempotent-Replayed": jsonObject{"description": "true when this is the kept answer of an earlier request with the same Idempotency-Key.",
+			"schema": jsonObject{"type": "string", "enum": []any{"true"}}},
+		"Allow": jsonObject{"description": "The methods the path supports.", "required": true, "schema": jsonObject{"type": "string"}},
 	}
 	headerRef := func(name string) jsonObject { return jsonObject{"$ref": "#/components/headers/" + name} }
+	// A 503 may come before the key was counted (the database is the one unreachable), and
+	// the signed links have no key: the rate-limit headers are optional on these two.
+	optionalRateLimit := func(h jsonObject) jsonObject {
+		for _, name := range []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
+			h[name] = jsonObject{"description": "As on every answer to a request with a valid key.",
+				"schema": jsonObject{"type": "integer", "minimum": 0}}
+		}
+		return h
+	}
+	errorContent := jsonObject{"application/json": jsonObject{"schema": ref("ErrorBody")}}
+	components["responses"] = jsonObject{
+		"UnexpectedError": jsonObject{"description": "Any other error, such as a 500 or a 503.", "content": errorContent,
+			"headers": optionalRateLimit(jsonObject{
+				"X-Request-Id": headerRef("X-Request-Id"),
+				headerRetryAfter: jsonObject{"description": "On a 503: seconds to wait before trying again.",
+					"schema": jsonObject{"type": "integer", "minimum": 0}},
+			})},
+		"ServiceUnavailable": jsonObject{"description": "A service behind the API (the database or kube-apiserver) is briefly unavailable; " +
+			"Retry-After says when to try again.", "content": errorContent,
+			"headers": optionalRateLimit(jsonObject{"X-Request-Id": headerRef("X-Request-Id"), headerRetryAfter: headerRef("Retry-After")})},
+	}
 
 	var tags []string
 	for path, item := range obj(d["paths"]) {
@@ -333,8 +364,12 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 			responses["405"] = jsonObject{"description": "The path does not support this method.", "content": errBody,
 				"headers": jsonObject{"Allow": headerRef("Allow")}}
 			responses["406"] = jsonObject{"description": "The client does not accept JSON.", "content": errBody}
-			if _, ok := responses["default"]; !ok {
-				responses["default"] = jsonObject{"description": "Any other error, such as a 500 or a 503.", "content": errBody}
+			// The shared error answers are components: ogen keys a wrapped answer type by its body
+			// and header names only, so inline copies that differ in required headers or status
+			// code collide in its output and do not compile.
+			responses["default"] = responseRef("UnexpectedError")
+			if responses["503"] != nil {
+				responses["503"] = responseRef("ServiceUnavailable")
 			}
 			for code, r := range responses {
 				resp := obj(r)
@@ -349,8 +384,7 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 				status, _ := strconv.Atoi(code)
 				if idempotent && code != "default" && status != http.StatusConflict && status < 500 {
 					// A repeat with the same Idempotency-Key replays the first answer and says so.
-					h["Idempotent-Replayed"] = jsonObject{"description": "true when this is the kept answer of an earlier request with the same Idempotency-Key.",
-						"schema": jsonObject{"type": "string", "enum": []any{"true"}}}
+					h["Idempotent-Replayed"] = headerRef("Idempotent-Replayed")
 				}
 				for name, rh := range f.headers[status] {
 					schema := jsonObject{"type": "string"}
@@ -360,26 +394,12 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 					h[name] = jsonObject{"description": rh.Description, "schema": schema}
 				}
 				// A 503 may come before the key was counted (the database is the one unreachable).
-				if f.protected && status != http.StatusUnauthorized && status != http.StatusServiceUnavailable && code != "default" {
+				if f.protected && status != http.StatusUnauthorized {
 					for _, name := range []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
 						h[name] = headerRef(name)
 					}
 				}
-				if code == "default" || status == http.StatusServiceUnavailable {
-					// A 503 (the database or kube-apiserver unreachable) says when to retry.
-					h[headerRetryAfter] = jsonObject{"description": "On a 503: seconds to wait before trying again.",
-						"schema": jsonObject{"type": "integer", "minimum": 0}}
-					if f.protected {
-						for _, name := range []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
-							h[name] = jsonObject{"description": "As on every answer to a request with a valid key.",
-								"schema": jsonObject{"type": "integer", "minimum": 0}}
-						}
-					}
-				}
 				switch status {
-				case http.StatusServiceUnavailable:
-					h[headerRetryAfter] = headerRef("Retry-After")
-					resp["description"] = "A service behind the API (the database or kube-apiserver) is briefly unavailable; Retry-After says when to try again."
 				case http.StatusTooManyRequests:
 					h[headerRetryAfter] = headerRef("Retry-After")
 					resp["description"] = "Too many requests: " + strings.TrimSuffix(rateLimitNote, ".") +
@@ -415,6 +435,13 @@ func webhooksSection(payload jsonObject) jsonObject {
 			"of the timestamp text, a dot, and the raw request body. Compare in constant time and refuse timestamps more than five minutes old.",
 			jsonObject{"type": "string", "pattern": "^[0-9a-f]{64}$"}),
 		headerParam("User-Agent", "Service-Webhooks/1.", jsonObject{"type": "string"}),
+		// Standard Webhooks (standardwebhooks.com), so off-the-shelf libraries verify too.
+		headerParam(webhooks.HeaderStandardID, "Standard Webhooks: the event's id, the same as X-Service-Delivery.", jsonObject{"type": "string", "format": "uuid"}),
+		headerParam(webhooks.HeaderStandardTimestamp, "Standard Webhooks: when this attempt was sent, in Unix seconds (the same as X-Service-Timestamp).", jsonObject{"type": "integer"}),
+		headerParam(webhooks.HeaderStandardSignature, "Standard Webhooks: v1, a comma and the base64 HMAC-SHA256 of the webhook-id, a dot, "+
+			"the webhook-timestamp, a dot and the raw body, keyed with the base64-decoded text after whsec_ in the endpoint's signing secret. "+
+			"Any Standard Webhooks library verifies it with the secret as shown.",
+			jsonObject{"type": "string", "pattern": "^v1,[A-Za-z0-9+/]{43}=$"}),
 	}
 	out := jsonObject{}
 	for _, name := range eventNames(true) {

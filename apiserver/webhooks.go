@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	restful "github.com/emicklei/go-restful/v3"
@@ -21,6 +22,8 @@ const (
 	webhookAddPerMinute    = 20
 	webhookTestPerMinute   = 10
 	webhookResendPerMinute = 30
+	// A recovery queues many deliveries at once; repeating it soon adds nothing.
+	webhookRecoverPerMinute = 5
 )
 
 // WebhooksConfig configures the webhook operations. They read and write WebhookEndpoint and
@@ -100,6 +103,17 @@ type WebhookQueued struct {
 	Queued bool `json:"queued" required:"true"`
 }
 
+// WebhookRecover is the body of POST /webhooks/{endpoint}/recover.
+type WebhookRecover struct {
+	Since *string `json:"since" required:"true" nullable:"false" format:"date-time" description:"The oldest delivery to send again (by when it was made); within the last 30 days, not in the future."`
+}
+
+// WebhookRecovered answers POST /webhooks/{endpoint}/recover.
+type WebhookRecovered struct {
+	// Queued is how many fresh deliveries were queued (each event once).
+	Queued int `json:"queued" required:"true" minimum:"0"`
+}
+
 // WebhookCreate is the body of POST /webhooks.
 type WebhookCreate struct {
 	Name   *string   `json:"name" required:"true" nullable:"false" minLength:"1" maxLength:"100"`
@@ -124,7 +138,7 @@ func (r webhooksResource) AddToContainer(c *restful.Container) {
 	ws := new(restful.WebService).Path(APIRoot + "/webhooks").Produces(restful.MIME_JSON)
 	endpointParam := idParam(ws, "endpoint", "The endpoint's public_id.", kubeNamePattern, kubeNameMaxLength)
 	eventParam := idParam(ws, "eventId", "The delivery's event_id (a UUID).", uuidPattern, uuidMaxLength).DataFormat("uuid")
-	manage := Access{Permission: auth.WebhooksManage, OwnerOnly: true}
+	manageAccess := Access{Permission: auth.WebhooksManage, OwnerOnly: true}
 	gated := Access{Permission: auth.WebhooksManage, OwnerOnly: true, NeedsIntegrations: true}
 	withBody := func(rb *restful.RouteBuilder) *restful.RouteBuilder {
 		return rb.Consumes(restful.MIME_JSON).
@@ -137,7 +151,7 @@ func (r webhooksResource) AddToContainer(c *restful.Container) {
 
 	ws.Route(protect(ws.GET("").To(r.list).Operation("listWebhooks").
 		Doc("The account's webhook endpoints, the events they can receive and whether another can be added.").
-		Returns(http.StatusOK, "OK", WebhookList{}), manage))
+		Returns(http.StatusOK, "OK", WebhookList{}), manageAccess))
 	ws.Route(protect(withBody(r.idempotent(ws.POST("")).To(r.create).Operation("createWebhook").
 		Doc("Adds an endpoint (at most 5). The signing secret is returned only here.").
 		Reads(WebhookCreate{}).
@@ -147,15 +161,15 @@ func (r webhooksResource) AddToContainer(c *restful.Container) {
 		Doc("Changes name, url, events or status (active or paused). Setting active also switches on an endpoint switched off for failing.").
 		Reads(WebhookChange{}).
 		Returns(http.StatusOK, "The endpoint as saved.", WebhookUpdated{}).
-		Returns(http.StatusNotFound, noEndpoint, ErrorBody{})), manage))
+		Returns(http.StatusNotFound, noEndpoint, ErrorBody{})), manageAccess))
 	ws.Route(protect(ws.DELETE("/{endpoint}").To(r.delete).Operation("deleteWebhook").Param(endpointParam).
 		Doc("Removes the endpoint; its deliveries stop at once, including an attempt in flight.").
 		Returns(http.StatusNoContent, "Removed.", nil).
-		Returns(http.StatusNotFound, noEndpoint, ErrorBody{}), manage))
+		Returns(http.StatusNotFound, noEndpoint, ErrorBody{}), manageAccess))
 	ws.Route(protect(r.idempotent(ws.POST("/{endpoint}/rotate")).To(r.rotate).Operation("rotateWebhookSecret").Param(endpointParam).
 		Doc("Issues a new signing secret, returned only here; later attempts are signed with it.").
 		Returns(http.StatusOK, "The endpoint and its new signing secret.", WebhookWithSecret{}).
-		Returns(http.StatusNotFound, noEndpoint, ErrorBody{}), manage))
+		Returns(http.StatusNotFound, noEndpoint, ErrorBody{}), manageAccess))
 	ws.Route(protect(r.idempotent(ws.POST("/{endpoint}/test")).To(r.test).Operation("testWebhook").Param(endpointParam).
 		Doc("Queues a signed test event to an active endpoint.").
 		Returns(http.StatusAccepted, "Queued.", WebhookQueued{}).
@@ -164,13 +178,22 @@ func (r webhooksResource) AddToContainer(c *restful.Container) {
 	ws.Route(protect(ws.GET("/{endpoint}/deliveries").To(r.deliveries).Operation("listWebhookDeliveries").Param(endpointParam).
 		Doc("The latest 100 deliveries of the last 30 days, newest first.").
 		Returns(http.StatusOK, "OK", WebhookDeliveryList{}).
-		Returns(http.StatusNotFound, noEndpoint, ErrorBody{}), manage))
+		Returns(http.StatusNotFound, noEndpoint, ErrorBody{}), manageAccess))
 	ws.Route(protect(r.idempotent(ws.POST("/{endpoint}/deliveries/{eventId}/resend")).To(r.resend).Operation("resendWebhookDelivery").
 		Param(endpointParam).Param(eventParam).
 		Doc("Sends a failed or cancelled delivery again as a fresh delivery with the same event id.").
 		Returns(http.StatusAccepted, "Queued.", WebhookQueued{}).
 		Returns(http.StatusNotFound, "No such endpoint, or no delivery of that event to it.", ErrorBody{}).
 		Returns(http.StatusConflict, "The delivery is neither failed nor cancelled, or the endpoint is not active.", ErrorBody{}), gated))
+	ws.Route(protect(withBody(r.idempotent(ws.POST("/{endpoint}/recover")).To(r.recover).Operation("recoverWebhookDeliveries").
+		Param(endpointParam).
+		Doc("Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` "+
+			"ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. "+
+			"At most "+strconv.Itoa(manage.MaxRecoveredPerCall)+" a call: call again for the rest.").
+		Reads(WebhookRecover{}).
+		Returns(http.StatusAccepted, "Queued; queued says how many.", WebhookRecovered{}).
+		Returns(http.StatusNotFound, noEndpoint, ErrorBody{}).
+		Returns(http.StatusConflict, "The endpoint is paused or switched off.", ErrorBody{})), gated))
 	c.Add(ws)
 }
 
@@ -278,6 +301,31 @@ func (r webhooksResource) resend(req *restful.Request, resp *restful.Response) {
 		return
 	}
 	writeJSON(resp, http.StatusAccepted, WebhookQueued{Queued: true})
+}
+
+func (r webhooksResource) recover(req *restful.Request, resp *restful.Response) {
+	if !r.limit(req, resp, "webhooks-recover", webhookRecoverPerMinute) {
+		return
+	}
+	var in WebhookRecover
+	if !readJSON(req, resp, &in) {
+		return
+	}
+	var since *time.Time
+	if in.Since != nil {
+		t, err := time.Parse(time.RFC3339Nano, *in.Since)
+		if err != nil {
+			writeValidation(resp, fieldErrors{"since": {"Must be an RFC 3339 date-time, such as 2026-03-01T00:00:00Z."}})
+			return
+		}
+		since = &t
+	}
+	n, err := r.svc.Recover(req.Request.Context(), account(req), req.PathParameter("endpoint"), since)
+	if err != nil {
+		r.webhookError(req, resp, err)
+		return
+	}
+	writeJSON(resp, http.StatusAccepted, WebhookRecovered{Queued: n})
 }
 
 // ---- helpers ----

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/testr"
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,7 +62,7 @@ func TestWebhooks(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	srv := httptest.NewUnstartedServer(nil)
 	res := names{"hooks.example.com": "93.184.216.34", "other.example.com": "93.184.216.35", "sneaky.example.com": "10.0.0.8"}
-	srv.Config.Handler = apiserver.New(apiserver.Config{BaseURL: "http://" + srv.Listener.Addr().String(), Clock: clk, Log: logr.Discard(), Kube: kube},
+	srv.Config.Handler = apiserver.New(apiserver.Config{BaseURL: "http://" + srv.Listener.Addr().String(), Clock: clk, Log: testr.New(t), Kube: kube},
 		st, apiserver.Webhooks(apiserver.WebhooksConfig{URLPolicy: webhooks.URLPolicy{Resolver: res}}))
 	srv.Start()
 	t.Cleanup(srv.Close)
@@ -73,6 +74,7 @@ func TestWebhooks(t *testing.T) {
 	t.Run("kubectl changes show in the API", h.testKubectl)
 	t.Run("test event", h.testTestEvent)
 	t.Run("deliveries and resend", h.testDeliveries)
+	t.Run("recover", h.testRecover)
 	t.Run("access", h.testAccess)
 	t.Run("rate limits", h.testRateLimits)
 	t.Run("no bad input gives a 500", h.testBadInput)
@@ -503,7 +505,8 @@ func (h *webhookHarness) testAccess(t *testing.T) {
 	noPerm := apitest.NewKey(t, h.st, tenant.Owner.ID, string(auth.Read), string(auth.ContactsWrite))
 	routes := []struct{ method, path string }{{"GET", "/v1/webhooks"}, {"POST", "/v1/webhooks"}, {"PATCH", "/v1/webhooks/" + id},
 		{"DELETE", "/v1/webhooks/" + id}, {"POST", "/v1/webhooks/" + id + "/rotate"}, {"POST", "/v1/webhooks/" + id + "/test"},
-		{"GET", "/v1/webhooks/" + id + "/deliveries"}, {"POST", "/v1/webhooks/" + id + "/deliveries/" + uuid.NewString() + "/resend"}}
+		{"GET", "/v1/webhooks/" + id + "/deliveries"}, {"POST", "/v1/webhooks/" + id + "/deliveries/" + uuid.NewString() + "/resend"},
+		{"POST", "/v1/webhooks/" + id + "/recover"}}
 	for _, r := range routes {
 		if resp := h.api.Do(t, memberKey, r.method, r.path, map[string]any{}); resp.Status != 403 || !strings.Contains(string(resp.Body), "owner") {
 			t.Errorf("member %s %s: %s", r.method, r.path, resp)
@@ -512,10 +515,10 @@ func (h *webhookHarness) testAccess(t *testing.T) {
 			t.Errorf("without webhooks:manage %s %s: %s", r.method, r.path, resp)
 		}
 	}
-	// Without Integrations: add, test and resend are refused; the rest keep working.
+	// Without Integrations: add, test, resend and recover are refused; the rest keep working.
 	team := apitest.NewTenant(t, h.st, plans.Team)
 	for _, r := range []struct{ method, path string }{{"POST", "/v1/webhooks"}, {"POST", "/v1/webhooks/whep-x/test"},
-		{"POST", "/v1/webhooks/whep-x/deliveries/" + uuid.NewString() + "/resend"}} {
+		{"POST", "/v1/webhooks/whep-x/deliveries/" + uuid.NewString() + "/resend"}, {"POST", "/v1/webhooks/whep-x/recover"}} {
 		resp := h.api.Do(t, team.OwnerKey, r.method, r.path, map[string]any{})
 		if resp.Status != 403 || resp.Map(t)["reason"] != plans.ReasonAddonRequired {
 			t.Errorf("team %s %s: %s", r.method, r.path, resp)

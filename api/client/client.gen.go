@@ -2740,6 +2740,17 @@ type WebhookQueued struct {
 	Queued bool `json:"queued"`
 }
 
+// WebhookRecover defines model for WebhookRecover.
+type WebhookRecover struct {
+	// Since The oldest delivery to send again (by when it was made); within the last 30 days, not in the future.
+	Since time.Time `json:"since"`
+}
+
+// WebhookRecovered defines model for WebhookRecovered.
+type WebhookRecovered struct {
+	Queued int `json:"queued"`
+}
+
 // WebhookUpdated defines model for WebhookUpdated.
 type WebhookUpdated struct {
 	Endpoint Webhook `json:"endpoint"`
@@ -2757,6 +2768,12 @@ type Window struct {
 	End   string `json:"end"`
 	Start string `json:"start"`
 }
+
+// ServiceUnavailable defines model for ServiceUnavailable.
+type ServiceUnavailable = ErrorBody
+
+// UnexpectedError defines model for UnexpectedError.
+type UnexpectedError = ErrorBody
 
 // GetAnalyticsParams defines parameters for GetAnalytics.
 type GetAnalyticsParams struct {
@@ -3130,6 +3147,17 @@ type ResendWebhookDelivery403JSONResponseBody struct {
 	union json.RawMessage
 }
 
+// RecoverWebhookDeliveriesParams defines parameters for RecoverWebhookDeliveries.
+type RecoverWebhookDeliveriesParams struct {
+	// IdempotencyKey Makes the POST safe to retry: a repeat with the same key and body within 24 hours replays the first answer (with Idempotent-Replayed: true) instead of doing the work again. At most 255 printable ASCII characters, per account; for example a UUID.
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// RecoverWebhookDeliveries403JSONResponseBody defines parameters for RecoverWebhookDeliveries.
+type RecoverWebhookDeliveries403JSONResponseBody struct {
+	union json.RawMessage
+}
+
 // RotateWebhookSecretParams defines parameters for RotateWebhookSecret.
 type RotateWebhookSecretParams struct {
 	// IdempotencyKey Makes the POST safe to retry: a repeat with the same key and body within 24 hours replays the first answer (with Idempotent-Replayed: true) instead of doing the work again. At most 255 printable ASCII characters, per account; for example a UUID.
@@ -3214,6 +3242,15 @@ type CallEndedEventParams struct {
 
 	// UserAgent Service-Webhooks/1.
 	UserAgent string `json:"User-Agent"`
+
+	// WebhookId Standard Webhooks: the event's id, the same as X-Service-Delivery.
+	WebhookId openapi_types.UUID `json:"webhook-id"`
+
+	// WebhookTimestamp Standard Webhooks: when this attempt was sent, in Unix seconds (the same as X-Service-Timestamp).
+	WebhookTimestamp int `json:"webhook-timestamp"`
+
+	// WebhookSignature Standard Webhooks: v1, a comma and the base64 HMAC-SHA256 of the webhook-id, a dot, the webhook-timestamp, a dot and the raw body, keyed with the base64-decoded text after whsec_ in the endpoint's signing secret. Any Standard Webhooks library verifies it with the secret as shown.
+	WebhookSignature string `json:"webhook-signature"`
 }
 
 // CallEndedEventParamsXServiceEvent defines parameters for CallEndedEvent.
@@ -3298,6 +3335,15 @@ type TestEventParams struct {
 
 	// UserAgent Service-Webhooks/1.
 	UserAgent string `json:"User-Agent"`
+
+	// WebhookId Standard Webhooks: the event's id, the same as X-Service-Delivery.
+	WebhookId openapi_types.UUID `json:"webhook-id"`
+
+	// WebhookTimestamp Standard Webhooks: when this attempt was sent, in Unix seconds (the same as X-Service-Timestamp).
+	WebhookTimestamp int `json:"webhook-timestamp"`
+
+	// WebhookSignature Standard Webhooks: v1, a comma and the base64 HMAC-SHA256 of the webhook-id, a dot, the webhook-timestamp, a dot and the raw body, keyed with the base64-decoded text after whsec_ in the endpoint's signing secret. Any Standard Webhooks library verifies it with the secret as shown.
+	WebhookSignature string `json:"webhook-signature"`
 }
 
 // TestEventParamsXServiceEvent defines parameters for TestEvent.
@@ -3382,6 +3428,15 @@ type TranscriptReadyEventParams struct {
 
 	// UserAgent Service-Webhooks/1.
 	UserAgent string `json:"User-Agent"`
+
+	// WebhookId Standard Webhooks: the event's id, the same as X-Service-Delivery.
+	WebhookId openapi_types.UUID `json:"webhook-id"`
+
+	// WebhookTimestamp Standard Webhooks: when this attempt was sent, in Unix seconds (the same as X-Service-Timestamp).
+	WebhookTimestamp int `json:"webhook-timestamp"`
+
+	// WebhookSignature Standard Webhooks: v1, a comma and the base64 HMAC-SHA256 of the webhook-id, a dot, the webhook-timestamp, a dot and the raw body, keyed with the base64-decoded text after whsec_ in the endpoint's signing secret. Any Standard Webhooks library verifies it with the secret as shown.
+	WebhookSignature string `json:"webhook-signature"`
 }
 
 // TranscriptReadyEventParamsXServiceEvent defines parameters for TranscriptReadyEvent.
@@ -3466,6 +3521,15 @@ type VoicemailReceivedEventParams struct {
 
 	// UserAgent Service-Webhooks/1.
 	UserAgent string `json:"User-Agent"`
+
+	// WebhookId Standard Webhooks: the event's id, the same as X-Service-Delivery.
+	WebhookId openapi_types.UUID `json:"webhook-id"`
+
+	// WebhookTimestamp Standard Webhooks: when this attempt was sent, in Unix seconds (the same as X-Service-Timestamp).
+	WebhookTimestamp int `json:"webhook-timestamp"`
+
+	// WebhookSignature Standard Webhooks: v1, a comma and the base64 HMAC-SHA256 of the webhook-id, a dot, the webhook-timestamp, a dot and the raw body, keyed with the base64-decoded text after whsec_ in the endpoint's signing secret. Any Standard Webhooks library verifies it with the secret as shown.
+	WebhookSignature string `json:"webhook-signature"`
 }
 
 // VoicemailReceivedEventParamsXServiceEvent defines parameters for VoicemailReceivedEvent.
@@ -3503,6 +3567,9 @@ type CreateWebhookJSONRequestBody = WebhookCreate
 
 // UpdateWebhookJSONRequestBody defines body for UpdateWebhook for application/json ContentType.
 type UpdateWebhookJSONRequestBody = WebhookChange
+
+// RecoverWebhookDeliveriesJSONRequestBody defines body for RecoverWebhookDeliveries for application/json ContentType.
+type RecoverWebhookDeliveriesJSONRequestBody = WebhookRecover
 
 // CallEndedEventJSONRequestBody defines body for CallEndedEvent for application/json ContentType.
 type CallEndedEventJSONRequestBody CallEndedEventJSONBody
@@ -5066,6 +5133,68 @@ func (t *ResendWebhookDelivery403JSONResponseBody) UnmarshalJSON(b []byte) error
 	return err
 }
 
+// AsErrorBody returns the union data inside the RecoverWebhookDeliveries403JSONResponseBody as a ErrorBody
+func (t RecoverWebhookDeliveries403JSONResponseBody) AsErrorBody() (ErrorBody, error) {
+	var body ErrorBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromErrorBody overwrites any union data inside the RecoverWebhookDeliveries403JSONResponseBody as the provided ErrorBody
+func (t *RecoverWebhookDeliveries403JSONResponseBody) FromErrorBody(v ErrorBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeErrorBody performs a merge with any union data inside the RecoverWebhookDeliveries403JSONResponseBody, using the provided ErrorBody
+func (t *RecoverWebhookDeliveries403JSONResponseBody) MergeErrorBody(v ErrorBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAddonRefusalBody returns the union data inside the RecoverWebhookDeliveries403JSONResponseBody as a AddonRefusalBody
+func (t RecoverWebhookDeliveries403JSONResponseBody) AsAddonRefusalBody() (AddonRefusalBody, error) {
+	var body AddonRefusalBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAddonRefusalBody overwrites any union data inside the RecoverWebhookDeliveries403JSONResponseBody as the provided AddonRefusalBody
+func (t *RecoverWebhookDeliveries403JSONResponseBody) FromAddonRefusalBody(v AddonRefusalBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAddonRefusalBody performs a merge with any union data inside the RecoverWebhookDeliveries403JSONResponseBody, using the provided AddonRefusalBody
+func (t *RecoverWebhookDeliveries403JSONResponseBody) MergeAddonRefusalBody(v AddonRefusalBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t RecoverWebhookDeliveries403JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *RecoverWebhookDeliveries403JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsErrorBody returns the union data inside the TestWebhook403JSONResponseBody as a ErrorBody
 func (t TestWebhook403JSONResponseBody) AsErrorBody() (ErrorBody, error) {
 	var body ErrorBody
@@ -5626,6 +5755,28 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /webhooks/{endpoint}/deliveries/{eventId}/resend (the `ResendWebhookDelivery` operationId).
 	ResendWebhookDelivery(ctx context.Context, endpoint string, eventId openapi_types.UUID, params *ResendWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RecoverWebhookDeliveriesWithBody Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+	//
+	// Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+	//
+	// Permission: `webhooks:manage`. Owner only. Needs the Integrations add-on. Limited to 5 a minute per account.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /webhooks/{endpoint}/recover (the `RecoverWebhookDeliveries` operationId).
+	RecoverWebhookDeliveriesWithBody(ctx context.Context, endpoint string, params *RecoverWebhookDeliveriesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RecoverWebhookDeliveries Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+	//
+	// Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+	//
+	// Permission: `webhooks:manage`. Owner only. Needs the Integrations add-on. Limited to 5 a minute per account.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /webhooks/{endpoint}/recover (the `RecoverWebhookDeliveries` operationId).
+	RecoverWebhookDeliveries(ctx context.Context, endpoint string, params *RecoverWebhookDeliveriesParams, body RecoverWebhookDeliveriesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RotateWebhookSecret Issues a new signing secret, returned only here; later attempts are signed with it.
 	//
@@ -6511,6 +6662,48 @@ func (c *Client) ListWebhookDeliveries(ctx context.Context, endpoint string, req
 // Corresponds with POST /webhooks/{endpoint}/deliveries/{eventId}/resend (the `ResendWebhookDelivery` operationId).
 func (c *Client) ResendWebhookDelivery(ctx context.Context, endpoint string, eventId openapi_types.UUID, params *ResendWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewResendWebhookDeliveryRequest(c.Server, endpoint, eventId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RecoverWebhookDeliveriesWithBody Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+//
+// Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+//
+// Permission: `webhooks:manage`. Owner only. Needs the Integrations add-on. Limited to 5 a minute per account.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /webhooks/{endpoint}/recover (the `RecoverWebhookDeliveries` operationId).
+func (c *Client) RecoverWebhookDeliveriesWithBody(ctx context.Context, endpoint string, params *RecoverWebhookDeliveriesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecoverWebhookDeliveriesRequestWithBody(c.Server, endpoint, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RecoverWebhookDeliveries Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+//
+// Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+//
+// Permission: `webhooks:manage`. Owner only. Needs the Integrations add-on. Limited to 5 a minute per account.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /webhooks/{endpoint}/recover (the `RecoverWebhookDeliveries` operationId).
+func (c *Client) RecoverWebhookDeliveries(ctx context.Context, endpoint string, params *RecoverWebhookDeliveriesParams, body RecoverWebhookDeliveriesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecoverWebhookDeliveriesRequest(c.Server, endpoint, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8614,6 +8807,68 @@ func NewResendWebhookDeliveryRequest(server string, endpoint string, eventId ope
 	return req, nil
 }
 
+// NewRecoverWebhookDeliveriesRequest calls the generic RecoverWebhookDeliveries builder with application/json body
+func NewRecoverWebhookDeliveriesRequest(server string, endpoint string, params *RecoverWebhookDeliveriesParams, body RecoverWebhookDeliveriesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRecoverWebhookDeliveriesRequestWithBody(server, endpoint, params, "application/json", bodyReader)
+}
+
+// NewRecoverWebhookDeliveriesRequestWithBody constructs an http.Request for the RecoverWebhookDeliveries method, with any body, and a specified content type
+func NewRecoverWebhookDeliveriesRequestWithBody(server string, endpoint string, params *RecoverWebhookDeliveriesParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "endpoint", endpoint, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/%s/recover", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewRotateWebhookSecretRequest constructs an http.Request for the RotateWebhookSecret method
 func NewRotateWebhookSecretRequest(server string, endpoint string, params *RotateWebhookSecretParams) (*http.Request, error) {
 	var err error
@@ -9243,6 +9498,28 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /webhooks/{endpoint}/deliveries/{eventId}/resend (the `ResendWebhookDelivery` operationId).
 	ResendWebhookDeliveryWithResponse(ctx context.Context, endpoint string, eventId openapi_types.UUID, params *ResendWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*ResendWebhookDeliveryResponse, error)
 
+	// RecoverWebhookDeliveriesWithBodyWithResponse Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+	//
+	// Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+	//
+	// Permission: `webhooks:manage`. Owner only. Needs the Integrations add-on. Limited to 5 a minute per account.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /webhooks/{endpoint}/recover (the `RecoverWebhookDeliveries` operationId).
+	RecoverWebhookDeliveriesWithBodyWithResponse(ctx context.Context, endpoint string, params *RecoverWebhookDeliveriesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecoverWebhookDeliveriesResponse, error)
+
+	// RecoverWebhookDeliveriesWithResponse Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+	//
+	// Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+	//
+	// Permission: `webhooks:manage`. Owner only. Needs the Integrations add-on. Limited to 5 a minute per account.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /webhooks/{endpoint}/recover (the `RecoverWebhookDeliveries` operationId).
+	RecoverWebhookDeliveriesWithResponse(ctx context.Context, endpoint string, params *RecoverWebhookDeliveriesParams, body RecoverWebhookDeliveriesJSONRequestBody, reqEditors ...RequestEditorFn) (*RecoverWebhookDeliveriesResponse, error)
+
 	// RotateWebhookSecretWithResponse Issues a new signing secret, returned only here; later attempts are signed with it.
 	//
 	// Issues a new signing secret, returned only here; later attempts are signed with it.
@@ -9368,9 +9645,9 @@ type GetAnalyticsResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetAnalyticsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -9434,12 +9711,12 @@ func (r GetAnalyticsResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetAnalyticsResponse) GetJSON503() *ErrorBody {
+func (r GetAnalyticsResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetAnalyticsResponse) GetJSONDefault() *ErrorBody {
+func (r GetAnalyticsResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -9554,9 +9831,9 @@ type GetBalanceResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetBalanceResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -9606,12 +9883,12 @@ func (r GetBalanceResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetBalanceResponse) GetJSON503() *ErrorBody {
+func (r GetBalanceResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetBalanceResponse) GetJSONDefault() *ErrorBody {
+func (r GetBalanceResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -9736,9 +10013,9 @@ type ListLedgerEntriesResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListLedgerEntriesResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -9795,12 +10072,12 @@ func (r ListLedgerEntriesResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListLedgerEntriesResponse) GetJSON503() *ErrorBody {
+func (r ListLedgerEntriesResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListLedgerEntriesResponse) GetJSONDefault() *ErrorBody {
+func (r ListLedgerEntriesResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -9915,9 +10192,9 @@ type ListReceiptsResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListReceiptsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -9967,12 +10244,12 @@ func (r ListReceiptsResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListReceiptsResponse) GetJSON503() *ErrorBody {
+func (r ListReceiptsResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListReceiptsResponse) GetJSONDefault() *ErrorBody {
+func (r ListReceiptsResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -10087,9 +10364,9 @@ type ListBlockedCallersResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListBlockedCallersResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -10139,12 +10416,12 @@ func (r ListBlockedCallersResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListBlockedCallersResponse) GetJSON503() *ErrorBody {
+func (r ListBlockedCallersResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListBlockedCallersResponse) GetJSONDefault() *ErrorBody {
+func (r ListBlockedCallersResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -10269,9 +10546,9 @@ type ListCallsResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListCallsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -10328,12 +10605,12 @@ func (r ListCallsResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListCallsResponse) GetJSON503() *ErrorBody {
+func (r ListCallsResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListCallsResponse) GetJSONDefault() *ErrorBody {
+func (r ListCallsResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -10458,9 +10735,9 @@ type GetCallResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCallResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -10517,12 +10794,12 @@ func (r GetCallResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetCallResponse) GetJSON503() *ErrorBody {
+func (r GetCallResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetCallResponse) GetJSONDefault() *ErrorBody {
+func (r GetCallResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -10719,9 +10996,9 @@ type TranscribeCallResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers202 the parsed response headers for an HTTP 202 response
 	Headers202 *TranscribeCallResponse202Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -10820,12 +11097,12 @@ func (r TranscribeCallResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r TranscribeCallResponse) GetJSON503() *ErrorBody {
+func (r TranscribeCallResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r TranscribeCallResponse) GetJSONDefault() *ErrorBody {
+func (r TranscribeCallResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -10950,9 +11227,9 @@ type ListContactsResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListContactsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -11009,12 +11286,12 @@ func (r ListContactsResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListContactsResponse) GetJSON503() *ErrorBody {
+func (r ListContactsResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListContactsResponse) GetJSONDefault() *ErrorBody {
+func (r ListContactsResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -11189,9 +11466,9 @@ type CreateContactResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreateContactResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -11276,12 +11553,12 @@ func (r CreateContactResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r CreateContactResponse) GetJSON503() *ErrorBody {
+func (r CreateContactResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r CreateContactResponse) GetJSONDefault() *ErrorBody {
+func (r CreateContactResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -11456,9 +11733,9 @@ type BulkUpsertContactsResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers202 the parsed response headers for an HTTP 202 response
 	Headers202 *BulkUpsertContactsResponse202Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -11543,12 +11820,12 @@ func (r BulkUpsertContactsResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r BulkUpsertContactsResponse) GetJSON503() *ErrorBody {
+func (r BulkUpsertContactsResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r BulkUpsertContactsResponse) GetJSONDefault() *ErrorBody {
+func (r BulkUpsertContactsResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -11673,9 +11950,9 @@ type DeleteContactResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeleteContactResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -11732,12 +12009,12 @@ func (r DeleteContactResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteContactResponse) GetJSON503() *ErrorBody {
+func (r DeleteContactResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r DeleteContactResponse) GetJSONDefault() *ErrorBody {
+func (r DeleteContactResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -11902,9 +12179,9 @@ type ReplaceContactResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ReplaceContactResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -11989,12 +12266,12 @@ func (r ReplaceContactResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ReplaceContactResponse) GetJSON503() *ErrorBody {
+func (r ReplaceContactResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ReplaceContactResponse) GetJSONDefault() *ErrorBody {
+func (r ReplaceContactResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -12119,9 +12396,9 @@ type ListJobRequestsResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListJobRequestsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -12178,12 +12455,12 @@ func (r ListJobRequestsResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListJobRequestsResponse) GetJSON503() *ErrorBody {
+func (r ListJobRequestsResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListJobRequestsResponse) GetJSONDefault() *ErrorBody {
+func (r ListJobRequestsResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -12298,9 +12575,9 @@ type GetMeResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetMeResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -12350,12 +12627,12 @@ func (r GetMeResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetMeResponse) GetJSON503() *ErrorBody {
+func (r GetMeResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetMeResponse) GetJSONDefault() *ErrorBody {
+func (r GetMeResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -12458,14 +12735,20 @@ type GetRecordingAudioResponse416Headers struct {
 
 // GetRecordingAudioResponse503Headers the declared response headers of an HTTP 503 response for GetRecordingAudio
 type GetRecordingAudioResponse503Headers struct {
-	RetryAfter int
-	XRequestId string
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
 }
 
 // GetRecordingAudioResponseDefaultHeaders the declared response headers of an HTTP default response for GetRecordingAudio
 type GetRecordingAudioResponseDefaultHeaders struct {
-	RetryAfter *int
-	XRequestId string
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         *int
+	XRequestId         string
 }
 
 type GetRecordingAudioResponse struct {
@@ -12480,9 +12763,9 @@ type GetRecordingAudioResponse struct {
 	// JSON406 the response for an HTTP 406 `application/json` response
 	JSON406 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetRecordingAudioResponse200Headers
 	// Headers206 the parsed response headers for an HTTP 206 response
@@ -12528,12 +12811,12 @@ func (r GetRecordingAudioResponse) GetJSON406() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetRecordingAudioResponse) GetJSON503() *ErrorBody {
+func (r GetRecordingAudioResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetRecordingAudioResponse) GetJSONDefault() *ErrorBody {
+func (r GetRecordingAudioResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -12658,9 +12941,9 @@ type ListNotificationsResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListNotificationsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -12717,12 +13000,12 @@ func (r ListNotificationsResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListNotificationsResponse) GetJSON503() *ErrorBody {
+func (r ListNotificationsResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListNotificationsResponse) GetJSONDefault() *ErrorBody {
+func (r ListNotificationsResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -12897,9 +13180,9 @@ type MarkAllNotificationsReadResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *MarkAllNotificationsReadResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12984,12 +13267,12 @@ func (r MarkAllNotificationsReadResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r MarkAllNotificationsReadResponse) GetJSON503() *ErrorBody {
+func (r MarkAllNotificationsReadResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r MarkAllNotificationsReadResponse) GetJSONDefault() *ErrorBody {
+func (r MarkAllNotificationsReadResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -13175,9 +13458,9 @@ type MarkNotificationReadResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *MarkNotificationReadResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -13269,12 +13552,12 @@ func (r MarkNotificationReadResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r MarkNotificationReadResponse) GetJSON503() *ErrorBody {
+func (r MarkNotificationReadResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r MarkNotificationReadResponse) GetJSONDefault() *ErrorBody {
+func (r MarkNotificationReadResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -13389,9 +13672,9 @@ type ListNumbersResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListNumbersResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -13441,12 +13724,12 @@ func (r ListNumbersResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListNumbersResponse) GetJSON503() *ErrorBody {
+func (r ListNumbersResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListNumbersResponse) GetJSONDefault() *ErrorBody {
+func (r ListNumbersResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -13571,9 +13854,9 @@ type GetNumberResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetNumberResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -13630,12 +13913,12 @@ func (r GetNumberResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetNumberResponse) GetJSON503() *ErrorBody {
+func (r GetNumberResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetNumberResponse) GetJSONDefault() *ErrorBody {
+func (r GetNumberResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -13760,9 +14043,9 @@ type GetNumberRoutingResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetNumberRoutingResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -13819,12 +14102,12 @@ func (r GetNumberRoutingResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetNumberRoutingResponse) GetJSON503() *ErrorBody {
+func (r GetNumberRoutingResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetNumberRoutingResponse) GetJSONDefault() *ErrorBody {
+func (r GetNumberRoutingResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -13989,9 +14272,9 @@ type AuthorizeRealtimeResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *AuthorizeRealtimeResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -14076,12 +14359,12 @@ func (r AuthorizeRealtimeResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r AuthorizeRealtimeResponse) GetJSON503() *ErrorBody {
+func (r AuthorizeRealtimeResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r AuthorizeRealtimeResponse) GetJSONDefault() *ErrorBody {
+func (r AuthorizeRealtimeResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -14206,9 +14489,9 @@ type ListReceptionMessagesResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListReceptionMessagesResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -14265,12 +14548,12 @@ func (r ListReceptionMessagesResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListReceptionMessagesResponse) GetJSON503() *ErrorBody {
+func (r ListReceptionMessagesResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListReceptionMessagesResponse) GetJSONDefault() *ErrorBody {
+func (r ListReceptionMessagesResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -14395,9 +14678,9 @@ type GetRecordingStreamUrlResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetRecordingStreamUrlResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -14454,12 +14737,12 @@ func (r GetRecordingStreamUrlResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetRecordingStreamUrlResponse) GetJSON503() *ErrorBody {
+func (r GetRecordingStreamUrlResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetRecordingStreamUrlResponse) GetJSONDefault() *ErrorBody {
+func (r GetRecordingStreamUrlResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -14584,9 +14867,9 @@ type GetRecordingTranscriptResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetRecordingTranscriptResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -14643,12 +14926,12 @@ func (r GetRecordingTranscriptResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetRecordingTranscriptResponse) GetJSON503() *ErrorBody {
+func (r GetRecordingTranscriptResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetRecordingTranscriptResponse) GetJSONDefault() *ErrorBody {
+func (r GetRecordingTranscriptResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -14773,9 +15056,9 @@ type GetRecordingTranscriptEstimateResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetRecordingTranscriptEstimateResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -14832,12 +15115,12 @@ func (r GetRecordingTranscriptEstimateResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetRecordingTranscriptEstimateResponse) GetJSON503() *ErrorBody {
+func (r GetRecordingTranscriptEstimateResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetRecordingTranscriptEstimateResponse) GetJSONDefault() *ErrorBody {
+func (r GetRecordingTranscriptEstimateResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -14901,8 +15184,11 @@ type GetSharedVoicemailPageResponse406Headers struct {
 
 // GetSharedVoicemailPageResponseDefaultHeaders the declared response headers of an HTTP default response for GetSharedVoicemailPage
 type GetSharedVoicemailPageResponseDefaultHeaders struct {
-	RetryAfter *int
-	XRequestId string
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         *int
+	XRequestId         string
 }
 
 type GetSharedVoicemailPageResponse struct {
@@ -14917,7 +15203,7 @@ type GetSharedVoicemailPageResponse struct {
 	// JSON406 the response for an HTTP 406 `application/json` response
 	JSON406 *ErrorBody
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetSharedVoicemailPageResponse200Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -14953,7 +15239,7 @@ func (r GetSharedVoicemailPageResponse) GetJSON406() *ErrorBody {
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetSharedVoicemailPageResponse) GetJSONDefault() *ErrorBody {
+func (r GetSharedVoicemailPageResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -15078,9 +15364,9 @@ type ListSmsConversationsResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListSmsConversationsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -15137,12 +15423,12 @@ func (r ListSmsConversationsResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListSmsConversationsResponse) GetJSON503() *ErrorBody {
+func (r ListSmsConversationsResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListSmsConversationsResponse) GetJSONDefault() *ErrorBody {
+func (r ListSmsConversationsResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -15277,9 +15563,9 @@ type ListSmsMessagesResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListSmsMessagesResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -15343,12 +15629,12 @@ func (r ListSmsMessagesResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListSmsMessagesResponse) GetJSON503() *ErrorBody {
+func (r ListSmsMessagesResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListSmsMessagesResponse) GetJSONDefault() *ErrorBody {
+func (r ListSmsMessagesResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -15473,9 +15759,9 @@ type ListTasksResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListTasksResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -15532,12 +15818,12 @@ func (r ListTasksResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListTasksResponse) GetJSON503() *ErrorBody {
+func (r ListTasksResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListTasksResponse) GetJSONDefault() *ErrorBody {
+func (r ListTasksResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -15702,9 +15988,9 @@ type UpdateTaskResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *UpdateTaskResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -15789,12 +16075,12 @@ func (r UpdateTaskResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r UpdateTaskResponse) GetJSON503() *ErrorBody {
+func (r UpdateTaskResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r UpdateTaskResponse) GetJSONDefault() *ErrorBody {
+func (r UpdateTaskResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -15909,9 +16195,9 @@ type ListWebhooksResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListWebhooksResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -15961,12 +16247,12 @@ func (r ListWebhooksResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListWebhooksResponse) GetJSON503() *ErrorBody {
+func (r ListWebhooksResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListWebhooksResponse) GetJSONDefault() *ErrorBody {
+func (r ListWebhooksResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -16141,9 +16427,9 @@ type CreateWebhookResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreateWebhookResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -16228,12 +16514,12 @@ func (r CreateWebhookResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r CreateWebhookResponse) GetJSON503() *ErrorBody {
+func (r CreateWebhookResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r CreateWebhookResponse) GetJSONDefault() *ErrorBody {
+func (r CreateWebhookResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -16356,9 +16642,9 @@ type DeleteWebhookResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers204 the parsed response headers for an HTTP 204 response
 	Headers204 *DeleteWebhookResponse204Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -16410,12 +16696,12 @@ func (r DeleteWebhookResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteWebhookResponse) GetJSON503() *ErrorBody {
+func (r DeleteWebhookResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r DeleteWebhookResponse) GetJSONDefault() *ErrorBody {
+func (r DeleteWebhookResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -16580,9 +16866,9 @@ type UpdateWebhookResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *UpdateWebhookResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -16667,12 +16953,12 @@ func (r UpdateWebhookResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r UpdateWebhookResponse) GetJSON503() *ErrorBody {
+func (r UpdateWebhookResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r UpdateWebhookResponse) GetJSONDefault() *ErrorBody {
+func (r UpdateWebhookResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -16797,9 +17083,9 @@ type ListWebhookDeliveriesResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListWebhookDeliveriesResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -16856,12 +17142,12 @@ func (r ListWebhookDeliveriesResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListWebhookDeliveriesResponse) GetJSON503() *ErrorBody {
+func (r ListWebhookDeliveriesResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ListWebhookDeliveriesResponse) GetJSONDefault() *ErrorBody {
+func (r ListWebhookDeliveriesResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -17014,9 +17300,9 @@ type ResendWebhookDeliveryResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers202 the parsed response headers for an HTTP 202 response
 	Headers202 *ResendWebhookDeliveryResponse202Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -17087,12 +17373,12 @@ func (r ResendWebhookDeliveryResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ResendWebhookDeliveryResponse) GetJSON503() *ErrorBody {
+func (r ResendWebhookDeliveryResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ResendWebhookDeliveryResponse) GetJSONDefault() *ErrorBody {
+func (r ResendWebhookDeliveryResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -17119,6 +17405,291 @@ func (r ResendWebhookDeliveryResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ResendWebhookDeliveryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RecoverWebhookDeliveriesResponse202Headers the declared response headers of an HTTP 202 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse202Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse400Headers the declared response headers of an HTTP 400 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse400Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse401Headers the declared response headers of an HTTP 401 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse401Headers struct {
+	IdempotentReplayed *string
+	WWWAuthenticate    string
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse403Headers the declared response headers of an HTTP 403 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse403Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse404Headers the declared response headers of an HTTP 404 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse404Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse405Headers the declared response headers of an HTTP 405 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse405Headers struct {
+	Allow              string
+	IdempotentReplayed *string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse406Headers the declared response headers of an HTTP 406 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse406Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse409Headers the declared response headers of an HTTP 409 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse409Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse413Headers the declared response headers of an HTTP 413 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse413Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse415Headers the declared response headers of an HTTP 415 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse415Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse422Headers the declared response headers of an HTTP 422 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse422Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse429Headers the declared response headers of an HTTP 429 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse429Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponse503Headers the declared response headers of an HTTP 503 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// RecoverWebhookDeliveriesResponseDefaultHeaders the declared response headers of an HTTP default response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponseDefaultHeaders struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         *int
+	XRequestId         string
+}
+
+type RecoverWebhookDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *WebhookRecovered
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RecoverWebhookDeliveries403JSONResponseBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *ErrorBody
+	// JSON406 the response for an HTTP 406 `application/json` response
+	JSON406 *ErrorBody
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ErrorBody
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorBody
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationErrorBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *UnexpectedError
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *RecoverWebhookDeliveriesResponse202Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RecoverWebhookDeliveriesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RecoverWebhookDeliveriesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RecoverWebhookDeliveriesResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RecoverWebhookDeliveriesResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *RecoverWebhookDeliveriesResponse405Headers
+	// Headers406 the parsed response headers for an HTTP 406 response
+	Headers406 *RecoverWebhookDeliveriesResponse406Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RecoverWebhookDeliveriesResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RecoverWebhookDeliveriesResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *RecoverWebhookDeliveriesResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *RecoverWebhookDeliveriesResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RecoverWebhookDeliveriesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RecoverWebhookDeliveriesResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *RecoverWebhookDeliveriesResponseDefaultHeaders
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON202() *WebhookRecovered {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON403() *RecoverWebhookDeliveries403JSONResponseBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON405() *ErrorBody {
+	return r.JSON405
+}
+
+// GetJSON406 returns the response for an HTTP 406 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON406() *ErrorBody {
+	return r.JSON406
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON409() *ErrorBody {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON413() *ErrorBody {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON415() *ErrorBody {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON422() *ValidationErrorBody {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSONDefault() *UnexpectedError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RecoverWebhookDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RecoverWebhookDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RecoverWebhookDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RecoverWebhookDeliveriesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -17245,9 +17816,9 @@ type RotateWebhookSecretResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *RotateWebhookSecretResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -17318,12 +17889,12 @@ func (r RotateWebhookSecretResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r RotateWebhookSecretResponse) GetJSON503() *ErrorBody {
+func (r RotateWebhookSecretResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r RotateWebhookSecretResponse) GetJSONDefault() *ErrorBody {
+func (r RotateWebhookSecretResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -17476,9 +18047,9 @@ type TestWebhookResponse struct {
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ErrorBody
+	JSON503 *ServiceUnavailable
 	// JSONDefault the response for an HTTP default `application/json` response
-	JSONDefault *ErrorBody
+	JSONDefault *UnexpectedError
 	// Headers202 the parsed response headers for an HTTP 202 response
 	Headers202 *TestWebhookResponse202Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -17549,12 +18120,12 @@ func (r TestWebhookResponse) GetJSON429() *ErrorBody {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r TestWebhookResponse) GetJSON503() *ErrorBody {
+func (r TestWebhookResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r TestWebhookResponse) GetJSONDefault() *ErrorBody {
+func (r TestWebhookResponse) GetJSONDefault() *UnexpectedError {
 	return r.JSONDefault
 }
 
@@ -18344,6 +18915,40 @@ func (c *ClientWithResponses) ResendWebhookDeliveryWithResponse(ctx context.Cont
 	return ParseResendWebhookDeliveryResponse(rsp)
 }
 
+// RecoverWebhookDeliveriesWithBodyWithResponse Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+//
+// Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+//
+// Permission: `webhooks:manage`. Owner only. Needs the Integrations add-on. Limited to 5 a minute per account.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /webhooks/{endpoint}/recover (the `RecoverWebhookDeliveries` operationId).
+func (c *ClientWithResponses) RecoverWebhookDeliveriesWithBodyWithResponse(ctx context.Context, endpoint string, params *RecoverWebhookDeliveriesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecoverWebhookDeliveriesResponse, error) {
+	rsp, err := c.RecoverWebhookDeliveriesWithBody(ctx, endpoint, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRecoverWebhookDeliveriesResponse(rsp)
+}
+
+// RecoverWebhookDeliveriesWithResponse Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+//
+// Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. At most 10000 a call: call again for the rest.
+//
+// Permission: `webhooks:manage`. Owner only. Needs the Integrations add-on. Limited to 5 a minute per account.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /webhooks/{endpoint}/recover (the `RecoverWebhookDeliveries` operationId).
+func (c *ClientWithResponses) RecoverWebhookDeliveriesWithResponse(ctx context.Context, endpoint string, params *RecoverWebhookDeliveriesParams, body RecoverWebhookDeliveriesJSONRequestBody, reqEditors ...RequestEditorFn) (*RecoverWebhookDeliveriesResponse, error) {
+	rsp, err := c.RecoverWebhookDeliveries(ctx, endpoint, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRecoverWebhookDeliveriesResponse(rsp)
+}
+
 // RotateWebhookSecretWithResponse Issues a new signing secret, returned only here; later attempts are signed with it.
 //
 // Issues a new signing secret, returned only here; later attempts are signed with it.
@@ -18449,14 +19054,14 @@ func ParseGetAnalyticsResponse(rsp *http.Response) (*GetAnalyticsResponse, error
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -18851,14 +19456,14 @@ func ParseGetBalanceResponse(rsp *http.Response) (*GetBalanceResponse, error) {
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -19198,14 +19803,14 @@ func ParseListLedgerEntriesResponse(rsp *http.Response) (*ListLedgerEntriesRespo
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -19569,14 +20174,14 @@ func ParseListReceiptsResponse(rsp *http.Response) (*ListReceiptsResponse, error
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -19909,14 +20514,14 @@ func ParseListBlockedCallersResponse(rsp *http.Response) (*ListBlockedCallersRes
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -20256,14 +20861,14 @@ func ParseListCallsResponse(rsp *http.Response) (*ListCallsResponse, error) {
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -20634,14 +21239,14 @@ func ParseGetCallResponse(rsp *http.Response) (*GetCallResponse, error) {
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -21054,14 +21659,14 @@ func ParseTranscribeCallResponse(rsp *http.Response) (*TranscribeCallResponse, e
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -21702,14 +22307,14 @@ func ParseListContactsResponse(rsp *http.Response) (*ListContactsResponse, error
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -22108,14 +22713,14 @@ func ParseCreateContactResponse(rsp *http.Response) (*CreateContactResponse, err
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -22708,14 +23313,14 @@ func ParseBulkUpsertContactsResponse(rsp *http.Response) (*BulkUpsertContactsRes
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23280,14 +23885,14 @@ func ParseDeleteContactResponse(rsp *http.Response) (*DeleteContactResponse, err
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23686,14 +24291,14 @@ func ParseReplaceContactResponse(rsp *http.Response) (*ReplaceContactResponse, e
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24188,14 +24793,14 @@ func ParseListJobRequestsResponse(rsp *http.Response) (*ListJobRequestsResponse,
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24559,14 +25164,14 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24891,14 +25496,14 @@ func ParseGetRecordingAudioResponse(rsp *http.Response) (*GetRecordingAudioRespo
 		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25160,6 +25765,27 @@ func ParseGetRecordingAudioResponse(rsp *http.Response) (*GetRecordingAudioRespo
 		response.Headers416 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetRecordingAudioResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -25177,6 +25803,27 @@ func ParseGetRecordingAudioResponse(rsp *http.Response) (*GetRecordingAudioRespo
 		response.Headers503 = &headers
 	case true:
 		var headers GetRecordingAudioResponseDefaultHeaders
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -25261,14 +25908,14 @@ func ParseListNotificationsResponse(rsp *http.Response) (*ListNotificationsRespo
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25667,14 +26314,14 @@ func ParseMarkAllNotificationsReadResponse(rsp *http.Response) (*MarkAllNotifica
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26274,14 +26921,14 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26877,14 +27524,14 @@ func ParseListNumbersResponse(rsp *http.Response) (*ListNumbersResponse, error) 
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27224,14 +27871,14 @@ func ParseGetNumberResponse(rsp *http.Response) (*GetNumberResponse, error) {
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27602,14 +28249,14 @@ func ParseGetNumberRoutingResponse(rsp *http.Response) (*GetNumberRoutingRespons
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28008,14 +28655,14 @@ func ParseAuthorizeRealtimeResponse(rsp *http.Response) (*AuthorizeRealtimeRespo
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28510,14 +29157,14 @@ func ParseListReceptionMessagesResponse(rsp *http.Response) (*ListReceptionMessa
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28888,14 +29535,14 @@ func ParseGetRecordingStreamUrlResponse(rsp *http.Response) (*GetRecordingStream
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29266,14 +29913,14 @@ func ParseGetRecordingTranscriptResponse(rsp *http.Response) (*GetRecordingTrans
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29644,14 +30291,14 @@ func ParseGetRecordingTranscriptEstimateResponse(rsp *http.Response) (*GetRecord
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30001,7 +30648,7 @@ func ParseGetSharedVoicemailPageResponse(rsp *http.Response) (*GetSharedVoicemai
 		response.JSON406 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30090,6 +30737,27 @@ func ParseGetSharedVoicemailPageResponse(rsp *http.Response) (*GetSharedVoicemai
 		response.Headers406 = &headers
 	case true:
 		var headers GetSharedVoicemailPageResponseDefaultHeaders
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -30174,14 +30842,14 @@ func ParseListSmsConversationsResponse(rsp *http.Response) (*ListSmsConversation
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30559,14 +31227,14 @@ func ParseListSmsMessagesResponse(rsp *http.Response) (*ListSmsMessagesResponse,
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30968,14 +31636,14 @@ func ParseListTasksResponse(rsp *http.Response) (*ListTasksResponse, error) {
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31374,14 +32042,14 @@ func ParseUpdateTaskResponse(rsp *http.Response) (*UpdateTaskResponse, error) {
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31869,14 +32537,14 @@ func ParseListWebhooksResponse(rsp *http.Response) (*ListWebhooksResponse, error
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32244,14 +32912,14 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32812,14 +33480,14 @@ func ParseDeleteWebhookResponse(rsp *http.Response) (*DeleteWebhookResponse, err
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33218,14 +33886,14 @@ func ParseUpdateWebhookResponse(rsp *http.Response) (*UpdateWebhookResponse, err
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33720,14 +34388,14 @@ func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliver
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34112,14 +34780,14 @@ func ParseResendWebhookDeliveryResponse(rsp *http.Response) (*ResendWebhookDeliv
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34544,6 +35212,651 @@ func ParseResendWebhookDeliveryResponse(rsp *http.Response) (*ResendWebhookDeliv
 	return response, nil
 }
 
+// ParseRecoverWebhookDeliveriesResponse parses an HTTP response from a RecoverWebhookDeliveriesWithResponse call
+func ParseRecoverWebhookDeliveriesResponse(rsp *http.Response) (*RecoverWebhookDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RecoverWebhookDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest WebhookRecovered
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RecoverWebhookDeliveries403JSONResponseBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest UnexpectedError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers RecoverWebhookDeliveriesResponse202Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 400:
+		var headers RecoverWebhookDeliveriesResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RecoverWebhookDeliveriesResponse401Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RecoverWebhookDeliveriesResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RecoverWebhookDeliveriesResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers RecoverWebhookDeliveriesResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 406:
+		var headers RecoverWebhookDeliveriesResponse406Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers406 = &headers
+	case rsp.StatusCode == 409:
+		var headers RecoverWebhookDeliveriesResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers RecoverWebhookDeliveriesResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers RecoverWebhookDeliveriesResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers RecoverWebhookDeliveriesResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers RecoverWebhookDeliveriesResponse429Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RecoverWebhookDeliveriesResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers RecoverWebhookDeliveriesResponseDefaultHeaders
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseRotateWebhookSecretResponse parses an HTTP response from a RotateWebhookSecretWithResponse call
 func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -34622,14 +35935,14 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35132,14 +36445,14 @@ func ParseTestWebhookResponse(rsp *http.Response) (*TestWebhookResponse, error) 
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ErrorBody
+		var dest ServiceUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest ErrorBody
+		var dest UnexpectedError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35822,6 +37135,33 @@ func NewCallEndedEventWebhookRequestWithBody(targetURL string, params *CallEnded
 
 		req.Header.Set("User-Agent", headerParam4)
 
+		var headerParam5 string
+
+		headerParam5, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam5)
+
+		var headerParam6 string
+
+		headerParam6, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam6)
+
+		var headerParam7 string
+
+		headerParam7, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam7)
+
 	}
 	return req, nil
 }
@@ -35900,6 +37240,33 @@ func NewTestEventWebhookRequestWithBody(targetURL string, params *TestEventParam
 		}
 
 		req.Header.Set("User-Agent", headerParam4)
+
+		var headerParam5 string
+
+		headerParam5, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam5)
+
+		var headerParam6 string
+
+		headerParam6, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam6)
+
+		var headerParam7 string
+
+		headerParam7, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam7)
 
 	}
 	return req, nil
@@ -35980,6 +37347,33 @@ func NewTranscriptReadyEventWebhookRequestWithBody(targetURL string, params *Tra
 
 		req.Header.Set("User-Agent", headerParam4)
 
+		var headerParam5 string
+
+		headerParam5, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam5)
+
+		var headerParam6 string
+
+		headerParam6, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam6)
+
+		var headerParam7 string
+
+		headerParam7, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam7)
+
 	}
 	return req, nil
 }
@@ -36058,6 +37452,33 @@ func NewVoicemailReceivedEventWebhookRequestWithBody(targetURL string, params *V
 		}
 
 		req.Header.Set("User-Agent", headerParam4)
+
+		var headerParam5 string
+
+		headerParam5, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam5)
+
+		var headerParam6 string
+
+		headerParam6, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam6)
+
+		var headerParam7 string
+
+		headerParam7, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam7)
 
 	}
 	return req, nil

@@ -21,6 +21,7 @@ const (
 	LimitWebhookAdd     = "webhooks_add"
 	LimitWebhookTest    = "webhooks_test"
 	LimitWebhookResend  = "webhooks_resend"
+	LimitWebhookRecover = "webhooks_recover"
 	unmatchedRoute      = "unmatched"
 	outcomeSucceeded    = "succeeded"
 	outcomeFailed       = "failed"
@@ -107,7 +108,7 @@ func init() { collectors = append(collectors, retentionCollectors...) }
 func init() {
 	ctrlmetrics.Registry.MustRegister(collectors...)
 	// Series of fixed label sets start at 0, so rate() and increase() see their first event.
-	for _, l := range []string{LimitPerUser, LimitWebhookAdd, LimitWebhookTest, LimitWebhookResend} {
+	for _, l := range []string{LimitPerUser, LimitWebhookAdd, LimitWebhookTest, LimitWebhookResend, LimitWebhookRecover} {
 		apiRateLimited.WithLabelValues(l)
 	}
 	for _, c := range []string{"2xx", "3xx", "4xx", "5xx", "timeout", "refused", "network_error"} {

@@ -62,7 +62,10 @@ func TestSignMatchesAKnownVector(t *testing.T) {
 	if got == Sign("whsec_other", 1700000000, []byte(`{"a":1}`)) || got == Sign("whsec_test", 1700000001, []byte(`{"a":1}`)) {
 		t.Fatal("signature does not depend on the secret and timestamp")
 	}
-	if s := NewSecret(); len(s) != len(SecretPrefix)+64 || s[:6] != "whsec_" || s == NewSecret() {
+	// whsec_ and the standard base64 of 32 random bytes (the Standard Webhooks form).
+	if s := NewSecret(); len(s) != len(SecretPrefix)+44 || s[:6] != "whsec_" || s == NewSecret() {
 		t.Fatalf("NewSecret = %q", s)
+	} else if key, ok := StandardKey(s); !ok || len(key) != 32 {
+		t.Fatalf("StandardKey(%q) = %d bytes, %v", s, len(key), ok)
 	}
 }

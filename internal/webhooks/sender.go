@@ -23,6 +23,12 @@ const (
 	HeaderTimestamp = "X-Service-Timestamp"
 	HeaderSignature = "X-Service-Signature"
 	UserAgent       = "Service-Webhooks/1"
+
+	// Standard Webhooks (standardwebhooks.com), beside the spec's headers: the event id,
+	// the attempt's Unix seconds and SignStandard.
+	HeaderStandardID        = "webhook-id"
+	HeaderStandardTimestamp = "webhook-timestamp"
+	HeaderStandardSignature = "webhook-signature"
 )
 
 // DefaultTimeout is the spec's answer time.
@@ -118,6 +124,7 @@ func (s *Sender) Send(ctx context.Context, r Request) Result {
 	req.Header.Set(HeaderDelivery, r.EventID)
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
 	req.Header.Set(HeaderSignature, Sign(r.Secret, ts, r.Body))
+	SetStandardHeaders(req.Header, r.Secret, r.EventID, ts, r.Body)
 	resp, err := s.client.Do(req)
 	if err != nil {
 		countAttempt(ctx, 0, err)
@@ -136,6 +143,16 @@ func (s *Sender) Send(ctx context.Context, r Request) Result {
 		res.Error = fmt.Sprintf("HTTP %d: the endpoint did not answer with a 2xx status", resp.StatusCode)
 	}
 	return res
+}
+
+// SetStandardHeaders adds the Standard Webhooks headers of a delivery of body (event id,
+// Unix-seconds timestamp), signed with secret.
+func SetStandardHeaders(h http.Header, secret, eventID string, unixSeconds int64, body []byte) {
+	h.Set(HeaderStandardID, eventID)
+	h.Set(HeaderStandardTimestamp, strconv.FormatInt(unixSeconds, 10))
+	if key, ok := StandardKey(secret); ok {
+		h.Set(HeaderStandardSignature, SignStandard(key, eventID, unixSeconds, body))
+	}
 }
 
 // countAttempt adds the attempt to switchboard_webhook_attempts_total.

@@ -378,6 +378,54 @@ func (s *Endpoints) Resend(ctx context.Context, acct Account, id, eventID string
 	return err
 }
 
+// RecoverWindowDays is how far back a recovery may reach: the history the service keeps of
+// deliveries (the retention window).
+const RecoverWindowDays = 30
+
+// MaxRecoveredPerCall bounds what one recovery queues; a second call queues the rest, since
+// what the first queued is left out while it waits.
+const MaxRecoveredPerCall = 10000
+
+// Recover queues a fresh delivery, same event id, of every event whose latest delivery to the
+// endpoint since since ended failed or cancelled (each event once; see store.QueueRecovery),
+// and returns how many it queued. since must be within RecoverWindowDays and not in the
+// future (InvalidError); the endpoint must be active (ConflictError).
+func (s *Endpoints) Recover(ctx context.Context, acct Account, id string, since *time.Time) (int, error) {
+	now := s.Clock.Now()
+	bad := &InvalidError{}
+	switch {
+	case since == nil:
+		bad.add("since", "is required: the oldest delivery to send again, as an RFC 3339 date-time.")
+	case since.Before(now.Add(-RecoverWindowDays * 24 * time.Hour)):
+		bad.add("since", fmt.Sprintf("must be within the last %d days, the deliveries the service keeps.", RecoverWindowDays))
+	case since.After(now):
+		bad.add("since", "must not be in the future.")
+	}
+	ep, err := s.Get(ctx, acct.PublicID, id)
+	if err != nil {
+		return 0, err
+	}
+	if err := bad.orNil(); err != nil {
+		return 0, err
+	}
+	if !webhooks.Deliverable(ep) {
+		return 0, &ConflictError{"This endpoint is " + notActiveWord(ep) + "; set it active to recover its deliveries."}
+	}
+	// Deliveries the controller still holds are under way (or just finished): not again.
+	live := &switchboardv1alpha1.WebhookDeliveryList{}
+	if err := s.Reader.List(ctx, live, client.InNamespace(ep.Namespace), client.MatchingLabels{webhooks.LabelEndpoint: ep.Name}); err != nil {
+		return 0, err
+	}
+	var busy []uuid.UUID
+	for _, d := range live.Items {
+		if evID, err := uuid.Parse(d.Spec.EventID); err == nil && d.Spec.EndpointName == ep.Name {
+			busy = append(busy, evID)
+		}
+	}
+	return s.Store.QueueRecovery(ctx, store.Recovery{AccountID: acct.ID, EndpointPublicID: ep.Name, Since: *since, Now: now,
+		Busy: busy, Limit: MaxRecoveredPerCall})
+}
+
 // ResendRule decides a resend from the deliveries of one event to ep (newest first): the
 // delivery to repeat, ErrDeliveryNotFound, or a ConflictError while the event is still being
 // delivered, when the latest delivery is neither failed nor cancelled, or when ep is not
