@@ -36,7 +36,7 @@ func (s *Store) QueueRecovery(ctx context.Context, r Recovery) (int, error) {
 		busy = []uuid.UUID{}
 	}
 	var queued int
-	err := s.InTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('webhook-recover:' || $2::text, $1::bigint))`,
 			r.AccountID, r.EndpointPublicID); err != nil {
 			return err
