@@ -312,18 +312,19 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Opt
 		Recorder: recorder}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	deliveries := &controllers.WebhookDeliveryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
-		Sender: sender, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, PerEndpoint: w.PerEndpoint, Recorder: recorder}
-	if err := deliveries.SetupWithManager(ctx, mgr); err != nil {
+	// One engine, shared by the reconciler (retries) and the dispatcher (first attempts).
+	engine, err := delivery.NewEngine(ctx, mgr, delivery.EngineOptions{Sender: sender, Store: st, Clock: o.Clock,
+		PerEndpoint: w.PerEndpoint, Log: o.Log})
+	if err != nil {
 		return err
 	}
-	backlog := delivery.NewBacklog(o.Clock)
-	if err := backlog.SetupWithManager(ctx, mgr); err != nil {
+	if err := (&controllers.WebhookDeliveryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
+		Engine: engine, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, Recorder: recorder}).SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
 	return mgr.Add(&delivery.Dispatcher{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
-		Backlog: backlog, MaxPending: w.MaxPendingDeliveries, MaxLive: w.MaxLiveDeliveries,
-		MaxLivePerEndpoint: w.MaxLiveDeliveriesPerEndpoint, First: deliveries.FirstAttempts(), Log: o.Log.WithName("webhook-dispatcher")})
+		Engine: engine, MaxPending: w.MaxPendingDeliveries, MaxLive: w.MaxLiveDeliveries,
+		MaxLivePerEndpoint: w.MaxLiveDeliveriesPerEndpoint, Log: o.Log.WithName("webhook-dispatcher")})
 }
 
 // httpRunnable serves an HTTP API on every replica (not only the leader).
