@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
@@ -22,8 +21,8 @@ func ibTopUp(t *testing.T, st *store.Store, accountID, pence int64, at time.Time
 
 func ibLedger(t *testing.T, st *store.Store, accountID int64, kind string, pence int64, note string, at time.Time) {
 	t.Helper()
-	err := st.InTx(context.Background(), func(tx pgx.Tx) error {
-		_, err := store.ApplyLedgerEntry(context.Background(), tx, accountID, kind, pence, note, "", at)
+	err := st.InTx(context.Background(), func(tx *store.Tx) error {
+		_, err := tx.ApplyLedgerEntry(context.Background(), accountID, kind, pence, note, "", at)
 		return err
 	})
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -124,8 +123,8 @@ func TestTranscribeCallPaymentRequired(t *testing.T) {
 	call := txtest.RecordedCall(t, h.store, acct, txtest.CallOptions{Seconds: 301}) // 6 minutes: 2 bundle + 4 × 5p = 20p
 
 	// 20p would be exactly affordable: take a penny away.
-	if err := h.store.InTx(context.Background(), func(tx pgx.Tx) error {
-		_, err := store.ApplyLedgerEntry(context.Background(), tx, acct, store.LedgerAdjustment, -1, "test", "", transcribeNow)
+	if err := h.store.InTx(context.Background(), func(tx *store.Tx) error {
+		_, err := tx.ApplyLedgerEntry(context.Background(), acct, store.LedgerAdjustment, -1, "test", "", transcribeNow)
 		return err
 	}); err != nil {
 		t.Fatal(err)

@@ -260,7 +260,11 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(st.Close)
-	benchkit.FindPostmaster(st.Pool)
+	var backend int
+	if err := st.Pool.QueryRow(context.Background(), `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+		b.Fatal(err)
+	}
+	benchkit.FindPostmaster(backend)
 
 	allSucceed := func(name string, rate int) {
 		b.Run(name, func(b *testing.B) {
@@ -338,7 +342,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 				}
 			}
 			var hist int
-			_ = st.Pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries d JOIN accounts a ON a.id = d.account_id WHERE a.public_id = $1`,
+			_ = st.Pool.QueryRow(ctx, `SELECT count(*) FROM webhook_delivery_history d JOIN accounts a ON a.id = d.account_id WHERE a.public_id = $1`,
 				r.tenant.Account.PublicID).Scan(&hist)
 			retrying = list.Items
 			return hist+len(list.Items) == 5*n
@@ -374,7 +378,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 		r.waitFor("etcd to empty", 5*time.Minute, func() bool { return r.liveDeliveries() == 0 })
 		s.end()
 		counts := map[string]int{}
-		rows, err := st.Pool.Query(ctx, `SELECT d.status, count(*) FROM webhook_deliveries d JOIN accounts a ON a.id = d.account_id
+		rows, err := st.Pool.Query(ctx, `SELECT d.status, count(*) FROM webhook_delivery_history d JOIN accounts a ON a.id = d.account_id
 			WHERE a.public_id = $1 GROUP BY d.status`, r.tenant.Account.PublicID)
 		if err != nil {
 			b.Fatal(err)

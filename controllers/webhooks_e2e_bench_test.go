@@ -128,7 +128,11 @@ func BenchmarkWebhookEndToEnd(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(st.Close)
-	benchkit.FindPostmaster(st.Pool)
+	var backend int
+	if err := st.Pool.QueryRow(context.Background(), `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+		b.Fatal(err)
+	}
+	benchkit.FindPostmaster(backend)
 	platform := httptest.NewServer(ingest.New(ingest.Config{Token: e2eToken, LinkSigningKey: []byte("a link signing key of 32 bytes!!"),
 		Links: events.Links{APIBaseURL: "https://api.example.test", DashboardURL: "https://app.example.test"}, Log: logr.Discard()}, st))
 	b.Cleanup(platform.Close)

@@ -300,12 +300,11 @@ func (e *whEnv) endpointAt(rcv *receiver, name string, evts ...switchboardv1alph
 func (e *whEnv) event(typ string) uuid.UUID {
 	GinkgoHelper()
 	id := uuid.New()
-	tx, err := e.st.Pool.Begin(ctx)
-	Expect(err).NotTo(HaveOccurred())
-	_, err = store.EnqueueEvent(ctx, tx, events.Event{ID: id, AccountID: e.tenant.Account.ID, Type: typ,
-		Body: []byte(fmt.Sprintf(`{"event":%q,"id":%q}`, typ, id)), CreatedAt: e.clk.Now()})
-	Expect(err).NotTo(HaveOccurred())
-	Expect(tx.Commit(ctx)).To(Succeed())
+	Expect(e.st.InTx(ctx, func(tx *store.Tx) error {
+		_, err := tx.EnqueueEvent(ctx, events.Event{ID: id, AccountID: e.tenant.Account.ID, Type: typ,
+			Body: []byte(fmt.Sprintf(`{"event":%q,"id":%q}`, typ, id)), CreatedAt: e.clk.Now()})
+		return err
+	})).To(Succeed())
 	return id
 }
 
@@ -319,7 +318,7 @@ type historyRow struct {
 
 func (e *whEnv) history(eventID uuid.UUID) []historyRow {
 	rows, err := e.st.Pool.Query(ctx, `SELECT status, attempts, coalesce(response_code, 0), coalesce(last_error, ''), endpoint_public_id
-		FROM webhook_deliveries WHERE event_id = $1 ORDER BY id`, eventID)
+		FROM webhook_delivery_history WHERE event_id = $1 ORDER BY id`, eventID)
 	Expect(err).NotTo(HaveOccurred())
 	var out []historyRow
 	for rows.Next() {
@@ -407,11 +406,10 @@ var _ = Describe("Webhook delivery", func() {
 		ep, _ := e.endpoint("whep-crm", switchboardv1alpha1.EventVoicemailReceived)
 		_, _ = e.endpoint("whep-other") // subscribes to call.ended, and is not the target
 		id := uuid.New()
-		tx, err := e.st.Pool.Begin(ctx)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(store.EnqueueEventFor(ctx, tx, events.Event{ID: id, AccountID: e.tenant.Account.ID, Type: events.CallEnded,
-			Body: []byte(fmt.Sprintf(`{"event":"test","id":%q}`, id)), CreatedAt: e.clk.Now()}, ep.Name)).To(Succeed())
-		Expect(tx.Commit(ctx)).To(Succeed())
+		Expect(e.st.InTx(ctx, func(tx *store.Tx) error {
+			return tx.EnqueueEventFor(ctx, events.Event{ID: id, AccountID: e.tenant.Account.ID, Type: events.CallEnded,
+				Body: []byte(fmt.Sprintf(`{"event":"test","id":%q}`, id)), CreatedAt: e.clk.Now()}, ep.Name)
+		})).To(Succeed())
 
 		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
 			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
@@ -425,11 +423,10 @@ var _ = Describe("Webhook delivery", func() {
 		}).Should(Succeed())
 
 		// A resend is queued the same way: a fresh delivery, same event id and body, to that endpoint only.
-		tx, err = e.st.Pool.Begin(ctx)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(store.EnqueueResend(ctx, tx, e.tenant.Account.ID, id, ep.Name, webhooks.DeliveryName(id.String(), ep.Name, ""),
-			uuid.New(), e.clk.Now())).To(Succeed())
-		Expect(tx.Commit(ctx)).To(Succeed())
+		Expect(e.st.InTx(ctx, func(tx *store.Tx) error {
+			return tx.EnqueueResend(ctx, e.tenant.Account.ID, id, ep.Name, webhooks.DeliveryName(id.String(), ep.Name, ""),
+				uuid.New(), e.clk.Now())
+		})).To(Succeed())
 		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(Equal([]historyRow{
 			{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}, {Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
 		reqs = e.rcv.all()

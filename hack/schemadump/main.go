@@ -52,6 +52,26 @@ func run(out string) error {
 		return err
 	}
 	dump = versionLines.ReplaceAll(dump, nil)
+	dump = withoutDatedPartitions(dump)
 	dump = regexp.MustCompile(`\n{3,}`).ReplaceAll(dump, []byte("\n\n"))
 	return os.WriteFile(out, append([]byte(header), bytes.TrimSpace(dump)...), 0o644)
+}
+
+// The outbox's partitions depend on the day the migrations ran: the dated ones are left out
+// and the migration-day bound of the partitions made of the old tables is named, not dated.
+var (
+	datedPartition = regexp.MustCompile(`^-- Name: [^;]*_p[0-9]{8}t[0-9]{6}`)
+	migrationBound = regexp.MustCompile(`FROM \(MINVALUE\) TO \('[^']+'\)`)
+)
+
+func withoutDatedPartitions(dump []byte) []byte {
+	sections := bytes.Split(dump, []byte("\n--\n-- Name: "))
+	kept := sections[:1]
+	for _, s := range sections[1:] {
+		if !datedPartition.Match(append([]byte("-- Name: "), s...)) {
+			kept = append(kept, s)
+		}
+	}
+	dump = bytes.Join(kept, []byte("\n--\n-- Name: "))
+	return migrationBound.ReplaceAll(dump, []byte("FROM (MINVALUE) TO ('<the day migration 00030 ran, see internal/store/partition_migration.go>')"))
 }

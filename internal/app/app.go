@@ -28,6 +28,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/kubeapi"
 	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
+	"github.com/switchboard-dev/switchboard/internal/retention"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
@@ -63,6 +64,9 @@ type Options struct {
 	Webhooks WebhookOptions
 	// Realtime configures the live channel (realtime.go); off without a secret.
 	Realtime RealtimeOptions
+	// Retention bounds the outbox, the delivery history and the other tables that grow with
+	// traffic (internal/retention); zero fields take the defaults.
+	Retention retention.Config
 	// Ready, when set, is called once the API is listening.
 	Ready func()
 	// MetricsSecure serves metrics over HTTPS to authenticated, authorized callers only (serve's
@@ -128,6 +132,9 @@ func Scheme() *runtime.Scheme {
 func Run(ctx context.Context, o Options) error {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
+	}
+	if err := o.Retention.Validate(); err != nil {
+		return err
 	}
 	p, err := prepare(&o)
 	if err != nil {
@@ -225,6 +232,9 @@ func Run(ctx context.Context, o Options) error {
 			return nil, err
 		}
 		if err := lm.Add(&rateLimitPruner{store: st, clock: o.Clock, log: o.Log.WithName("ratelimit")}); err != nil {
+			return nil, err
+		}
+		if err := lm.Add(&retention.Maintainer{Store: st, Config: o.Retention, Clock: o.Clock, Log: o.Log.WithName("retention")}); err != nil {
 			return nil, err
 		}
 		return lm, nil

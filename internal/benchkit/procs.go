@@ -7,7 +7,6 @@ Licensed under the Apache License, Version 2.0.
 package benchkit
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,8 +15,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // SelfName is how the benchmark process itself is shown.
@@ -86,13 +83,9 @@ func ProcCPU() map[string]time.Duration {
 	return out
 }
 
-// FindPostmaster counts the PostgreSQL server behind pool (the parent of one of its
-// backends) among the benchmark's processes.
-func FindPostmaster(pool *pgxpool.Pool) {
-	var backend int
-	if err := pool.QueryRow(context.Background(), `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
-		return
-	}
+// FindPostmaster counts the PostgreSQL server with the backend process backend (from
+// pg_backend_pid(); the server is its parent) among the benchmark's processes.
+func FindPostmaster(backend int) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", backend))
 	if err != nil {
 		return

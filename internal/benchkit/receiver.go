@@ -28,6 +28,7 @@ type Receiver struct {
 	HangEp   int // -1: none
 	mu       sync.Mutex
 	ok       map[string]time.Time // event id + path → first 2xx
+	taken    int                  // deliveries handed to Take (and forgotten)
 	Attempts atomic.Int64
 }
 
@@ -67,7 +68,24 @@ func NewReceiver() *Receiver {
 func (r *Receiver) Delivered() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.ok)
+	return len(r.ok) + r.taken
+}
+
+// Take returns the deliveries answered 2xx since the last Take, event id → time, and
+// forgets them, so a long run's receiver holds only what came since (Delivered still counts
+// them; a repeat of a forgotten delivery is counted again, which Attempts shows).
+func (r *Receiver) Take() map[string]time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]time.Time, len(r.ok))
+	for key, at := range r.ok {
+		if len(key) >= 36 {
+			out[key[:36]] = at
+		}
+	}
+	r.taken += len(r.ok)
+	r.ok = map[string]time.Time{}
+	return out
 }
 
 // each calls visit with the event id, path and time of the first 2xx of every delivery.

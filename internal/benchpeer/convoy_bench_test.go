@@ -62,7 +62,11 @@ func BenchmarkConvoyEndToEnd(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchkit.FindPostmaster(pool)
+	var backend int
+	if err := pool.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+		b.Fatal(err)
+	}
+	benchkit.FindPostmaster(backend)
 	pool.Close()
 	// One project for every case: Convoy's community licence allows one.
 	p, err := cv.NewProject(ctx, "bench", len(webhooks.RetryDelays))

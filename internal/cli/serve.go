@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
+	"github.com/switchboard-dev/switchboard/internal/retention"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
 )
 
@@ -87,6 +88,11 @@ func newServeCommand() *cobra.Command {
 	f.IntVar(&o.Webhooks.MaxPendingDeliveries, "webhook-max-pending", 2000, "WebhookDeliveries awaiting their first attempt before the dispatcher stops taking outbox events (back-pressure)")
 	f.IntVar(&o.Webhooks.MaxLiveDeliveriesPerEndpoint, "webhook-max-live-per-endpoint", delivery.DefaultMaxLiveDeliveriesPerEndpoint,
 		"live WebhookDeliveries of one endpoint (waiting or retrying) past which its new events are recorded as cancelled, resendable (-1: no bound)")
+	f.DurationVar(&o.Retention.Window, "webhook-retention", retention.DefaultWindow,
+		"how long outbox events and delivery history are kept (the deliveries list shows 30 days; a resend needs the event); refused if shorter than a delivery's retries")
+	f.DurationVar(&o.Retention.PartitionWidth, "webhook-retention-partition", retention.DefaultPartitionWidth,
+		"created_at range of one partition of the outbox and the history (testing: minutes make a soak drop partitions)")
+	_ = f.MarkHidden("webhook-retention-partition")
 	f.IntVar(&o.Webhooks.MaxLiveDeliveries, "webhook-max-live", 0, "WebhookDeliveries in etcd, retrying ones included, before the dispatcher stops taking outbox events (0: no bound)")
 	f.StringVar(&linkKeyFile, "link-signing-key-file", "", "file holding the secret (at least 32 bytes) that signs recording links (default $SWITCHBOARD_LINK_SIGNING_KEY)")
 	f.StringVar(&o.Recordings.Backend, "recordings-backend", recordingstore.BackendLocal, "where recordings live: local or s3")

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/links"
 	"github.com/switchboard-dev/switchboard/internal/store"
@@ -47,7 +45,7 @@ type callOutcome struct {
 func (h *Handler) recordCallGroup(ctx context.Context, jobs []callJob) ([]callOutcome, []error) {
 	outs := make([]callOutcome, len(jobs))
 	errs := make([]error, len(jobs))
-	err := h.store.InTx(ctx, func(tx pgx.Tx) error { return h.recordCalls(ctx, tx, jobs, outs) })
+	err := h.store.InTx(ctx, func(tx *store.Tx) error { return h.recordCalls(ctx, tx, jobs, outs) })
 	if err == nil {
 		return outs, errs
 	}
@@ -59,19 +57,19 @@ func (h *Handler) recordCallGroup(ctx context.Context, jobs []callJob) ([]callOu
 	}
 	h.cfg.Log.Info("a group of call reports failed; recording them one by one", "reports", len(jobs), "error", err.Error())
 	for i := range jobs {
-		errs[i] = h.store.InTx(ctx, func(tx pgx.Tx) error { return h.recordCalls(ctx, tx, jobs[i:i+1], outs[i:i+1]) })
+		errs[i] = h.store.InTx(ctx, func(tx *store.Tx) error { return h.recordCalls(ctx, tx, jobs[i:i+1], outs[i:i+1]) })
 	}
 	return outs, errs
 }
 
 // recordCalls records jobs inside tx and sets outs[i] for jobs[i]: one lookup of the numbers,
 // the calls and recordings in bulk, and the events built here from the reports themselves.
-func (h *Handler) recordCalls(ctx context.Context, tx pgx.Tx, jobs []callJob, outs []callOutcome) error {
+func (h *Handler) recordCalls(ctx context.Context, tx *store.Tx, jobs []callJob, outs []callOutcome) error {
 	e164s := make([]string, 0, len(jobs))
 	for _, j := range jobs {
 		e164s = append(e164s, j.to)
 	}
-	numbers, err := store.LiveNumbersByE164(ctx, tx, e164s)
+	numbers, err := tx.LiveNumbersByE164(ctx, e164s)
 	if err != nil {
 		return err
 	}
@@ -90,7 +88,7 @@ func (h *Handler) recordCalls(ctx context.Context, tx pgx.Tx, jobs []callJob, ou
 	if len(reports) == 0 {
 		return nil
 	}
-	stored, err := store.RecordCalls(ctx, tx, reports)
+	stored, err := tx.RecordCalls(ctx, reports)
 	if err != nil {
 		return err
 	}
@@ -116,7 +114,7 @@ func (h *Handler) recordCalls(ctx context.Context, tx pgx.Tx, jobs []callJob, ou
 		}
 		evs = append(evs, built...)
 	}
-	queued, err := store.EnqueueEvents(ctx, tx, evs)
+	queued, err := tx.EnqueueEvents(ctx, evs)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/internal/auth"
@@ -187,8 +186,8 @@ func decode(w http.ResponseWriter, r *http.Request, dst any) bool {
 }
 
 // number finds the live number a report is for; it answers 404 itself when there is none.
-func (h *Handler) number(ctx context.Context, w http.ResponseWriter, tx pgx.Tx, e164 string) (store.LiveNumber, bool, error) {
-	n, err := h.store.LiveNumberByE164(ctx, tx, e164)
+func (h *Handler) number(ctx context.Context, w http.ResponseWriter, tx *store.Tx, e164 string) (store.LiveNumber, bool, error) {
+	n, err := tx.LiveNumberByE164(ctx, e164)
 	if errors.Is(err, store.ErrNotFound) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"message": "No live number " + e164 + "."})
 		return n, false, nil
@@ -202,7 +201,7 @@ func (h *Handler) liveNumber(w http.ResponseWriter, r *http.Request, e164 string
 	var n store.LiveNumber
 	var found bool
 	err := store.RetryRead(r.Context(), func(ctx context.Context) error {
-		return h.store.InTx(ctx, func(tx pgx.Tx) error {
+		return h.store.InTx(ctx, func(tx *store.Tx) error {
 			var err error
 			n, found, err = h.number(ctx, w, tx, e164)
 			return err

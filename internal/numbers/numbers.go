@@ -11,7 +11,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/internal/phone"
@@ -51,7 +50,7 @@ type Provision struct {
 // one released last.
 func (s *Service) Number(ctx context.Context, number string) (store.PlatformNumber, error) {
 	var out store.PlatformNumber
-	err := s.inNumberTx(ctx, number, func(tx pgx.Tx, n store.PlatformNumber) error {
+	err := s.inNumberTx(ctx, number, func(tx *store.Tx, n store.PlatformNumber) error {
 		out = n
 		return nil
 	})
@@ -89,8 +88,8 @@ func (s *Service) Provision(ctx context.Context, in Provision) (store.PlatformNu
 	}
 	var out store.PlatformNumber
 	provision := func() error {
-		return s.Store.InTx(ctx, func(tx pgx.Tx) error {
-			cur, err := s.Store.PlatformNumberForUpdate(ctx, tx, e164)
+		return s.Store.InTx(ctx, func(tx *store.Tx) error {
+			cur, err := tx.PlatformNumberForUpdate(ctx, e164)
 			if err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
@@ -108,11 +107,11 @@ func (s *Service) Provision(ctx context.Context, in Provision) (store.PlatformNu
 			if in.PortingIn {
 				status, ownership = Porting, Ported
 			}
-			id, err := s.Store.InsertPlatformNumber(ctx, tx, acct.ID, e164, status, ownership, settings)
+			id, err := tx.InsertPlatformNumber(ctx, acct.ID, e164, status, ownership, settings)
 			if err != nil {
 				return err
 			}
-			out, err = s.Store.PlatformNumberByID(ctx, tx, id)
+			out, err = tx.PlatformNumberByID(ctx, id)
 			return err
 		})
 	}
@@ -127,7 +126,7 @@ func (s *Service) Provision(ctx context.Context, in Provision) (store.PlatformNu
 // Update changes a live number's settings; nil settings stay as they are.
 func (s *Service) Update(ctx context.Context, number string, in Settings) (store.PlatformNumber, error) {
 	var out store.PlatformNumber
-	err := s.inNumberTx(ctx, number, func(tx pgx.Tx, n store.PlatformNumber) error {
+	err := s.inNumberTx(ctx, number, func(tx *store.Tx, n store.PlatformNumber) error {
 		if n.Status == Released {
 			return conflict("%s was released", n.E164)
 		}
@@ -138,7 +137,7 @@ func (s *Service) Update(ctx context.Context, number string, in Settings) (store
 	return out, err
 }
 
-func (s *Service) applySettings(ctx context.Context, tx pgx.Tx, n store.PlatformNumber, in Settings) (store.PlatformNumber, error) {
+func (s *Service) applySettings(ctx context.Context, tx *store.Tx, n store.PlatformNumber, in Settings) (store.PlatformNumber, error) {
 	next, err := in.Apply(n.NumberSettings)
 	if err != nil {
 		return n, err
@@ -146,10 +145,10 @@ func (s *Service) applySettings(ctx context.Context, tx pgx.Tx, n store.Platform
 	if reflect.DeepEqual(next, n.NumberSettings) {
 		return n, nil
 	}
-	if err := s.Store.UpdateNumberSettings(ctx, tx, n, next); err != nil {
+	if err := tx.UpdateNumberSettings(ctx, n, next); err != nil {
 		return n, err
 	}
-	return s.Store.PlatformNumberByID(ctx, tx, n.ID)
+	return tx.PlatformNumberByID(ctx, n.ID)
 }
 
 // Port applies a porting step: in completed or cancelled, out started (with release_at),
@@ -179,7 +178,7 @@ func (s *Service) Release(ctx context.Context, number string, at *time.Time) (st
 
 func (s *Service) change(ctx context.Context, number string, c Change) (store.PlatformNumber, error) {
 	var out store.PlatformNumber
-	err := s.inNumberTx(ctx, number, func(tx pgx.Tx, n store.PlatformNumber) error {
+	err := s.inNumberTx(ctx, number, func(tx *store.Tx, n store.PlatformNumber) error {
 		cur := State{Status: n.Status, Ownership: n.Ownership, ReleaseAt: n.ReleaseAt}
 		next, err := Next(cur, c, s.Clock.Now())
 		if err != nil {
@@ -189,10 +188,10 @@ func (s *Service) change(ctx context.Context, number string, c Change) (store.Pl
 		if sameState(cur, next) {
 			return nil
 		}
-		if err := s.Store.SetNumberState(ctx, tx, n.ID, next.Status, next.Ownership, next.ReleaseAt); err != nil {
+		if err := tx.SetNumberState(ctx, n.ID, next.Status, next.Ownership, next.ReleaseAt); err != nil {
 			return err
 		}
-		out, err = s.Store.PlatformNumberByID(ctx, tx, n.ID)
+		out, err = tx.PlatformNumberByID(ctx, n.ID)
 		return err
 	})
 	return out, err
@@ -212,12 +211,12 @@ func (s *Service) SetRouting(ctx context.Context, number string, in Routing) (st
 		return store.Routing{}, err
 	}
 	var n store.PlatformNumber
-	err = s.inNumberTx(ctx, number, func(tx pgx.Tx, cur store.PlatformNumber) error {
+	err = s.inNumberTx(ctx, number, func(tx *store.Tx, cur store.PlatformNumber) error {
 		if cur.Status == Released {
 			return conflict("%s was released", cur.E164)
 		}
 		n = cur
-		return s.Store.ReplaceNumberRoutes(ctx, tx, cur.ID, routes)
+		return tx.ReplaceNumberRoutes(ctx, cur.ID, routes)
 	})
 	if err != nil {
 		return store.Routing{}, err
@@ -227,13 +226,13 @@ func (s *Service) SetRouting(ctx context.Context, number string, in Routing) (st
 
 // inNumberTx runs fn in a transaction with the number locked; a number that cannot be read or
 // was never added is a NotFoundError.
-func (s *Service) inNumberTx(ctx context.Context, number string, fn func(pgx.Tx, store.PlatformNumber) error) error {
+func (s *Service) inNumberTx(ctx context.Context, number string, fn func(*store.Tx, store.PlatformNumber) error) error {
 	e164, ok := phone.ToE164(number)
 	if !ok {
 		return &NotFoundError{Kind: "number", ID: number}
 	}
-	return s.Store.InTx(ctx, func(tx pgx.Tx) error {
-		n, err := s.Store.PlatformNumberForUpdate(ctx, tx, e164)
+	return s.Store.InTx(ctx, func(tx *store.Tx) error {
+		n, err := tx.PlatformNumberForUpdate(ctx, e164)
 		if errors.Is(err, store.ErrNotFound) {
 			return &NotFoundError{Kind: "number", ID: e164}
 		}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
@@ -44,25 +42,13 @@ func (h *Hub) listen(ctx context.Context) {
 }
 
 func (h *Hub) listenOnce(ctx context.Context) error {
-	pg, err := pgx.Connect(ctx, h.cfg.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = pg.Close(context.Background()) }()
-	if _, err := pg.Exec(ctx, "LISTEN "+store.RealtimeChannel); err != nil {
-		return err
-	}
-	if err := h.recheck(ctx); err != nil {
-		return err
-	}
-	h.listeningOnce.Do(func() { close(h.listening) })
-	for {
-		n, err := pg.WaitForNotification(ctx)
-		if err != nil {
+	return store.ListenRealtime(ctx, h.cfg.DatabaseURL, func() error {
+		if err := h.recheck(ctx); err != nil {
 			return err
 		}
-		h.dispatch(ctx, []byte(n.Payload))
-	}
+		h.listeningOnce.Do(func() { close(h.listening) })
+		return nil
+	}, func(payload []byte) { h.dispatch(ctx, payload) })
 }
 
 // dispatch acts on one NOTIFY payload.

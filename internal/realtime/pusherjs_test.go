@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
@@ -119,13 +117,13 @@ func TestPusherJSReceivesEveryEventKindAndReconnectsAfterARestart(t *testing.T) 
 		t.Fatal(err)
 	}
 	// transcript.ready is queued as the transcription controller queues it.
-	err := f.st.InTx(ctx, func(tx pgx.Tx) error {
-		var callID int64
-		if err := tx.QueryRow(ctx, `SELECT id FROM calls WHERE public_id = $1`, ended["call_public_id"]).Scan(&callID); err != nil {
-			return err
-		}
-		_, err := store.QueueCallEvent(ctx, tx, events.Links{APIBaseURL: "https://api.example", DashboardURL: "https://app.example"},
-			events.TranscriptReady, callID, "", time.Now())
+	stored, err := f.st.GetCall(ctx, f.a.Account.ID, ended["call_public_id"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.st.InTx(ctx, func(tx *store.Tx) error {
+		_, err := tx.QueueCallEvent(ctx, events.Links{APIBaseURL: "https://api.example", DashboardURL: "https://app.example"},
+			events.TranscriptReady, stored.ID, "", time.Now())
 		return err
 	})
 	if err != nil {

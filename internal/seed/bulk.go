@@ -7,8 +7,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
@@ -44,8 +42,8 @@ func BulkCalls(ctx context.Context, st *store.Store, accountID int64, numberIDs 
 	prefix := store.NewPublicID(store.PrefixCall)
 	for done := 0; done < n; {
 		size := min(o.Batch, n-done)
-		rows := make([][]any, size)
-		for i := range rows {
+		calls := make([]store.BulkCall, size)
+		for i := range calls {
 			num := numberIDs[rng.IntN(len(numberIDs))]
 			started := o.Now.Add(-time.Duration(rng.Int64N(int64(o.History)))).Truncate(time.Second)
 			d := dispositions[rng.IntN(len(dispositions))]
@@ -54,14 +52,13 @@ func BulkCalls(ctx context.Context, st *store.Store, accountID int64, numberIDs 
 				duration = 20 + rng.IntN(600)
 			}
 			from := fmt.Sprintf("+4477009%05d", rng.IntN(100_000))
-			rows[i] = []any{accountID, fmt.Sprintf("%s%08d", prefix, done+i), num, from, "+442079460000",
-				names[rng.IntN(len(names))], d, rng.IntN(25) == 0, started, started.Add(time.Duration(duration) * time.Second),
-				duration, max(duration-10, 0), max(duration-10, 0)}
+			calls[i] = store.BulkCall{AccountID: accountID, PublicID: fmt.Sprintf("%s%08d", prefix, done+i), NumberID: num,
+				From: from, To: "+442079460000", CallerName: names[rng.IntN(len(names))], Disposition: d,
+				Filtered: rng.IntN(25) == 0, StartedAt: started, EndedAt: started.Add(time.Duration(duration) * time.Second),
+				DurationSeconds: duration, TalkSeconds: max(duration-10, 0), ForwardSeconds: max(duration-10, 0)}
 		}
-		if _, err := st.Pool.CopyFrom(ctx, pgx.Identifier{"calls"},
-			[]string{"account_id", "public_id", "number_id", "from_e164", "to_e164", "caller_name", "disposition", "filtered",
-				"started_at", "ended_at", "duration_seconds", "talk_seconds", "forward_seconds"}, pgx.CopyFromRows(rows)); err != nil {
-			return fmt.Errorf("copy calls: %w", err)
+		if err := st.CopyCalls(ctx, calls); err != nil {
+			return err
 		}
 		done += size
 		if o.Progress != nil {
@@ -71,40 +68,9 @@ func BulkCalls(ctx context.Context, st *store.Store, accountID int64, numberIDs 
 	if o.TranscribedEvery <= 0 {
 		return nil
 	}
-	// Recordings and transcripts for every n-th answered call, set-based in the database. The
-	// per-row trigger that copies a transcript's sentiment onto its call is switched off while
-	// they are inserted (session_replication_role, superuser only: the benchmark's own cluster)
-	// and the copy is made in one statement instead, with triggers back on: the statement-level
-	// count triggers on calls keep the sentiment counts of call_counts_local.
-	err := st.InTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL session_replication_role = replica`); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `WITH picked AS (
-				SELECT id, account_id, started_at FROM calls
-				WHERE account_id = $1 AND disposition = 'answered' AND id % $2 = 0),
-			recs AS (
-				INSERT INTO recordings (account_id, public_id, call_id, kind, storage_key, duration_seconds, created_at)
-				SELECT account_id, 'rec_b' || id, id, 'call', 'bulk/' || id || '.wav', 60, started_at FROM picked
-				RETURNING id, call_id, account_id)
-			INSERT INTO transcripts (account_id, recording_id, call_id, status, summary_status, summary, intent, sentiment, urgency)
-			SELECT account_id, id, call_id, 'completed', 'completed', 'Caller asked for a visit.', 'book_repair',
-				($3::text[])[1 + call_id % 3], ($4::text[])[1 + (call_id / 3) % 3] FROM recs`,
-			accountID, o.TranscribedEvery, sentiments, urgencies); err != nil {
-			return err
-		}
-		// Statistics first: planned with none for this account's calls and transcripts, the join
-		// below can take a nested loop over every call of the account for each transcript.
-		if _, err := tx.Exec(ctx, `SET LOCAL session_replication_role = origin; ANALYZE calls, transcripts`); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `UPDATE calls c SET sentiment = t.sentiment, urgency = t.urgency
-			FROM transcripts t WHERE t.call_id = c.id AND t.account_id = $1 AND c.account_id = $1`, accountID)
-		return err
-	})
-	if err != nil {
+	// Recordings and transcripts for every n-th answered call, set-based in the database.
+	if err := st.AddBulkTranscripts(ctx, accountID, o.TranscribedEvery, sentiments, urgencies); err != nil {
 		return fmt.Errorf("bulk transcripts: %w", err)
 	}
-	_, err = st.Pool.Exec(ctx, `ANALYZE calls; ANALYZE recordings; ANALYZE transcripts; ANALYZE call_counts_hourly; ANALYZE call_counts_daily; ANALYZE call_counts_local`)
-	return err
+	return st.AnalyzeCallTables(ctx)
 }

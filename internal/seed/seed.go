@@ -14,7 +14,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/internal/auth"
@@ -228,8 +227,8 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 		}
 		s := demoSummaries[rng.IntN(len(demoSummaries))]
 		minutes := (duration + 59) / 60
-		if err := st.InTx(ctx, func(tx pgx.Tx) error {
-			_, err := store.ApplyLedgerEntry(ctx, tx, acct.ID, store.LedgerCharge, -int64(minutes*5),
+		if err := st.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.ApplyLedgerEntry(ctx, acct.ID, store.LedgerCharge, -int64(minutes*5),
 				fmt.Sprintf("Transcription, %d min", minutes), "", started.Add(time.Duration(duration)*time.Second))
 			return err
 		}); err != nil && !errors.Is(err, store.ErrInsufficientBalance) {

@@ -349,7 +349,7 @@ func TestAnalyticsCountsConcurrentZoneChange(t *testing.T) {
 		wg.Go(func() {
 			for i := range 40 {
 				// Each call in a transaction of its own that lasts a little while.
-				err := st.InTx(ctx, func(tx pgx.Tx) error {
+				err := pgx.BeginFunc(ctx, st.Pool, func(tx pgx.Tx) error {
 					if _, err := tx.Exec(ctx, `INSERT INTO calls (account_id, public_id, number_id, from_e164, to_e164, disposition, started_at)
 						VALUES ($1, $2, $3, '+447700900001', '+442079460555', 'answered', $4)`, acct.ID, store.NewPublicID(store.PrefixCall),
 						num.ID, time.Date(2026, 7, 14, 18+w, i, 0, 0, time.UTC)); err != nil {

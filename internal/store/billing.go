@@ -22,7 +22,7 @@ var ErrInsufficientBalance = fmt.Errorf("insufficient balance")
 // ApplyLedgerEntry changes the balance by amountPence (negative for a charge) and records it,
 // inside tx. The balance column and the ledger change together, so the balance always equals
 // the sum of the ledger.
-func ApplyLedgerEntry(ctx context.Context, tx pgx.Tx, accountID int64, kind string, amountPence int64, note, reference string, at time.Time) (int64, error) {
+func applyLedgerEntry(ctx context.Context, tx pgx.Tx, accountID int64, kind string, amountPence int64, note, reference string, at time.Time) (int64, error) {
 	var after int64
 	err := tx.QueryRow(ctx, `UPDATE accounts SET balance_pence = balance_pence + $2
 		WHERE id = $1 AND balance_pence + $2 >= 0 RETURNING balance_pence`, accountID, amountPence).Scan(&after)
@@ -47,9 +47,9 @@ func (s *Store) TopUp(ctx context.Context, accountID, amountPence int64, at time
 		return 0, fmt.Errorf("a top-up must be a positive number of pence")
 	}
 	var after int64
-	err := s.InTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		after, err = ApplyLedgerEntry(ctx, tx, accountID, LedgerTopup, amountPence, "Balance top-up", "", at)
+		after, err = applyLedgerEntry(ctx, tx, accountID, LedgerTopup, amountPence, "Balance top-up", "", at)
 		if err != nil {
 			return err
 		}

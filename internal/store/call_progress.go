@@ -32,8 +32,8 @@ type ProgressCall struct {
 // It answers ErrNotFound when no live number is To, and ErrCallAlreadyReported when the
 // call's final report came first.
 func (s *Store) ReportCallProgress(ctx context.Context, in CallProgressReport) (callPublicID string, duplicate bool, err error) {
-	err = s.InTx(ctx, func(tx pgx.Tx) error {
-		n, err := s.LiveNumberByE164(ctx, tx, in.To)
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		n, err := liveNumberByE164(ctx, tx, in.To)
 		if err != nil {
 			return err
 		}

@@ -71,7 +71,7 @@ func (s *Store) CreateCompletedTranscript(ctx context.Context, in NewTranscript)
 		summaryStatus = "completed"
 	}
 	var id int64
-	err := s.InTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `INSERT INTO transcripts (account_id, recording_id, call_id, status, summary_status,
 				text, language, minutes, rated_amount_pence, summary, intent, sentiment, urgency, action_items,
 				callback_number, created_at, completed_at)

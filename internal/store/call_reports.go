@@ -16,7 +16,7 @@ import (
 
 // LiveNumbersByE164 finds the live (not released) numbers with these E.164 addresses, by
 // address; an address with no live number is absent.
-func LiveNumbersByE164(ctx context.Context, q pgx.Tx, e164s []string) (map[string]LiveNumber, error) {
+func liveNumbersByE164(ctx context.Context, q pgx.Tx, e164s []string) (map[string]LiveNumber, error) {
 	rows, err := q.Query(ctx, `SELECT n.id, n.account_id, a.public_id, a.name, n.public_id, n.e164, n.label,
 			n.privacy_mode_enabled, n.shared_link_lifetime_hours
 		FROM numbers n JOIN accounts a ON a.id = n.account_id
@@ -49,7 +49,7 @@ type callRef struct {
 // table: out[i] is what became of in[i]. A report whose platform_ref the account already has,
 // stored before or earlier in the same batch, stores nothing and is a Duplicate naming the
 // call stored first.
-func RecordCalls(ctx context.Context, tx pgx.Tx, in []CallReport) ([]ReportedCall, error) {
+func recordCalls(ctx context.Context, tx pgx.Tx, in []CallReport) ([]ReportedCall, error) {
 	out := make([]ReportedCall, len(in))
 	first := map[callRef]int{} // the first report of each platform_ref in the batch
 	var refs []callRef
@@ -297,7 +297,7 @@ func splitRefs(refs []callRef) ([]int64, []string) {
 
 // EnqueueEvents stores evs in the outbox with one statement, in order; queued[i] is false
 // when the call already had an event of evs[i]'s type (see EnqueueEvent).
-func EnqueueEvents(ctx context.Context, tx pgx.Tx, evs []events.Event) (queued []bool, err error) {
+func enqueueEvents(ctx context.Context, tx pgx.Tx, evs []events.Event) (queued []bool, err error) {
 	queued = make([]bool, len(evs))
 	if len(evs) == 0 {
 		return queued, nil

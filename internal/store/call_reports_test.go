@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/plans"
@@ -40,9 +39,9 @@ func TestRecordCallsInOneBatch(t *testing.T) {
 	record := func(in []store.CallReport) []store.ReportedCall {
 		t.Helper()
 		var out []store.ReportedCall
-		if err := st.InTx(ctx, func(tx pgx.Tx) error {
+		if err := st.InTx(ctx, func(tx *store.Tx) error {
 			var err error
-			out, err = store.RecordCalls(ctx, tx, in)
+			out, err = tx.RecordCalls(ctx, in)
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -121,8 +120,8 @@ func TestEnqueueEvents(t *testing.T) {
 	}
 	evs := []events.Event{ev(events.CallEnded), ev(events.VoicemailReceived), ev(events.CallEnded)}
 	var queued []bool
-	if err := st.InTx(ctx, func(tx pgx.Tx) error {
-		queued, err = store.EnqueueEvents(ctx, tx, evs)
+	if err := st.InTx(ctx, func(tx *store.Tx) error {
+		queued, err = tx.EnqueueEvents(ctx, evs)
 		return err
 	}); err != nil {
 		t.Fatal(err)

@@ -548,7 +548,7 @@ const maxTxAttempts = 5
 // PostgreSQL aborted it for a deadlock or a serialization failure.
 func (s *Store) inTxRetry(ctx context.Context, fn func(pgx.Tx) error) error {
 	for attempt := 1; ; attempt++ {
-		err := s.InTx(ctx, fn)
+		err := s.inTx(ctx, fn)
 		if err == nil || !isRetryable(err) || attempt == maxTxAttempts {
 			return err
 		}

@@ -381,7 +381,7 @@ func (s *Store) CreateMessageSlip(ctx context.Context, in NewMessageSlip) (Messa
 		in.SummaryStatus = "pending"
 	}
 	var out MessageSlip
-	err := s.InTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var id int64
 		if err := tx.QueryRow(ctx, `INSERT INTO message_slips (account_id, public_id, number_id, call_id, from_e164, department,
 				caller_name, received_at, heard_at, transcript_status, summary_status, sentiment, urgency)

@@ -67,13 +67,13 @@ func scanPlatformNumber(row pgx.Row) (PlatformNumber, error) {
 
 // PlatformNumberForUpdate locks and returns the number with this E.164: the live one, or else
 // the one released last (so that repeating a release answers as the first time did).
-func (s *Store) PlatformNumberForUpdate(ctx context.Context, tx pgx.Tx, e164 string) (PlatformNumber, error) {
+func platformNumberForUpdate(ctx context.Context, tx pgx.Tx, e164 string) (PlatformNumber, error) {
 	return scanPlatformNumber(tx.QueryRow(ctx, `SELECT `+platformNumberColumns+platformNumberFrom+`
 		WHERE n.e164 = $1 ORDER BY n.status = 'released', n.id DESC LIMIT 1 FOR UPDATE OF n`, e164))
 }
 
 // PlatformNumberByID reads a number by its row id.
-func (s *Store) PlatformNumberByID(ctx context.Context, tx pgx.Tx, id int64) (PlatformNumber, error) {
+func platformNumberByID(ctx context.Context, tx pgx.Tx, id int64) (PlatformNumber, error) {
 	return scanPlatformNumber(tx.QueryRow(ctx, `SELECT `+platformNumberColumns+platformNumberFrom+` WHERE n.id = $1`, id))
 }
 
@@ -98,7 +98,7 @@ func businessProfileID(ctx context.Context, tx pgx.Tx, accountID int64, name str
 
 // InsertPlatformNumber adds a number to an account in tx and returns its row id. It answers
 // ErrNumberLive when another live number has the same E.164.
-func (s *Store) InsertPlatformNumber(ctx context.Context, tx pgx.Tx, accountID int64, e164, status, ownership string, in NumberSettings) (int64, error) {
+func insertPlatformNumber(ctx context.Context, tx pgx.Tx, accountID int64, e164, status, ownership string, in NumberSettings) (int64, error) {
 	bpID, err := businessProfileID(ctx, tx, accountID, in.BusinessProfile)
 	if err != nil {
 		return 0, err
@@ -118,7 +118,7 @@ func (s *Store) InsertPlatformNumber(ctx context.Context, tx pgx.Tx, accountID i
 }
 
 // UpdateNumberSettings replaces a number's settings.
-func (s *Store) UpdateNumberSettings(ctx context.Context, tx pgx.Tx, n PlatformNumber, in NumberSettings) error {
+func updateNumberSettings(ctx context.Context, tx pgx.Tx, n PlatformNumber, in NumberSettings) error {
 	bpID, err := businessProfileID(ctx, tx, n.AccountID, in.BusinessProfile)
 	if err != nil {
 		return err
@@ -133,7 +133,7 @@ func (s *Store) UpdateNumberSettings(ctx context.Context, tx pgx.Tx, n PlatformN
 }
 
 // SetNumberState changes a number's status, ownership and release time.
-func (s *Store) SetNumberState(ctx context.Context, tx pgx.Tx, id int64, status, ownership string, releaseAt *time.Time) error {
+func setNumberState(ctx context.Context, tx pgx.Tx, id int64, status, ownership string, releaseAt *time.Time) error {
 	_, err := tx.Exec(ctx, `UPDATE numbers SET status = $2, ownership = $3, release_at = $4 WHERE id = $1`,
 		id, status, ownership, releaseAt)
 	if isUniqueViolation(err) {
@@ -143,7 +143,7 @@ func (s *Store) SetNumberState(ctx context.Context, tx pgx.Tx, id int64, status,
 }
 
 // ReplaceNumberRoutes replaces all of a number's routes (default, schedules in order, override).
-func (s *Store) ReplaceNumberRoutes(ctx context.Context, tx pgx.Tx, numberID int64, routes []NewRoute) error {
+func replaceNumberRoutes(ctx context.Context, tx pgx.Tx, numberID int64, routes []NewRoute) error {
 	if _, err := tx.Exec(ctx, `DELETE FROM number_routes WHERE number_id = $1`, numberID); err != nil {
 		return err
 	}

@@ -243,7 +243,7 @@ type NewNumber struct {
 // CreateNumber adds a number with its routes in one transaction.
 func (s *Store) CreateNumber(ctx context.Context, in NewNumber) (NumberSummary, error) {
 	var out NumberSummary
-	err := s.InTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var bpID *int64
 		if in.BusinessProfile != "" {
 			var id int64

@@ -18,7 +18,7 @@ import (
 
 // CallEventFacts reads what the events of the call with internal id callID say about it, in
 // q (the transaction that recorded the change). ErrNotFound when the call does not exist.
-func CallEventFacts(ctx context.Context, q pgx.Tx, callID int64) (events.CallFacts, error) {
+func callEventFacts(ctx context.Context, q pgx.Tx, callID int64) (events.CallFacts, error) {
 	f := events.CallFacts{CallID: callID}
 	var (
 		numberE164, numberLabel *string
@@ -65,9 +65,9 @@ func CallEventFacts(ctx context.Context, q pgx.Tx, callID int64) (events.CallFac
 
 // QueueCallEvent builds the event of eventType about the call from its stored facts and
 // queues it in tx. queued is false when the call already has that event (see EnqueueEvent).
-func QueueCallEvent(ctx context.Context, tx pgx.Tx, links events.Links, eventType string, callID int64, sharedPage string,
+func queueCallEvent(ctx context.Context, tx pgx.Tx, links events.Links, eventType string, callID int64, sharedPage string,
 	now time.Time) (queued bool, err error) {
-	facts, err := CallEventFacts(ctx, tx, callID)
+	facts, err := callEventFacts(ctx, tx, callID)
 	if err != nil {
 		return false, err
 	}
@@ -75,13 +75,13 @@ func QueueCallEvent(ctx context.Context, tx pgx.Tx, links events.Links, eventTyp
 	if err != nil {
 		return false, err
 	}
-	return EnqueueEvent(ctx, tx, ev)
+	return enqueueEvent(ctx, tx, ev)
 }
 
 // EnqueueEvent stores ev in the outbox. An event a call already has of the same type
 // (call.ended, voicemail.received, transcript.ready: once per call) is not stored again:
 // queued is false.
-func EnqueueEvent(ctx context.Context, tx pgx.Tx, ev events.Event) (queued bool, err error) {
+func enqueueEvent(ctx context.Context, tx pgx.Tx, ev events.Event) (queued bool, err error) {
 	tag, err := tx.Exec(ctx, `INSERT INTO events (id, account_id, type, body, call_id, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, ev.ID, ev.AccountID, ev.Type, ev.Body, ev.CallID, ev.CreatedAt)
 	if err != nil {
@@ -92,7 +92,7 @@ func EnqueueEvent(ctx context.Context, tx pgx.Tx, ev events.Event) (queued bool,
 
 // EnqueueEventFor stores ev in the outbox for the account's endpoint endpointPublicID only
 // (a test event): the dispatcher delivers it to that endpoint whatever its subscriptions.
-func EnqueueEventFor(ctx context.Context, tx pgx.Tx, ev events.Event, endpointPublicID string) error {
+func enqueueEventFor(ctx context.Context, tx pgx.Tx, ev events.Event, endpointPublicID string) error {
 	_, err := tx.Exec(ctx, `INSERT INTO events (id, account_id, type, body, call_id, created_at, endpoint_public_id)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`, ev.ID, ev.AccountID, ev.Type, ev.Body, ev.CallID, ev.CreatedAt, endpointPublicID)
 	if err != nil {
@@ -105,7 +105,7 @@ func EnqueueEventFor(ctx context.Context, tx pgx.Tx, ev events.Event, endpointPu
 // endpoint endpointPublicID alone: a row of its own (id outboxID) with the event's type and
 // body, naming the delivery it repeats (resendOf). ErrNotFound when the account has no such
 // event.
-func EnqueueResend(ctx context.Context, tx pgx.Tx, accountID int64, eventID uuid.UUID, endpointPublicID, resendOf string,
+func enqueueResend(ctx context.Context, tx pgx.Tx, accountID int64, eventID uuid.UUID, endpointPublicID, resendOf string,
 	outboxID uuid.UUID, now time.Time) error {
 	tag, err := tx.Exec(ctx, `INSERT INTO events (id, account_id, type, body, created_at, endpoint_public_id, resends, resend_of)
 		SELECT $1, account_id, type, body, $2, $3, id, $4 FROM events WHERE id = $5 AND account_id = $6`,

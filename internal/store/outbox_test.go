@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/events"
@@ -46,8 +45,8 @@ func TestQueueCallEventPayloadAndOncePerCall(t *testing.T) {
 	}
 	links := events.Links{APIBaseURL: "https://api.example.test/", DashboardURL: "https://app.example.test"}
 
-	err = st.InTx(ctx, func(tx pgx.Tx) error {
-		queued, err := store.QueueCallEvent(ctx, tx, links, events.CallEnded, callID, "", eventsStarted.Add(3*time.Minute))
+	err = st.InTx(ctx, func(tx *store.Tx) error {
+		queued, err := tx.QueueCallEvent(ctx, links, events.CallEnded, callID, "", eventsStarted.Add(3*time.Minute))
 		if !queued && err == nil {
 			t.Error("call.ended not queued")
 		}
@@ -85,8 +84,8 @@ func TestQueueCallEventPayloadAndOncePerCall(t *testing.T) {
 	}
 	queued := []bool{}
 	for range 2 {
-		err = st.InTx(ctx, func(tx pgx.Tx) error {
-			q, err := store.QueueCallEvent(ctx, tx, links, events.TranscriptReady, callID, "", eventsStarted)
+		err = st.InTx(ctx, func(tx *store.Tx) error {
+			q, err := tx.QueueCallEvent(ctx, links, events.TranscriptReady, callID, "", eventsStarted)
 			queued = append(queued, q)
 			return err
 		})
@@ -111,8 +110,8 @@ func TestQueueCallEventPayloadAndOncePerCall(t *testing.T) {
 func TestQueueCallEventOfNoCall(t *testing.T) {
 	st := storetest.NewStore(t)
 	ctx := context.Background()
-	err := st.InTx(ctx, func(tx pgx.Tx) error {
-		_, err := store.QueueCallEvent(ctx, tx, events.Links{}, events.CallEnded, -1, "", eventsStarted)
+	err := st.InTx(ctx, func(tx *store.Tx) error {
+		_, err := tx.QueueCallEvent(ctx, events.Links{}, events.CallEnded, -1, "", eventsStarted)
 		return err
 	})
 	if !errors.Is(err, store.ErrNotFound) {
@@ -147,8 +146,8 @@ func TestClaimEventsLease(t *testing.T) {
 	ids := make([]uuid.UUID, 5)
 	for i := range ids {
 		ids[i] = uuid.New()
-		if err := st.InTx(ctx, func(tx pgx.Tx) error {
-			_, err := store.EnqueueEvent(ctx, tx, events.Event{ID: ids[i], AccountID: tenant.Account.ID, Type: events.CallEnded,
+		if err := st.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.EnqueueEvent(ctx, events.Event{ID: ids[i], AccountID: tenant.Account.ID, Type: events.CallEnded,
 				Body: []byte(`{}`), CreatedAt: at.Add(time.Duration(i) * time.Second)})
 			return err
 		}); err != nil {
@@ -217,9 +216,9 @@ func TestClaimEventsConcurrentClaimersSplitTheOutbox(t *testing.T) {
 	tenant := apitest.NewTenant(t, st, plans.Business)
 	at := time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
 	const n = 400
-	if err := st.InTx(ctx, func(tx pgx.Tx) error {
+	if err := st.InTx(ctx, func(tx *store.Tx) error {
 		for i := range n {
-			if _, err := store.EnqueueEvent(ctx, tx, events.Event{ID: uuid.New(), AccountID: tenant.Account.ID, Type: events.CallEnded,
+			if _, err := tx.EnqueueEvent(ctx, events.Event{ID: uuid.New(), AccountID: tenant.Account.ID, Type: events.CallEnded,
 				Body: []byte(`{}`), CreatedAt: at.Add(time.Duration(i) * time.Millisecond)}); err != nil {
 				return err
 			}
@@ -275,12 +274,12 @@ func TestOutboxRowsForOneEndpoint(t *testing.T) {
 	other := apitest.NewTenant(t, st, plans.Business)
 	at := time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
 	original, test, resend := uuid.New(), uuid.New(), uuid.New()
-	if err := st.InTx(ctx, func(tx pgx.Tx) error {
-		if _, err := store.EnqueueEvent(ctx, tx, events.Event{ID: original, AccountID: tenant.Account.ID, Type: events.CallEnded,
+	if err := st.InTx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.EnqueueEvent(ctx, events.Event{ID: original, AccountID: tenant.Account.ID, Type: events.CallEnded,
 			Body: []byte(`{"n":1}`), CreatedAt: at}); err != nil {
 			return err
 		}
-		return store.EnqueueEventFor(ctx, tx, events.Event{ID: test, AccountID: tenant.Account.ID, Type: events.Test,
+		return tx.EnqueueEventFor(ctx, events.Event{ID: test, AccountID: tenant.Account.ID, Type: events.Test,
 			Body: []byte(`{"n":2}`), CreatedAt: at.Add(time.Second)}, "whep-a")
 	}); err != nil {
 		t.Fatal(err)
@@ -292,13 +291,13 @@ func TestOutboxRowsForOneEndpoint(t *testing.T) {
 	if err := st.MarkEventsDispatched(ctx, []uuid.UUID{evs[0].OutboxID}, at.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.InTx(ctx, func(tx pgx.Tx) error {
-		return store.EnqueueResend(ctx, tx, other.Account.ID, original, "whep-b", "whdl-x", uuid.New(), at.Add(2*time.Minute))
+	if err := st.InTx(ctx, func(tx *store.Tx) error {
+		return tx.EnqueueResend(ctx, other.Account.ID, original, "whep-b", "whdl-x", uuid.New(), at.Add(2*time.Minute))
 	}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("resend of another account's event: %v", err)
 	}
-	if err := st.InTx(ctx, func(tx pgx.Tx) error {
-		return store.EnqueueResend(ctx, tx, tenant.Account.ID, original, "whep-a", "whdl-x", resend, at.Add(2*time.Minute))
+	if err := st.InTx(ctx, func(tx *store.Tx) error {
+		return tx.EnqueueResend(ctx, tenant.Account.ID, original, "whep-a", "whdl-x", resend, at.Add(2*time.Minute))
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -344,17 +343,17 @@ func TestQueuedDeliveriesListSubscribedEventsUntilDispatched(t *testing.T) {
 	other := apitest.NewTenant(t, st, plans.Business)
 	at := time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
 	ended, ready, test, elsewhere := uuid.New(), uuid.New(), uuid.New(), uuid.New()
-	if err := st.InTx(ctx, func(tx pgx.Tx) error {
+	if err := st.InTx(ctx, func(tx *store.Tx) error {
 		for _, ev := range []events.Event{
 			{ID: ended, AccountID: tenant.Account.ID, Type: events.CallEnded, Body: []byte(`{}`), CreatedAt: at},
 			{ID: ready, AccountID: tenant.Account.ID, Type: events.TranscriptReady, Body: []byte(`{}`), CreatedAt: at.Add(time.Second)},
 			{ID: elsewhere, AccountID: other.Account.ID, Type: events.CallEnded, Body: []byte(`{}`), CreatedAt: at},
 		} {
-			if _, err := store.EnqueueEvent(ctx, tx, ev); err != nil {
+			if _, err := tx.EnqueueEvent(ctx, ev); err != nil {
 				return err
 			}
 		}
-		return store.EnqueueEventFor(ctx, tx, events.Event{ID: test, AccountID: tenant.Account.ID, Type: events.Test,
+		return tx.EnqueueEventFor(ctx, events.Event{ID: test, AccountID: tenant.Account.ID, Type: events.Test,
 			Body: []byte(`{}`), CreatedAt: at.Add(2 * time.Second)}, "whep-b")
 	}); err != nil {
 		t.Fatal(err)

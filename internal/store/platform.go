@@ -21,7 +21,7 @@ type LiveNumber struct {
 }
 
 // LiveNumberByE164 finds the live (not released) number with this E.164 address.
-func (s *Store) LiveNumberByE164(ctx context.Context, q pgx.Tx, e164 string) (LiveNumber, error) {
+func liveNumberByE164(ctx context.Context, q pgx.Tx, e164 string) (LiveNumber, error) {
 	var n LiveNumber
 	var hours int
 	err := q.QueryRow(ctx, `SELECT n.id, n.account_id, a.public_id, a.name, n.public_id, n.e164, n.label, n.privacy_mode_enabled,

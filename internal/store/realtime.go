@@ -134,3 +134,27 @@ func recordCallProgress(ctx context.Context, tx pgx.Tx, in CallProgress) (callPu
 		VALUES ($1, $2, $3, $4, $5, $6)`, in.AccountID, in.PlatformRef, in.State, callPublicID, body, in.CreatedAt)
 	return callPublicID, false, err
 }
+
+// ListenRealtime LISTENs on RealtimeChannel on a connection of its own to databaseURL until
+// ctx ends or the connection is lost: ready runs once the LISTEN is in place, then each runs
+// for every notification's payload, in order.
+func ListenRealtime(ctx context.Context, databaseURL string, ready func() error, each func(payload []byte)) error {
+	pg, err := pgx.Connect(ctx, databaseURL)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = pg.Close(context.Background()) }()
+	if _, err := pg.Exec(ctx, "LISTEN "+RealtimeChannel); err != nil {
+		return err
+	}
+	if err := ready(); err != nil {
+		return err
+	}
+	for {
+		n, err := pg.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		each([]byte(n.Payload))
+	}
+}

@@ -651,6 +651,24 @@ BEGIN
 END $$;
 
 --
+-- Name: events_once_per_call(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.events_once_per_call() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+		BEGIN
+			IF NEW.call_id IS NULL OR NEW.type NOT IN ('call.ended', 'transcript.ready', 'voicemail.received') THEN
+				RETURN NEW;
+			END IF;
+			INSERT INTO call_events_once (call_id, type) VALUES (NEW.call_id, NEW.type) ON CONFLICT DO NOTHING;
+			IF FOUND THEN
+				RETURN NEW;
+			END IF;
+			RETURN NULL;
+		END $$;
+
+--
 -- Name: outbox_notify(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -807,6 +825,23 @@ BEGIN
     PERFORM pg_notify('switchboard_realtime', json_build_object('revoke_user', NEW.id)::text);
     RETURN NULL;
 END $$;
+
+--
+-- Name: webhook_delivery_once(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.webhook_delivery_once() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+		BEGIN
+			-- A delivery is recorded once: a second write (a repeat after a crash) keeps the first row.
+			-- Its rows lie within a day of each other (a delivery's retries end within hours).
+			IF EXISTS (SELECT 1 FROM webhook_delivery_history WHERE delivery_name = NEW.delivery_name
+					AND created_at > NEW.created_at - interval '1 day' AND created_at < NEW.created_at + interval '1 day') THEN
+				RETURN NULL;
+			END IF;
+			RETURN NEW;
+		END $$;
 
 --
 -- Name: accounts; Type: TABLE; Schema: public; Owner: -
@@ -1004,6 +1039,15 @@ CREATE TABLE public.call_counts_sentiment_daily (
 );
 
 --
+-- Name: call_events_once; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.call_events_once (
+    call_id bigint NOT NULL,
+    type text NOT NULL
+);
+
+--
 -- Name: call_name_counts; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1160,6 +1204,45 @@ ALTER SEQUENCE public.contacts_id_seq OWNED BY public.contacts.id;
 --
 
 CREATE TABLE public.events (
+    id uuid NOT NULL,
+    account_id bigint NOT NULL,
+    type text NOT NULL,
+    body bytea NOT NULL,
+    call_id bigint,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    dispatched_at timestamp with time zone,
+    claimed_until timestamp with time zone,
+    claims integer DEFAULT 0 NOT NULL,
+    endpoint_public_id text,
+    resends uuid,
+    resend_of text
+)
+PARTITION BY RANGE (created_at);
+
+--
+-- Name: events_before_partitioning; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.events_before_partitioning (
+    id uuid NOT NULL,
+    account_id bigint NOT NULL,
+    type text NOT NULL,
+    body bytea NOT NULL,
+    call_id bigint,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    dispatched_at timestamp with time zone,
+    claimed_until timestamp with time zone,
+    claims integer DEFAULT 0 NOT NULL,
+    endpoint_public_id text,
+    resends uuid,
+    resend_of text
+);
+
+--
+-- Name: events_default; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.events_default (
     id uuid NOT NULL,
     account_id bigint NOT NULL,
     type text NOT NULL,
@@ -1791,10 +1874,10 @@ CREATE SEQUENCE public.users_id_seq
 ALTER SEQUENCE public.users_id_seq OWNED BY public.users.id;
 
 --
--- Name: webhook_deliveries; Type: TABLE; Schema: public; Owner: -
+-- Name: webhook_delivery_history; Type: TABLE; Schema: public; Owner: -
 --
 
-CREATE TABLE public.webhook_deliveries (
+CREATE TABLE public.webhook_delivery_history (
     id bigint NOT NULL,
     account_id bigint NOT NULL,
     endpoint_public_id text NOT NULL,
@@ -1808,7 +1891,8 @@ CREATE TABLE public.webhook_deliveries (
     created_at timestamp with time zone NOT NULL,
     finished_at timestamp with time zone,
     next_attempt_at timestamp with time zone
-);
+)
+PARTITION BY RANGE (created_at);
 
 --
 -- Name: webhook_deliveries_id_seq; Type: SEQUENCE; Schema: public; Owner: -
@@ -1825,7 +1909,47 @@ CREATE SEQUENCE public.webhook_deliveries_id_seq
 -- Name: webhook_deliveries_id_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
 --
 
-ALTER SEQUENCE public.webhook_deliveries_id_seq OWNED BY public.webhook_deliveries.id;
+ALTER SEQUENCE public.webhook_deliveries_id_seq OWNED BY public.webhook_delivery_history.id;
+
+--
+-- Name: webhook_deliveries; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_deliveries (
+    id bigint DEFAULT nextval('public.webhook_deliveries_id_seq'::regclass) NOT NULL,
+    account_id bigint NOT NULL,
+    endpoint_public_id text NOT NULL,
+    delivery_name text NOT NULL,
+    event_id uuid NOT NULL,
+    event_type text NOT NULL,
+    status text NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    response_code integer,
+    last_error text,
+    created_at timestamp with time zone NOT NULL,
+    finished_at timestamp with time zone,
+    next_attempt_at timestamp with time zone
+);
+
+--
+-- Name: webhook_delivery_history_default; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_delivery_history_default (
+    id bigint DEFAULT nextval('public.webhook_deliveries_id_seq'::regclass) NOT NULL,
+    account_id bigint NOT NULL,
+    endpoint_public_id text NOT NULL,
+    delivery_name text NOT NULL,
+    event_id uuid NOT NULL,
+    event_type text NOT NULL,
+    status text NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    response_code integer,
+    last_error text,
+    created_at timestamp with time zone NOT NULL,
+    finished_at timestamp with time zone,
+    next_attempt_at timestamp with time zone
+);
 
 --
 -- Name: webhook_switchoff_notices; Type: TABLE; Schema: public; Owner: -
@@ -1838,6 +1962,30 @@ CREATE TABLE public.webhook_switchoff_notices (
     endpoint_name text NOT NULL,
     claimed_at timestamp with time zone NOT NULL
 );
+
+--
+-- Name: events_before_partitioning; Type: TABLE ATTACH; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.events ATTACH PARTITION public.events_before_partitioning FOR VALUES FROM (MINVALUE) TO ('<the day migration 00030 ran, see internal/store/partition_migration.go>');
+
+--
+-- Name: events_default; Type: TABLE ATTACH; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.events ATTACH PARTITION public.events_default DEFAULT;
+
+--
+-- Name: webhook_deliveries; Type: TABLE ATTACH; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_delivery_history ATTACH PARTITION public.webhook_deliveries FOR VALUES FROM (MINVALUE) TO ('<the day migration 00030 ran, see internal/store/partition_migration.go>');
+
+--
+-- Name: webhook_delivery_history_default; Type: TABLE ATTACH; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_delivery_history ATTACH PARTITION public.webhook_delivery_history_default DEFAULT;
 
 --
 -- Name: accounts id; Type: DEFAULT; Schema: public; Owner: -
@@ -1960,10 +2108,10 @@ ALTER TABLE ONLY public.transcripts ALTER COLUMN id SET DEFAULT nextval('public.
 ALTER TABLE ONLY public.users ALTER COLUMN id SET DEFAULT nextval('public.users_id_seq'::regclass);
 
 --
--- Name: webhook_deliveries id; Type: DEFAULT; Schema: public; Owner: -
+-- Name: webhook_delivery_history id; Type: DEFAULT; Schema: public; Owner: -
 --
 
-ALTER TABLE ONLY public.webhook_deliveries ALTER COLUMN id SET DEFAULT nextval('public.webhook_deliveries_id_seq'::regclass);
+ALTER TABLE ONLY public.webhook_delivery_history ALTER COLUMN id SET DEFAULT nextval('public.webhook_deliveries_id_seq'::regclass);
 
 --
 -- Name: accounts accounts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -2064,6 +2212,13 @@ ALTER TABLE ONLY public.call_counts_sentiment_daily
     ADD CONSTRAINT call_counts_sentiment_daily_pkey PRIMARY KEY (account_id, day, filtered, disposition, sentiment, urgency);
 
 --
+-- Name: call_events_once call_events_once_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.call_events_once
+    ADD CONSTRAINT call_events_once_pkey PRIMARY KEY (call_id, type);
+
+--
 -- Name: call_name_counts call_name_counts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2113,11 +2268,32 @@ ALTER TABLE ONLY public.contacts
     ADD CONSTRAINT contacts_public_id_key UNIQUE (public_id);
 
 --
+-- Name: events_before_partitioning events_before_partitioning_id; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.events_before_partitioning
+    ADD CONSTRAINT events_before_partitioning_id PRIMARY KEY (id);
+
+--
 -- Name: events events_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.events
-    ADD CONSTRAINT events_pkey PRIMARY KEY (id);
+    ADD CONSTRAINT events_pkey PRIMARY KEY (id, created_at);
+
+--
+-- Name: events_before_partitioning events_before_partitioning_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.events_before_partitioning
+    ADD CONSTRAINT events_before_partitioning_pkey UNIQUE (id, created_at);
+
+--
+-- Name: events_default events_default_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.events_default
+    ADD CONSTRAINT events_default_pkey PRIMARY KEY (id, created_at);
 
 --
 -- Name: goose_db_version goose_db_version_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -2498,16 +2674,28 @@ CREATE INDEX contacts_search_trgm ON public.contacts USING gin (lower(((((displa
 CREATE UNIQUE INDEX contacts_source_external ON public.contacts USING btree (account_id, source, external_id) WHERE (external_id IS NOT NULL);
 
 --
--- Name: events_once_per_call; Type: INDEX; Schema: public; Owner: -
---
-
-CREATE UNIQUE INDEX events_once_per_call ON public.events USING btree (call_id, type) WHERE ((call_id IS NOT NULL) AND (type = ANY (ARRAY['call.ended'::text, 'transcript.ready'::text, 'voicemail.received'::text])));
-
---
 -- Name: events_undispatched; Type: INDEX; Schema: public; Owner: -
 --
 
-CREATE INDEX events_undispatched ON public.events USING btree (created_at) WHERE (dispatched_at IS NULL);
+CREATE INDEX events_undispatched ON ONLY public.events USING btree (created_at) WHERE (dispatched_at IS NULL);
+
+--
+-- Name: events_before_partitioning_undispatched; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX events_before_partitioning_undispatched ON public.events_before_partitioning USING btree (created_at) WHERE (dispatched_at IS NULL);
+
+--
+-- Name: events_default_created_at_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX events_default_created_at_idx ON public.events_default USING btree (created_at) WHERE (dispatched_at IS NULL);
+
+--
+-- Name: events_once_per_call; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX events_once_per_call ON public.events_before_partitioning USING btree (call_id, type) WHERE ((call_id IS NOT NULL) AND (type = ANY (ARRAY['call.ended'::text, 'transcript.ready'::text, 'voicemail.received'::text])));
 
 --
 -- Name: idempotency_keys_expires_at; Type: INDEX; Schema: public; Owner: -
@@ -2666,16 +2854,118 @@ CREATE INDEX transcripts_account_urgency ON public.transcripts USING btree (acco
 CREATE INDEX transcripts_call ON public.transcripts USING btree (call_id);
 
 --
+-- Name: webhook_delivery_history_endpoint_created; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_delivery_history_endpoint_created ON ONLY public.webhook_delivery_history USING btree (account_id, endpoint_public_id, created_at DESC);
+
+--
 -- Name: webhook_deliveries_endpoint_created; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX webhook_deliveries_endpoint_created ON public.webhook_deliveries USING btree (account_id, endpoint_public_id, created_at DESC);
 
 --
+-- Name: webhook_delivery_history_event; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_delivery_history_event ON ONLY public.webhook_delivery_history USING btree (account_id, endpoint_public_id, event_id);
+
+--
 -- Name: webhook_deliveries_event; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX webhook_deliveries_event ON public.webhook_deliveries USING btree (account_id, endpoint_public_id, event_id);
+
+--
+-- Name: webhook_delivery_history_name; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX webhook_delivery_history_name ON ONLY public.webhook_delivery_history USING btree (delivery_name, created_at);
+
+--
+-- Name: webhook_deliveries_name_created_at; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX webhook_deliveries_name_created_at ON public.webhook_deliveries USING btree (delivery_name, created_at);
+
+--
+-- Name: webhook_delivery_history_defa_account_id_endpoint_public_i_idx1; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_delivery_history_defa_account_id_endpoint_public_i_idx1 ON public.webhook_delivery_history_default USING btree (account_id, endpoint_public_id, event_id);
+
+--
+-- Name: webhook_delivery_history_defa_account_id_endpoint_public_id_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_delivery_history_defa_account_id_endpoint_public_id_idx ON public.webhook_delivery_history_default USING btree (account_id, endpoint_public_id, created_at DESC);
+
+--
+-- Name: webhook_delivery_history_default_delivery_name_created_at_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX webhook_delivery_history_default_delivery_name_created_at_idx ON public.webhook_delivery_history_default USING btree (delivery_name, created_at);
+
+--
+-- Name: events_before_partitioning_pkey; Type: INDEX ATTACH; Schema: public; Owner: -
+--
+
+ALTER INDEX public.events_pkey ATTACH PARTITION public.events_before_partitioning_pkey;
+
+--
+-- Name: events_before_partitioning_undispatched; Type: INDEX ATTACH; Schema: public; Owner: -
+--
+
+ALTER INDEX public.events_undispatched ATTACH PARTITION public.events_before_partitioning_undispatched;
+
+--
+-- Name: events_default_created_at_idx; Type: INDEX ATTACH; Schema: public; Owner: -
+--
+
+ALTER INDEX public.events_undispatched ATTACH PARTITION public.events_default_created_at_idx;
+
+--
+-- Name: events_default_pkey; Type: INDEX ATTACH; Schema: public; Owner: -
+--
+
+ALTER INDEX public.events_pkey ATTACH PARTITION public.events_default_pkey;
+
+--
+-- Name: webhook_deliveries_endpoint_created; Type: INDEX ATTACH; Schema: public; Owner: -
+--
+
+ALTER INDEX public.webhook_delivery_history_endpoint_created ATTACH PARTITION public.webhook_deliveries_endpoint_created;
+
+--
+-- Name: webhook_deliveries_event; Type: INDEX ATTACH; Schema: public; Owner: -
+--
+
+ALTER INDEX public.webhook_delivery_history_event ATTACH PARTITION public.webhook_deliveries_event;
+
+--
+-- Name: webhook_deliveries_name_created_at; Type: INDEX ATTACH; Schema: public; Owner: -
+--
+
+ALTER INDEX public.webhook_delivery_history_name ATTACH PARTITION public.webhook_deliveries_name_created_at;
+
+--
+-- Name: webhook_delivery_history_defa_account_id_endpoint_public_i_idx1; Type: INDEX ATTACH; Schema: public; Owner: -
+--
+
+ALTER INDEX public.webhook_delivery_history_event ATTACH PARTITION public.webhook_delivery_history_defa_account_id_endpoint_public_i_idx1;
+
+--
+-- Name: webhook_delivery_history_defa_account_id_endpoint_public_id_idx; Type: INDEX ATTACH; Schema: public; Owner: -
+--
+
+ALTER INDEX public.webhook_delivery_history_endpoint_created ATTACH PARTITION public.webhook_delivery_history_defa_account_id_endpoint_public_id_idx;
+
+--
+-- Name: webhook_delivery_history_default_delivery_name_created_at_idx; Type: INDEX ATTACH; Schema: public; Owner: -
+--
+
+ALTER INDEX public.webhook_delivery_history_name ATTACH PARTITION public.webhook_delivery_history_default_delivery_name_created_at_idx;
 
 --
 -- Name: accounts accounts_gate_realtime; Type: TRIGGER; Schema: public; Owner: -
@@ -2828,6 +3118,12 @@ CREATE TRIGGER contact_phones_directory_truncate AFTER TRUNCATE ON public.contac
 CREATE TRIGGER contact_phones_directory_update AFTER UPDATE ON public.contact_phones REFERENCING OLD TABLE AS old_phones NEW TABLE AS new_phones FOR EACH STATEMENT EXECUTE FUNCTION public.call_directory_apply();
 
 --
+-- Name: events events_once_per_call; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER events_once_per_call BEFORE INSERT ON public.events FOR EACH ROW EXECUTE FUNCTION public.events_once_per_call();
+
+--
 -- Name: events events_outbox_notify; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -2874,6 +3170,12 @@ CREATE TRIGGER transcripts_set_call_sentiment AFTER INSERT OR DELETE OR UPDATE O
 --
 
 CREATE TRIGGER users_left_realtime AFTER UPDATE OF left_at ON public.users FOR EACH ROW WHEN (((new.left_at IS NOT NULL) AND (old.left_at IS NULL))) EXECUTE FUNCTION public.realtime_user_left();
+
+--
+-- Name: webhook_delivery_history webhook_delivery_once; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER webhook_delivery_once BEFORE INSERT ON public.webhook_delivery_history FOR EACH ROW EXECUTE FUNCTION public.webhook_delivery_once();
 
 --
 -- Name: api_keys api_keys_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -2923,6 +3225,13 @@ ALTER TABLE ONLY public.call_caller_counts
 
 ALTER TABLE ONLY public.call_counts_local
     ADD CONSTRAINT call_counts_local_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
+
+--
+-- Name: call_events_once call_events_once_call_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.call_events_once
+    ADD CONSTRAINT call_events_once_call_id_fkey FOREIGN KEY (call_id) REFERENCES public.calls(id) ON DELETE CASCADE;
 
 --
 -- Name: call_name_counts call_name_counts_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -2977,14 +3286,14 @@ ALTER TABLE ONLY public.contacts
 -- Name: events events_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
-ALTER TABLE ONLY public.events
+ALTER TABLE public.events
     ADD CONSTRAINT events_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
 
 --
 -- Name: events events_call_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
-ALTER TABLE ONLY public.events
+ALTER TABLE public.events
     ADD CONSTRAINT events_call_id_fkey FOREIGN KEY (call_id) REFERENCES public.calls(id) ON DELETE SET NULL;
 
 --
@@ -3247,11 +3556,11 @@ ALTER TABLE ONLY public.users
     ADD CONSTRAINT users_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
 
 --
--- Name: webhook_deliveries webhook_deliveries_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+-- Name: webhook_delivery_history webhook_delivery_history_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
-ALTER TABLE ONLY public.webhook_deliveries
-    ADD CONSTRAINT webhook_deliveries_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
+ALTER TABLE public.webhook_delivery_history
+    ADD CONSTRAINT webhook_delivery_history_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
 
 --
 -- Name: webhook_switchoff_notices webhook_switchoff_notices_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

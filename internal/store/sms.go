@@ -130,7 +130,7 @@ func (s *Store) AddSMSMessage(ctx context.Context, in NewSMSMessage) (SMSMessage
 		unread = 1
 	}
 	out := SMSMessage{Direction: in.Direction, Body: in.Body, Status: in.Status, Segments: in.Segments, ReceivedAt: in.ReceivedAt}
-	err := s.InTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var numberE164 string
 		if err := tx.QueryRow(ctx, `SELECT e164 FROM numbers WHERE id = $1 AND account_id = $2`, in.NumberID, in.AccountID).Scan(&numberE164); err != nil {
 			return notFound(err)

@@ -80,26 +80,31 @@ func Migrate(ctx context.Context, url string) ([]int64, error) {
 	return versions, nil
 }
 
+// MigrateTo applies the embedded migrations up to and including version (a database of an
+// earlier release, for tests of the migrations that follow).
+func MigrateTo(ctx context.Context, url string, version int64) error {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return fmt.Errorf("parse database url: %w", err)
+	}
+	db := stdlib.OpenDB(*cfg)
+	defer db.Close()
+	provider, err := newMigrationProvider(db)
+	if err != nil {
+		return err
+	}
+	if _, err := provider.UpTo(ctx, version); err != nil {
+		return fmt.Errorf("migrate to %d: %w", version, err)
+	}
+	return nil
+}
+
 func newMigrationProvider(db *sql.DB) (*goose.Provider, error) {
 	sub, err := fs.Sub(migrationFiles, "migrations")
 	if err != nil {
 		return nil, err
 	}
-	return goose.NewProvider(goose.DialectPostgres, db, sub)
-}
-
-// InTx runs fn in a transaction, committing when it returns nil. When ctx carries a request's
-// Idempotency-Key claim, the same transaction marks the key committed (idempotency.go).
-func (s *Store) InTx(ctx context.Context, fn func(pgx.Tx) error) error {
-	if claim := idempotencyClaimFrom(ctx); claim != nil {
-		return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-			if err := markIdempotencyCommitted(ctx, tx, claim); err != nil {
-				return err
-			}
-			return fn(tx)
-		})
-	}
-	return pgx.BeginFunc(ctx, s.Pool, fn)
+	return goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithGoMigrations(partitionOutboxMigration))
 }
 
 // isUniqueViolation reports whether err is a unique-constraint violation.

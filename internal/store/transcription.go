@@ -141,7 +141,7 @@ type TranscribeResult struct {
 //     transcript are written: Started.
 func (s *Store) StartTranscription(ctx context.Context, req TranscribeRequest) (TranscribeResult, error) {
 	var res TranscribeResult
-	err := s.InTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		res, err = startTranscription(ctx, tx, req)
 		return err
@@ -354,7 +354,7 @@ func (s *Store) MarkTranscriptionJobCreated(ctx context.Context, chargeID int64,
 // marked failed with reason. Refunding twice changes nothing (refunded false); a transcript
 // already complete is not refunded (ErrTranscriptCompleted).
 func (s *Store) RefundTranscription(ctx context.Context, chargePublicID, reason string, now time.Time) (refunded bool, err error) {
-	err = s.InTx(ctx, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var accountID int64
 		if err := tx.QueryRow(ctx, `SELECT account_id FROM transcription_charges WHERE public_id = $1`, chargePublicID).Scan(&accountID); err != nil {
 			return notFound(err)
@@ -405,7 +405,7 @@ func (s *Store) RefundTranscription(ctx context.Context, chargePublicID, reason 
 		}
 		if amount > 0 {
 			note := fmt.Sprintf("Refund: transcription of call %s failed", callPublicID)
-			if _, err := ApplyLedgerEntry(ctx, tx, accountID, LedgerRefund, amount, note, chargePublicID, now); err != nil {
+			if _, err := applyLedgerEntry(ctx, tx, accountID, LedgerRefund, amount, note, chargePublicID, now); err != nil {
 				return err
 			}
 		}
@@ -479,7 +479,7 @@ func lockJobTranscript(ctx context.Context, tx pgx.Tx, chargePublicID string) (t
 // transcript completed (its summary still pending). A transcript already completed is left
 // as it is (saved false): a job's text is written once.
 func (s *Store) SaveTranscriptText(ctx context.Context, chargePublicID string, in TranscriptText, now time.Time) (saved bool, err error) {
-	err = s.InTx(ctx, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		id, status, _, _, err := lockJobTranscript(ctx, tx, chargePublicID)
 		if err != nil {
 			return err
@@ -528,7 +528,7 @@ const summarySnippetLength = 160
 // the summary fields, a to-do for each action item, and for a recorded call (not a voicemail)
 // the transcript.ready event in the outbox. done is false when it had already been completed.
 func (s *Store) CompleteTranscriptSummary(ctx context.Context, chargePublicID string, in TranscriptSummary, links events.Links, now time.Time) (done bool, err error) {
-	err = s.InTx(ctx, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		id, status, summaryStatus, ch, err := lockJobTranscript(ctx, tx, chargePublicID)
 		if err != nil {
 			return err
@@ -572,7 +572,7 @@ func (s *Store) CompleteTranscriptSummary(ctx context.Context, chargePublicID st
 			return err
 		}
 		for _, typ := range events.Produced(events.CallChange{What: events.SummaryFinished, RecordingKind: kind}) {
-			if _, err := QueueCallEvent(ctx, tx, links, typ, ch.CallID, "", now); err != nil {
+			if _, err := queueCallEvent(ctx, tx, links, typ, ch.CallID, "", now); err != nil {
 				return err
 			}
 		}

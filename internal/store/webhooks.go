@@ -90,7 +90,7 @@ func (s *Store) eventsForDeliveries(ctx context.Context, in []eventLookup) ([]ev
 	// the next automatic ANALYZE — at 500 deliveries a second, a minute of scanning a table
 	// growing by tens of thousands of rows on every lookup.
 	rows, err := s.Pool.Query(ctx, `SELECT id, type, body, created_at, NULL::text FROM events WHERE id = ANY($1::uuid[])
-		UNION ALL SELECT NULL, NULL, NULL, NULL, delivery_name FROM webhook_deliveries WHERE delivery_name = ANY($2::text[])`,
+		UNION ALL SELECT NULL, NULL, NULL, NULL, delivery_name FROM webhook_delivery_history WHERE delivery_name = ANY($2::text[])`,
 		pgx.QueryExecModeExec, ids, names)
 	if err != nil {
 		return fail(err)
@@ -137,7 +137,7 @@ func (s *Store) eventsForDeliveries(ctx context.Context, in []eventLookup) ([]ev
 	return out, nil
 }
 
-// FinishedDelivery is a row of the delivery history (webhook_deliveries).
+// FinishedDelivery is a row of the delivery history (webhook_delivery_history).
 type FinishedDelivery struct {
 	AccountPublicID  string
 	EndpointPublicID string
@@ -186,7 +186,7 @@ func (s *Store) recordFinishedDeliveries(ctx context.Context, ds []FinishedDeliv
 			lastErrs[i] = &e
 		}
 	}
-	_, err := s.Pool.Exec(ctx, `INSERT INTO webhook_deliveries (account_id, endpoint_public_id, delivery_name, event_id,
+	_, err := s.Pool.Exec(ctx, `INSERT INTO webhook_delivery_history (account_id, endpoint_public_id, delivery_name, event_id,
 			event_type, status, attempts, response_code, last_error, created_at, finished_at)
 		SELECT a.id, r.endpoint, r.name, r.event_id, r.event_type, r.status, r.attempts, r.code, r.last_error, r.created_at, r.finished_at
 		FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[], $7::int[], $8::int[], $9::text[],
@@ -194,7 +194,7 @@ func (s *Store) recordFinishedDeliveries(ctx context.Context, ds []FinishedDeliv
 			AS r(account, endpoint, name, event_id, event_type, status, attempts, code, last_error, created_at, finished_at, ord)
 		JOIN accounts a ON a.public_id = r.account
 		ORDER BY r.ord
-		ON CONFLICT (delivery_name) DO NOTHING`, pgx.QueryExecModeExec, // planned per call, as above
+		ON CONFLICT DO NOTHING`, pgx.QueryExecModeExec, // planned per call, as above
 		accounts, endpoints, names, eventIDs, types, statuses, attempts, codes, lastErrs, created, finished)
 	if err != nil {
 		errs := make([]error, n)
@@ -210,7 +210,7 @@ func (s *Store) recordFinishedDeliveries(ctx context.Context, ds []FinishedDeliv
 // outlive the row by a moment when the manager stopped in between).
 func (s *Store) DeliveryRecorded(ctx context.Context, deliveryName string) (bool, error) {
 	var ok bool
-	err := s.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE delivery_name = $1)`, deliveryName).Scan(&ok)
+	err := s.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_delivery_history WHERE delivery_name = $1)`, deliveryName).Scan(&ok)
 	return ok, err
 }
 
@@ -218,7 +218,7 @@ func (s *Store) DeliveryRecorded(ctx context.Context, deliveryName string) (bool
 func (s *Store) DeliveryHistory(ctx context.Context, accountID int64, endpoint string, since time.Time, limit int) ([]FinishedDelivery, error) {
 	rows, err := s.Pool.Query(ctx, `SELECT delivery_name, event_id, event_type, status, attempts, coalesce(response_code, 0),
 			coalesce(last_error, ''), created_at, coalesce(finished_at, created_at)
-		FROM webhook_deliveries WHERE account_id = $1 AND endpoint_public_id = $2 AND created_at >= $3
+		FROM webhook_delivery_history WHERE account_id = $1 AND endpoint_public_id = $2 AND created_at >= $3
 		ORDER BY created_at DESC, id DESC LIMIT $4`, accountID, endpoint, since, limit)
 	if err != nil {
 		return nil, err
@@ -236,7 +236,7 @@ func (s *Store) LatestFinishedDelivery(ctx context.Context, accountID int64, end
 	d := FinishedDelivery{EndpointPublicID: endpoint, EventID: eventID}
 	err := s.Pool.QueryRow(ctx, `SELECT delivery_name, event_type, status, attempts, coalesce(response_code, 0),
 			coalesce(last_error, ''), created_at, coalesce(finished_at, created_at)
-		FROM webhook_deliveries WHERE account_id = $1 AND endpoint_public_id = $2 AND event_id = $3
+		FROM webhook_delivery_history WHERE account_id = $1 AND endpoint_public_id = $2 AND event_id = $3
 		ORDER BY coalesce(finished_at, created_at) DESC, id DESC LIMIT 1`, accountID, endpoint, eventID).Scan(
 		&d.DeliveryName, &d.EventType, &d.Status, &d.Attempts, &d.ResponseCode, &d.LastError, &d.CreatedAt, &d.FinishedAt)
 	if errors.Is(err, pgx.ErrNoRows) {

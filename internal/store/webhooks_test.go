@@ -52,7 +52,7 @@ func TestWebhookDeliveryStatementsBatchedAcrossCallers(t *testing.T) {
 					return
 				}
 				var attempts int
-				if err := st.Pool.QueryRow(ctx, `SELECT attempts FROM webhook_deliveries WHERE delivery_name = $1`,
+				if err := st.Pool.QueryRow(ctx, `SELECT attempts FROM webhook_delivery_history WHERE delivery_name = $1`,
 					fmt.Sprintf("whd-%d", i)).Scan(&attempts); err != nil || attempts != 1 {
 					errs <- fmt.Errorf("delivery %d: row not committed on return or overwritten: attempts %d, %v", i, attempts, err)
 					return
@@ -81,7 +81,7 @@ func TestWebhookDeliveryStatementsBatchedAcrossCallers(t *testing.T) {
 		t.Errorf("unknown account: %v", err)
 	}
 	var rows int
-	_ = st.Pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries`).Scan(&rows)
+	_ = st.Pool.QueryRow(ctx, `SELECT count(*) FROM webhook_delivery_history`).Scan(&rows)
 	if rows != n {
 		t.Errorf("%d history rows, want %d", rows, n)
 	}

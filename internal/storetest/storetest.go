@@ -59,6 +59,21 @@ func NewDatabaseURL(tb TB) string {
 	return c.URL(name)
 }
 
+// NewEmptyDatabaseURL creates an empty database (no migration applied) and returns its URL:
+// for tests of the migrations themselves.
+func NewEmptyDatabaseURL(tb TB) string {
+	tb.Helper()
+	c, err := shared()
+	if err != nil {
+		tb.Fatalf("start PostgreSQL: %v", err)
+	}
+	name := fmt.Sprintf("test_%d_%d", os.Getpid(), dbCount.Add(1))
+	if err := c.CreateDatabase(context.Background(), name, ""); err != nil {
+		tb.Fatalf("create database: %v", err)
+	}
+	return c.URL(name)
+}
+
 // NewStore opens a store on a new database, closed when the test ends.
 func NewStore(tb TB) *store.Store {
 	tb.Helper()

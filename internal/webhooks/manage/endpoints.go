@@ -17,7 +17,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/validate/content"
@@ -328,7 +327,7 @@ func (s *Endpoints) Test(ctx context.Context, acct Account, id string) error {
 		return err
 	}
 	// Queued like every other event, for this endpoint alone: the dispatcher makes the delivery.
-	return s.Store.InTx(ctx, func(tx pgx.Tx) error { return store.EnqueueEventFor(ctx, tx, ev, ep.Name) })
+	return s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.EnqueueEventFor(ctx, ev, ep.Name) })
 }
 
 // Deliveries is the endpoint's latest DeliveriesListed deliveries of the last DeliveriesDays
@@ -370,8 +369,8 @@ func (s *Endpoints) Resend(ctx context.Context, acct Account, id, eventID string
 	}
 	// Queued like every other event, for this endpoint alone: the dispatcher makes the
 	// delivery, a new attempt series with a name of its own.
-	err = s.Store.InTx(ctx, func(tx pgx.Tx) error {
-		return store.EnqueueResend(ctx, tx, acct.ID, evID, ep.Name, latest.Name, uuid.New(), s.Clock.Now())
+	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
+		return tx.EnqueueResend(ctx, acct.ID, evID, ep.Name, latest.Name, uuid.New(), s.Clock.Now())
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return ErrDeliveryNotFound

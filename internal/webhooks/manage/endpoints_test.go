@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
@@ -179,8 +178,8 @@ func TestEndpoints(t *testing.T) {
 			t.Fatal(err)
 		}
 		ev := uuid.New()
-		if err := st.InTx(ctx, func(tx pgx.Tx) error {
-			_, err := store.EnqueueEvent(ctx, tx, events.Event{ID: ev, AccountID: acct.ID, Type: events.CallEnded, Body: []byte(`{}`),
+		if err := st.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.EnqueueEvent(ctx, events.Event{ID: ev, AccountID: acct.ID, Type: events.CallEnded, Body: []byte(`{}`),
 				CreatedAt: clk.Now()})
 			return err
 		}); err != nil {
