@@ -54,7 +54,11 @@ func BenchmarkWebhookIdle(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(st.Close)
-	benchkit.FindPostmaster(st.Pool)
+	var backend int
+	if err := st.Pool.QueryRow(context.Background(), `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+		b.Fatal(err)
+	}
+	benchkit.FindPostmaster(backend)
 	r := &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: benchkit.NewReceiver(), endpoints: 1}
 	defer r.rcv.Srv.Close()
 	r.setup(clock.RealClock{})

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/plans"
@@ -51,14 +50,14 @@ func TestListenOutboxHearsCommitsThatQueueEvents(t *testing.T) {
 	expect("listening", 1)
 
 	at := time.Date(2026, 11, 20, 9, 5, 0, 0, time.UTC)
-	queue := func(tx pgx.Tx) error {
-		_, err := store.EnqueueEvents(ctx, tx, []events.Event{
+	queue := func(tx *store.Tx) error {
+		_, err := tx.EnqueueEvents(ctx, []events.Event{
 			{ID: uuid.New(), AccountID: acct.ID, Type: events.CallEnded, Body: []byte(`{}`), CreatedAt: at},
 			{ID: uuid.New(), AccountID: acct.ID, Type: events.VoicemailReceived, Body: []byte(`{}`), CreatedAt: at}})
 		return err
 	}
 	errRollback := errors.New("roll back")
-	if err := st.InTx(ctx, func(tx pgx.Tx) error {
+	if err := st.InTx(ctx, func(tx *store.Tx) error {
 		if err := queue(tx); err != nil {
 			return err
 		}
