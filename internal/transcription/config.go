@@ -4,7 +4,7 @@ import "fmt"
 
 // Engine names (configuration).
 const (
-	// SpeechLocal is the default local engine (PocketSphinx).
+	// SpeechLocal is the default local engine (Vosk).
 	SpeechLocal        = "local"
 	SpeechPocketSphinx = "pocketsphinx"
 	SpeechVosk         = "vosk"
@@ -15,7 +15,7 @@ const (
 
 // EngineConfig chooses the engines.
 type EngineConfig struct {
-	// Speech is "pocketsphinx" (also "local", the default), "vosk" (hack/install-vosk.sh) or
+	// Speech is "vosk" (also "local", the default; hack/install-vosk.sh), "pocketsphinx" or
 	// "openai" (any server speaking the OpenAI /audio/transcriptions protocol: OpenAI, hosted
 	// Whisper services, whisper servers). The local engines get two-channel recordings split
 	// into caller and agent (ChannelSpeakers).
@@ -34,10 +34,10 @@ type EngineConfig struct {
 func NewEngines(c EngineConfig) (SpeechToText, Summarizer, error) {
 	var stt SpeechToText
 	switch c.Speech {
-	case "", SpeechLocal, SpeechPocketSphinx:
-		stt = ChannelSpeakers{Engine: PocketSphinx{}}
-	case SpeechVosk:
+	case "", SpeechLocal, SpeechVosk:
 		stt = ChannelSpeakers{Engine: Vosk{}}
+	case SpeechPocketSphinx:
+		stt = ChannelSpeakers{Engine: PocketSphinx{}}
 	case SpeechOpenAI:
 		if c.SpeechURL == "" {
 			return nil, nil, fmt.Errorf("the openai speech engine needs a URL (e.g. https://api.openai.com/v1)")
