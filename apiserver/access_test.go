@@ -164,8 +164,8 @@ func TestIntegrationsGateReasons(t *testing.T) {
 	}
 }
 
-// The spec's Summary table, row by row: every operation exists with its permission, role
-// and add-on rule, and there is no other protected operation.
+// The spec's Summary table, row by row, and the additions beyond it: every operation exists
+// with its permission, role and add-on rule, and there is no other protected operation.
 func TestSummaryTableOfEndpoints(t *testing.T) {
 	const owner, addon = true, true
 	table := []struct {
@@ -211,6 +211,8 @@ func TestSummaryTableOfEndpoints(t *testing.T) {
 		{"POST", "/v1/webhooks/{endpoint}/test", auth.WebhooksManage, owner, addon},
 		{"GET", "/v1/webhooks/{endpoint}/deliveries", auth.WebhooksManage, owner, false},
 		{"POST", "/v1/webhooks/{endpoint}/deliveries/{eventId}/resend", auth.WebhooksManage, owner, addon},
+		// Beyond the spec's table (docs/integrator-tools.md), with resend's rules.
+		{"POST", "/v1/webhooks/{endpoint}/recover", auth.WebhooksManage, owner, addon},
 	}
 	c := apiserver.New(apiserver.Config{Clock: clock.RealClock{}, Log: logr.Discard()}, nil, apiserver.Webhooks(apiserver.WebhooksConfig{}))
 	served := map[string]apiserver.Access{}

@@ -256,15 +256,15 @@ func watchLease(ctx context.Context, e *servetest.Env, name string) *leaseWatch 
 	w := &leaseWatch{holders: map[string]bool{}, stopped: make(chan struct{})}
 	go func() {
 		defer close(w.stopped)
-		var last string        // the last non-empty holder seen
+		var last string         // the last non-empty holder seen
 		var lastRenew time.Time // its latest renewal seen
 		for ctx.Err() == nil {
 			holder, renewed := e.LeaseHolder(ctx, name)
 			now := time.Now()
 			w.mu.Lock()
-			switch {
-			case holder == "":
-			case holder == last:
+			switch holder {
+			case "":
+			case last:
 				lastRenew = renewed
 			default:
 				if last != "" {
