@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -26,12 +27,16 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/switchboard-dev/switchboard/api/webhookverify"
+	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/controlplane"
+	"github.com/switchboard-dev/switchboard/internal/numbers"
 	"github.com/switchboard-dev/switchboard/internal/pgcluster"
+	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/seed"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
@@ -60,7 +65,6 @@ type env struct {
 	dbURL      string
 	kube       client.Client
 	ownerKey   string
-	number     string
 	receiver   *receiver
 	caFile     string
 }
@@ -144,12 +148,8 @@ func start() (_ *env, err error) {
 		st.Close()
 		return nil, err
 	}
-	numbers, err := st.ListLiveNumbers(ctx)
 	st.Close()
-	if err != nil || len(numbers) == 0 {
-		return nil, fmt.Errorf("the demo account has no live number (%v)", err)
-	}
-	e.ownerKey, e.number = demo.OwnerKey, numbers[0]
+	e.ownerKey = demo.OwnerKey
 	e.receiver = newReceiver()
 	e.caFile = filepath.Join(dir, "receiver-ca.pem")
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: e.receiver.srv.Certificate().Raw})
@@ -339,50 +339,70 @@ func (e *env) do(method, url, key string, body any) (int, http.Header, []byte) {
 	return resp.StatusCode, resp.Header, b
 }
 
-// createEndpoint adds a webhook endpoint for call.ended to the receiver's path for this
-// scenario, and the inbox that verifies its signatures.
+// createEndpoint gives the scenario an account of its own, with one number, and adds a
+// webhook endpoint for call.ended to the receiver's path for the scenario: the inbox that
+// verifies its signatures and reports calls to that number. An account per scenario keeps
+// scenarios apart (an endpoint left by a scenario that killed its replicas neither counts
+// against the next one's five endpoints nor receives its calls).
 func (e *env) createEndpoint(t *testing.T, r *replica, scenario string) *inbox {
 	t.Helper()
-	status, _, body := e.do("POST", "http://"+r.api+"/v1/webhooks", e.ownerKey, map[string]any{
+	key, number := e.createAccount(t, scenario)
+	status, _, body := e.do("POST", "http://"+r.api+"/v1/webhooks", key, map[string]any{
 		"name": scenario, "url": e.receiver.srv.URL + "/hook/" + scenario, "events": []string{"call.ended"}})
 	if status != http.StatusCreated && status != http.StatusOK {
 		t.Fatalf("create the webhook endpoint: %d %s", status, body)
 	}
 	var created struct {
-		PublicID string `json:"public_id"`
-		Secret   string `json:"secret"`
+		Secret string `json:"secret"`
 	}
 	if err := json.Unmarshal(body, &created); err != nil || created.Secret == "" {
 		t.Fatalf("create the webhook endpoint: %s (%v)", body, err)
 	}
 	in := e.receiver.inbox(scenario, created.Secret)
-	t.Cleanup(func() {
-		// Later scenarios must not deliver to this one's endpoint.
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = deleteEndpoint(ctx, e, r, created.PublicID)
-	})
+	in.key, in.number = key, number
 	return in
 }
 
-// deleteEndpoint deletes the endpoint and waits until it is gone (its finalizer removed by
-// the leader), so that it no longer counts against the account's five endpoints when the
-// next scenario creates its own.
-func deleteEndpoint(ctx context.Context, e *env, r *replica, id string) error {
-	for ctx.Err() == nil {
-		if status, _, _ := e.do("DELETE", "http://"+r.api+"/v1/webhooks/"+id, e.ownerKey, nil); status == 404 {
-			return nil
-		}
-		time.Sleep(500 * time.Millisecond)
+// createAccount adds an account with an owner key and one live number, the next of a range
+// no other account uses.
+func (e *env) createAccount(t *testing.T, scenario string) (key, number string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := store.Open(ctx, e.dbURL)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return ctx.Err()
+	defer st.Close()
+	acct, err := st.CreateAccount(ctx, store.NewAccount{Name: "Fault test " + scenario, Plan: plans.Business,
+		Addons: []string{plans.AddonIntegrations}, TimeZone: "Europe/London"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, err := st.CreateUser(ctx, store.NewUser{AccountID: acct.ID, Name: "Owner", Role: "owner",
+		Email: "owner+" + acct.PublicID + "@faulttest.example", CanManageAPIKeys: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, err := st.CreateAPIKey(ctx, owner.ID, "fault test", auth.Abilities(auth.AllAbilities))
+	if err != nil {
+		t.Fatal(err)
+	}
+	number = fmt.Sprintf("+44113496%04d", scenarioNumbers.Add(1))
+	if _, err := numbers.New(st, clock.RealClock{}).Provision(ctx, numbers.Provision{Account: acct.PublicID, Number: number}); err != nil {
+		t.Fatal(err)
+	}
+	return created.Token, number
 }
+
+// scenarioNumbers numbers the scenarios' accounts' phone numbers.
+var scenarioNumbers atomic.Int32
 
 // report sends one ended call (no answer, so no recording) to a replica's platform API and
 // returns the call's public id, which the call.ended event carries.
-func (e *env) report(t *testing.T, r *replica, ref string) string {
+func (e *env) report(t *testing.T, r *replica, in *inbox, ref string) string {
 	t.Helper()
-	id, err := e.tryReport(r, ref)
+	id, err := e.tryReport(r, in, ref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,9 +410,9 @@ func (e *env) report(t *testing.T, r *replica, ref string) string {
 }
 
 // tryReport is report for a goroutine other than the test's.
-func (e *env) tryReport(r *replica, ref string) (string, error) {
+func (e *env) tryReport(r *replica, in *inbox, ref string) (string, error) {
 	status, _, body := e.do("POST", "http://"+r.platform+"/platform/v1/calls", platformToken, map[string]any{
-		"platform_ref": ref, "to": e.number, "from": "+447700900201", "disposition": "no-answer",
+		"platform_ref": ref, "to": in.number, "from": "+447700900201", "disposition": "no-answer",
 		"started_at": time.Now().UTC().Add(-time.Minute).Truncate(time.Second), "duration_seconds": 30, "talk_seconds": 0})
 	if status != http.StatusCreated {
 		return "", fmt.Errorf("report %s: %d %s", ref, status, body)
@@ -422,10 +442,12 @@ type delivery struct {
 }
 
 type inbox struct {
-	verifier webhookverify.Verifier
-	mu       sync.Mutex
-	got      []delivery
-	bad      int
+	// key and number are the scenario's account's owner key and phone number.
+	key, number string
+	verifier    webhookverify.Verifier
+	mu          sync.Mutex
+	got         []delivery
+	bad         int
 	// delay holds each answer back (deliveries in flight when a process is killed).
 	delay time.Duration
 	// inFlight is how many requests are being answered now, maxInFlight the most at once.

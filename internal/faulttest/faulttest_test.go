@@ -21,7 +21,7 @@ func TestKillMidDeliveryAndRestart(t *testing.T) {
 	const n = 30
 	var calls []string
 	for i := range n {
-		calls = append(calls, e.report(t, first, uniqueRef("kill", i)))
+		calls = append(calls, e.report(t, first, in, uniqueRef("kill", i)))
 	}
 	waitFor(t, "the first deliveries", 60*time.Second, func() bool { return len(in.deliveries()) >= 3 })
 	before := len(in.deliveries())
@@ -62,12 +62,12 @@ func TestKillLeaderOfTwo(t *testing.T) {
 	var calls []string
 	for i := range 10 {
 		// Reports go to both replicas: each serves the platform API.
-		calls = append(calls, e.report(t, []*replica{leader, follower}[i%2], uniqueRef("leader", i)))
+		calls = append(calls, e.report(t, []*replica{leader, follower}[i%2], in, uniqueRef("leader", i)))
 	}
 	leader.kill()
 	killedAt := time.Now()
 	for i := 10; i < 20; i++ {
-		calls = append(calls, e.report(t, follower, uniqueRef("leader", i)))
+		calls = append(calls, e.report(t, follower, in, uniqueRef("leader", i)))
 	}
 	waitFor(t, "the follower to take the Lease", 3*leaseDuration+30*time.Second, func() bool {
 		h := e.leaseHolder(ctx, lease)
@@ -97,7 +97,7 @@ func TestTwoReplicasDeliverOnce(t *testing.T) {
 	in := e.createEndpoint(t, a, "two-replicas")
 	var calls []string
 	for i := range 40 {
-		calls = append(calls, e.report(t, []*replica{a, b}[i%2], uniqueRef("two", i)))
+		calls = append(calls, e.report(t, []*replica{a, b}[i%2], in, uniqueRef("two", i)))
 	}
 	in.waitAll(t, calls, 2*time.Minute)
 	time.Sleep(2 * time.Second) // a second deliverer would show up by now
@@ -127,7 +127,7 @@ func TestTwoReplicasDeliverOnce(t *testing.T) {
 	if handover >= leaseDuration {
 		t.Errorf("handover after a clean shutdown took %s, as long as the lease (%s): was the Lease released?", handover, leaseDuration)
 	}
-	after := []string{e.report(t, other, uniqueRef("two-after", 0))}
+	after := []string{e.report(t, other, in, uniqueRef("two-after", 0))}
 	in.waitAll(t, after, time.Minute)
 	t.Logf("FIGURES two-replicas: calls=%d delivered=%d repeats=%d; handover after SIGTERM of the leader=%s (lease %s, retry %s)",
 		len(calls), len(in.deliveries()), tl.repeats, handover.Round(10*time.Millisecond), leaseDuration, retryPeriod)
@@ -146,7 +146,7 @@ func TestKubeAPIServerPaused(t *testing.T) {
 	ctx := context.Background()
 	holder := e.leaseHolder(ctx, lease)
 	var calls []string
-	calls = append(calls, e.report(t, r, uniqueRef("paused", 0)))
+	calls = append(calls, e.report(t, r, in, uniqueRef("paused", 0)))
 	in.waitAll(t, calls, time.Minute)
 
 	pid, err := e.apiServerPID()
@@ -174,13 +174,13 @@ func TestKubeAPIServerPaused(t *testing.T) {
 		if status != http.StatusOK || time.Since(start) > time.Second {
 			t.Errorf("GET /v1/me while kube-apiserver is frozen: %d in %s: %s", status, time.Since(start), body)
 		}
-		if status, _, body := e.get("http://"+r.api+"/v1/calls?per_page=5", e.ownerKey); status != http.StatusOK {
+		if status, _, body := e.get("http://"+r.api+"/v1/calls?per_page=5", in.key); status != http.StatusOK {
 			t.Errorf("GET /v1/calls while kube-apiserver is frozen: %d %s", status, body)
 		}
-		calls = append(calls, e.report(t, r, uniqueRef("paused", i)))
+		calls = append(calls, e.report(t, r, in, uniqueRef("paused", i)))
 
 		start = time.Now()
-		status, header, body := e.get("http://"+r.api+"/v1/webhooks", e.ownerKey)
+		status, header, body := e.get("http://"+r.api+"/v1/webhooks", in.key)
 		took := time.Since(start)
 		var msg struct {
 			Message string `json:"message"`
@@ -221,7 +221,7 @@ func TestKubeAPIServerPaused(t *testing.T) {
 	if !r.running() {
 		t.Fatal("the process exited after kube-apiserver came back")
 	}
-	if status, _, body := e.get("http://"+r.api+"/v1/webhooks", e.ownerKey); status != http.StatusOK {
+	if status, _, body := e.get("http://"+r.api+"/v1/webhooks", in.key); status != http.StatusOK {
 		t.Errorf("GET /v1/webhooks after kube-apiserver came back: %d %s", status, body)
 	}
 	if !lostLease {

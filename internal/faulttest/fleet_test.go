@@ -22,7 +22,7 @@ func (e *env) startClaiming(t *testing.T, name, leaseID string) *replica {
 
 // reportLoad reports calls to the replicas in turn, one every gap, until stop is closed,
 // and returns each call with when its report was answered.
-func (e *env) reportLoad(t *testing.T, rs []*replica, prefix string, gap time.Duration, stop <-chan struct{}) (wait func() map[string]time.Time) {
+func (e *env) reportLoad(t *testing.T, rs []*replica, in *inbox, prefix string, gap time.Duration, stop <-chan struct{}) (wait func() map[string]time.Time) {
 	var (
 		mu    sync.Mutex
 		calls = map[string]time.Time{}
@@ -39,7 +39,7 @@ func (e *env) reportLoad(t *testing.T, rs []*replica, prefix string, gap time.Du
 				return
 			case <-ticker.C:
 			}
-			id, err := e.tryReport(rs[i%len(rs)], uniqueRef(prefix, i))
+			id, err := e.tryReport(rs[i%len(rs)], in, uniqueRef(prefix, i))
 			if err != nil {
 				t.Error(err)
 				continue
@@ -71,11 +71,11 @@ func TestFleetBothDeliverAndHoldTheBound(t *testing.T) {
 	const lease = "fault-fleet"
 	a := e.startClaiming(t, "fleet-a", lease)
 	b := e.startClaiming(t, "fleet-b", lease)
-	in := e.createEndpoint(t, b, "fleet") // b outlives the kill below: it deletes the endpoint at the end
-	in.setDelay(100 * time.Millisecond)   // the endpoint is the bottleneck: the bound is reached
+	in := e.createEndpoint(t, b, "fleet")
+	in.setDelay(100 * time.Millisecond) // the endpoint is the bottleneck: the bound is reached
 
 	stop := make(chan struct{})
-	wait := e.reportLoad(t, []*replica{a, b}, "fleet", 10*time.Millisecond, stop)
+	wait := e.reportLoad(t, []*replica{a, b}, in, "fleet", 10*time.Millisecond, stop)
 	time.Sleep(10 * time.Second)
 	close(stop)
 	calls := wait()
@@ -103,7 +103,7 @@ func TestFleetBothDeliverAndHoldTheBound(t *testing.T) {
 
 	// Kill one under load.
 	stop = make(chan struct{})
-	wait = e.reportLoad(t, []*replica{b}, "fleet-kill", 10*time.Millisecond, stop)
+	wait = e.reportLoad(t, []*replica{b}, in, "fleet-kill", 10*time.Millisecond, stop)
 	waitFor(t, "deliveries after the second load began", time.Minute, func() bool { return len(in.deliveries()) >= delivered+20 })
 	a.kill()
 	killedAt := time.Now()
@@ -131,11 +131,11 @@ func TestFleetDeliversWhileKubeAPIServerIsFrozen(t *testing.T) {
 	a := e.startClaiming(t, "frozen-a", lease)
 	b := e.startClaiming(t, "frozen-b", lease)
 	in := e.createEndpoint(t, a, "fleet-frozen")
-	warm := []string{e.report(t, a, uniqueRef("frozen-warm", 0))}
+	warm := []string{e.report(t, a, in, uniqueRef("frozen-warm", 0))}
 	in.waitAll(t, warm, time.Minute)
 
 	stop := make(chan struct{})
-	wait := e.reportLoad(t, []*replica{a, b}, "frozen", 50*time.Millisecond, stop)
+	wait := e.reportLoad(t, []*replica{a, b}, in, "frozen", 50*time.Millisecond, stop)
 	time.Sleep(2 * time.Second)
 	resume, err := e.cp.FreezeAPIServer()
 	if err != nil {
