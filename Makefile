@@ -96,6 +96,7 @@ bench: tools envtest ## Run the benchmarks (see docs/benchmarks.md), one package
 
 .PHONY: bench-stt
 bench-stt: tools ## Speech-to-text word error rate and real-time factor per engine (docs/transcription.md; BENCH_STT_LIMIT=N for a quick run).
+	hack/install-vosk.sh >/dev/null
 	go run ./hack/sttbench -limit $(or $(BENCH_STT_LIMIT),0) -hypotheses $(CACHE_DIR)/stt-bench-hypotheses.txt
 
 .PHONY: bench-peer

@@ -41,7 +41,7 @@ if ! command -v kubectl >/dev/null 2>&1; then
   log "kubectl is not installed: 'make run' will still work, but install kubectl to inspect resources"
 fi
 
-# The local speech engine (PocketSphinx) and audio tools; its test is skipped without them.
+# The local speech engines (Vosk, PocketSphinx) and audio tools; their tests are skipped without them.
 "$(dirname "$0")/install-speech-tools.sh" || log "speech tools not installed: the local speech engine's test is skipped"
 
 # Headless Chromium (Debian's chromium) drives the account portal's browser tests (internal/portal).

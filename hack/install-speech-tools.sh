@@ -7,6 +7,7 @@
 #   opus-tools                         opusdec: Ogg Opus recordings to WAV for sox
 #   espeak-ng                          speaks scripts to WAV for tests, the demo and the benchmark
 #   pocketsphinx-testdata              human recordings with transcriptions for the benchmark
+# and then, through hack/install-vosk.sh, the default local engine Vosk under $SWITCHBOARD_CACHE.
 # Idempotent and quick when everything is there. Tests that need these skip without them.
 set -euo pipefail
 log() { echo "install-speech-tools: $*" >&2; }
@@ -18,13 +19,13 @@ dpkg-query -W -f='${Status}' libsox-fmt-mp3 2>/dev/null | grep -q 'ok installed'
 command -v opusdec >/dev/null 2>&1 || need+=(opus-tools)
 command -v espeak-ng >/dev/null 2>&1 || need+=(espeak-ng)
 [[ -d /usr/share/pocketsphinx/test/data/librivox ]] || need+=(pocketsphinx-testdata)
-if [[ ${#need[@]} -eq 0 ]]; then
-  exit 0
+if [[ ${#need[@]} -gt 0 ]]; then
+  if [[ $(id -u) -ne 0 ]]; then
+    log "need root to install ${need[*]}; install them and re-run"; exit 1
+  fi
+  log "installing ${need[*]} with apt-get (first run only)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
 fi
-if [[ $(id -u) -ne 0 ]]; then
-  log "need root to install ${need[*]}; install them and re-run"; exit 1
-fi
-log "installing ${need[*]} with apt-get (first run only)"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >&2
-apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
+"$(dirname "${BASH_SOURCE[0]}")/install-vosk.sh" >/dev/null || { log "Vosk not installed: the vosk engine and its tests need hack/install-vosk.sh"; exit 1; }

@@ -106,6 +106,9 @@ func run(limit int, openaiURL, openaiModel, hypsPath string) error {
 	if ps := (transcription.PocketSphinx{}); ps.Available() {
 		engines = append(engines, engine{"PocketSphinx (Debian 0.8+5prealpha, en-us)", ps})
 	}
+	if v := (transcription.Vosk{}); v.Available() {
+		engines = append(engines, engine{"Vosk " + transcription.VoskVersion + " (small en-us model)", v})
+	}
 	if openaiURL != "" {
 		stt, _, err := transcription.NewEngines(transcription.EngineConfig{Speech: transcription.SpeechOpenAI, SpeechURL: openaiURL,
 			SpeechModel: openaiModel, SpeechAPIKey: os.Getenv("SPEECH_API_KEY")})
@@ -115,7 +118,7 @@ func run(limit int, openaiURL, openaiModel, hypsPath string) error {
 		engines = append(engines, engine{"OpenAI-compatible (" + openaiModel + ")", stt})
 	}
 	if len(engines) == 0 {
-		return fmt.Errorf("no speech engine is installed: run hack/install-speech-tools.sh")
+		return fmt.Errorf("no speech engine is installed: run hack/install-speech-tools.sh and hack/install-vosk.sh")
 	}
 	var hyps *bufio.Writer
 	if hypsPath != "" {

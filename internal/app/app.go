@@ -214,8 +214,9 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if ps, ok := stt.(transcription.PocketSphinx); ok && !ps.Available() {
-		o.Log.Info("the local speech engine (pocketsphinx_continuous and sox) is not installed: transcriptions will fail and be refunded; run hack/install-speech-tools.sh or configure --speech-engine=openai")
+	if local, ok := stt.(interface{ Available() bool }); ok && !local.Available() {
+		o.Log.Info("the local speech engine is not installed: transcriptions will fail and be refunded; run hack/install-speech-tools.sh (and hack/install-vosk.sh for vosk) or configure --speech-engine=openai",
+			"engine", o.Transcription.Speech)
 	}
 	transcriptions := &transcription.Service{Store: st, Kube: kube, Clock: o.Clock, Links: eventLinks, Log: o.Log.WithName("transcription")}
 	// Jobs are created in the background after the charge commits (the API answers without

@@ -104,7 +104,7 @@ func newServeCommand() *cobra.Command {
 	f.StringVar(&o.Recordings.S3.Bucket, "s3-bucket", "", "bucket of the s3 recording store")
 	f.StringVar(&o.Recordings.S3.Region, "s3-region", "", "region of the bucket")
 	f.BoolVar(&o.Recordings.S3.UseSSL, "s3-use-ssl", true, "talk HTTPS to the S3 endpoint")
-	f.StringVar(&o.Transcription.Speech, "speech-engine", transcription.SpeechLocal, "speech to text: local (PocketSphinx, no network; inaccurate) or openai (any OpenAI-compatible /audio/transcriptions server; key from $SWITCHBOARD_SPEECH_API_KEY)")
+	f.StringVar(&o.Transcription.Speech, "speech-engine", transcription.SpeechLocal, "speech to text: local or vosk (Vosk small en-us model, no network; hack/install-vosk.sh), pocketsphinx (CMU PocketSphinx, no network; inaccurate) or openai (any OpenAI-compatible /audio/transcriptions server; key from $SWITCHBOARD_SPEECH_API_KEY)")
 	f.StringVar(&o.Transcription.SpeechURL, "speech-url", "", "API root of the openai speech engine, e.g. https://api.openai.com/v1 or http://whisper:8000/v1")
 	f.StringVar(&o.Transcription.SpeechModel, "speech-model", "whisper-1", "model of the openai speech engine")
 	f.StringVar(&o.Transcription.Summary, "summary-engine", transcription.SummaryBuiltin, "AI summaries: builtin (word lists and phone-number parsing, no network) or openai (chat completions with a JSON schema; key from $SWITCHBOARD_SUMMARY_API_KEY)")

@@ -38,6 +38,16 @@ func (c ChannelSpeakers) sox() string {
 	return "sox"
 }
 
+// Available reports whether the engine's local programs are installed (true for an engine
+// that has none to check).
+func (c ChannelSpeakers) Available() bool {
+	if e, ok := c.Engine.(interface{ Available() bool }); ok && !e.Available() {
+		return false
+	}
+	_, err := exec.LookPath(c.sox())
+	return err == nil
+}
+
 // Transcribe splits a two-channel recording and transcribes each channel.
 func (c ChannelSpeakers) Transcribe(ctx context.Context, a Audio) (Speech, error) {
 	data, err := io.ReadAll(a.Data)

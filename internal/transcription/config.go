@@ -4,16 +4,21 @@ import "fmt"
 
 // Engine names (configuration).
 const (
-	SpeechLocal    = "local"
-	SpeechOpenAI   = "openai"
-	SummaryBuiltin = "builtin"
-	SummaryOpenAI  = "openai"
+	// SpeechLocal is the default local engine (Vosk).
+	SpeechLocal        = "local"
+	SpeechPocketSphinx = "pocketsphinx"
+	SpeechVosk         = "vosk"
+	SpeechOpenAI       = "openai"
+	SummaryBuiltin     = "builtin"
+	SummaryOpenAI      = "openai"
 )
 
 // EngineConfig chooses the engines.
 type EngineConfig struct {
-	// Speech is "local" (PocketSphinx, the default) or "openai" (any server speaking the
-	// OpenAI /audio/transcriptions protocol: OpenAI, hosted Whisper services, whisper servers).
+	// Speech is "vosk" (also "local", the default; hack/install-vosk.sh), "pocketsphinx" or
+	// "openai" (any server speaking the OpenAI /audio/transcriptions protocol: OpenAI, hosted
+	// Whisper services, whisper servers). The local engines get two-channel recordings split
+	// into caller and agent (ChannelSpeakers).
 	Speech       string
 	SpeechURL    string // API root with version, e.g. https://api.openai.com/v1
 	SpeechModel  string // default whisper-1
@@ -29,8 +34,10 @@ type EngineConfig struct {
 func NewEngines(c EngineConfig) (SpeechToText, Summarizer, error) {
 	var stt SpeechToText
 	switch c.Speech {
-	case "", SpeechLocal:
-		stt = PocketSphinx{}
+	case "", SpeechLocal, SpeechVosk:
+		stt = ChannelSpeakers{Engine: Vosk{}}
+	case SpeechPocketSphinx:
+		stt = ChannelSpeakers{Engine: PocketSphinx{}}
 	case SpeechOpenAI:
 		if c.SpeechURL == "" {
 			return nil, nil, fmt.Errorf("the openai speech engine needs a URL (e.g. https://api.openai.com/v1)")
@@ -40,7 +47,7 @@ func NewEngines(c EngineConfig) (SpeechToText, Summarizer, error) {
 		}
 		stt = OpenAISpeech{OpenAIConfig: OpenAIConfig{BaseURL: c.SpeechURL, APIKey: c.SpeechAPIKey, Model: c.SpeechModel}}
 	default:
-		return nil, nil, fmt.Errorf("speech engine %q: want %q or %q", c.Speech, SpeechLocal, SpeechOpenAI)
+		return nil, nil, fmt.Errorf("speech engine %q: want %q, %q, %q or %q", c.Speech, SpeechLocal, SpeechPocketSphinx, SpeechVosk, SpeechOpenAI)
 	}
 	var sum Summarizer
 	switch c.Summary {

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,34 +57,9 @@ func (p PocketSphinx) Transcribe(ctx context.Context, a Audio) (Speech, error) {
 		return Speech{}, err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	in := filepath.Join(dir, "in"+audioExt(a.Filename))
-	f, err := os.Create(in)
+	wav, err := wav16kMono(ctx, p.sox(), a, dir)
 	if err != nil {
 		return Speech{}, err
-	}
-	if _, err := io.Copy(f, a.Data); err != nil {
-		_ = f.Close()
-		return Speech{}, fmt.Errorf("read the audio: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return Speech{}, err
-	}
-	if in, err = soxReadable(ctx, in, dir); err != nil {
-		return Speech{}, err
-	}
-	wav := filepath.Join(dir, "16k.wav")
-	var soxErr bytes.Buffer
-	// -D: no dither, so the same recording always gives the same transcript.
-	conv := exec.CommandContext(ctx, p.sox(), "-q", "-V1", "-D", in, "-r", "16000", "-c", "1", "-b", "16", "-e", "signed-integer", wav)
-	conv.Stderr = &soxErr
-	if err := conv.Run(); err != nil {
-		if ctx.Err() != nil {
-			return Speech{}, ctx.Err()
-		}
-		if _, ok := err.(*exec.ExitError); ok {
-			return Speech{}, Permanent(fmt.Errorf("the audio cannot be read: %s", strings.TrimSpace(soxErr.String())))
-		}
-		return Speech{}, fmt.Errorf("run %s: %w", p.sox(), err)
 	}
 	args := []string{"-infile", wav, "-time", "yes", "-logfn", os.DevNull}
 	if p.ModelDir != "" {
