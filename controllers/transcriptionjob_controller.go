@@ -89,7 +89,10 @@ func (r *TranscriptionJobReconciler) Reconcile(ctx context.Context, req ctrl.Req
 
 	base := job.DeepCopy()
 	defer func() {
-		job.Status.ObservedGeneration = job.Generation
+		if retErr == nil {
+			// Only a reconcile that succeeded has observed this generation.
+			job.Status.ObservedGeneration = job.Generation
+		}
 		if err := patchStatus(ctx, r.Client, base, job, transcriptionJobStatus, client.MergeFromWithOptimisticLock{}); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, client.IgnoreNotFound(err)})
 		}

@@ -8,10 +8,10 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
@@ -47,35 +47,16 @@ type WebhookDeliveryReconciler struct {
 	APIReader client.Reader
 	Store     *store.Store
 	Clock     clock.PassiveClock
-	Sender    *webhooks.Sender
+	// Engine makes the attempts (in its per-endpoint slots, which park a delivery that finds
+	// them taken) and writes finished deliveries; the dispatcher shares it.
+	Engine *delivery.Engine
 	// MaxConcurrentReconciles bounds attempts in flight overall (default 64).
 	MaxConcurrentReconciles int
-	// PerEndpoint bounds attempts in flight to one endpoint (default 8), so an endpoint that
-	// hangs holds that many workers at most and the others keep theirs.
-	PerEndpoint int
 	// MaxRequeue caps retry timers (see WebhookEndpointReconciler.MaxRequeue).
 	MaxRequeue time.Duration
-	// HealthWriteGap and WriteTimer space the writes of an endpoint's health (see
-	// delivery.HealthWriter; defaults 1 s and real time).
-	HealthWriteGap time.Duration
-	WriteTimer     clock.Clock
 	// Recorder, when set, records a Warning Event on the endpoint when a delivery fails
 	// for good (the delivery's own resource is removed soon after, its Event would not be).
 	Recorder events.EventRecorder
-	// Slots, InFlight and Health, when set, are the engine's parts made once for the process
-	// and shared with the first attempts it makes on every replica, leader or not (the
-	// per-endpoint bound then covers both); unset, SetupWithManager makes its own.
-	Slots    *delivery.Slots
-	InFlight *delivery.InFlight
-	Health   *delivery.HealthWriter
-
-	// The delivery engine's parts (internal/delivery), made by SetupWithManager.
-	slots    *delivery.Slots
-	inFlight *delivery.InFlight
-	removed  *delivery.Removed
-	health   *delivery.HealthWriter
-	// wake carries the parked deliveries a released slot wakes.
-	wake chan event.GenericEvent
 }
 
 // parkedRetry is when a parked delivery looks again if no slot release woke it.
@@ -90,32 +71,11 @@ func (r *WebhookDeliveryReconciler) SetupWithManager(ctx context.Context, mgr ct
 	if r.MaxConcurrentReconciles <= 0 {
 		r.MaxConcurrentReconciles = 64
 	}
-	if r.PerEndpoint <= 0 {
-		r.PerEndpoint = 8
+	if r.Engine == nil {
+		return errors.New("the WebhookDelivery reconciler needs the delivery engine")
 	}
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
-	}
-	r.wake = make(chan event.GenericEvent, 4096)
-	wake := func(d types.NamespacedName) bool {
-		select {
-		case r.wake <- event.GenericEvent{Object: &switchboardv1alpha1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: d.Name}}}:
-			return true
-		default: // full: it comes back after parkedRetry
-			return false
-		}
-	}
-	if r.slots = r.Slots; r.slots != nil {
-		r.slots.SetWake(wake)
-	} else {
-		r.slots = delivery.NewSlots(r.PerEndpoint, wake)
-	}
-	if r.inFlight = r.InFlight; r.inFlight == nil {
-		r.inFlight = delivery.NewInFlight()
-	}
-	r.removed = delivery.NewRemoved(delivery.DefaultRemovedKept)
-	if r.health = r.Health; r.health == nil {
-		r.health = delivery.NewHealthWriter(mgr.GetClient(), r.HealthWriteGap, r.WriteTimer, mgr.GetLogger().WithName("webhook-endpoint-health"))
 	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &switchboardv1alpha1.WebhookDelivery{}, deliveryEndpointIndex, func(o client.Object) []string {
 		return []string{o.(*switchboardv1alpha1.WebhookDelivery).Spec.EndpointName}
@@ -126,12 +86,12 @@ func (r *WebhookDeliveryReconciler) SetupWithManager(ctx context.Context, mgr ct
 		// A deletion needs no reconcile: it only forgets what was kept about the delivery.
 		For(&switchboardv1alpha1.WebhookDelivery{}, builder.WithPredicates(predicate.Funcs{DeleteFunc: func(e event.DeleteEvent) bool {
 			if d, ok := e.Object.(*switchboardv1alpha1.WebhookDelivery); ok {
-				r.slots.Forget(endpointKey(d), client.ObjectKeyFromObject(d))
+				r.Engine.Slots.Forget(endpointKey(d), client.ObjectKeyFromObject(d))
 			}
 			return false
 		}})).
 		Watches(&switchboardv1alpha1.WebhookEndpoint{}, r.endpointEvents()).
-		WatchesRawSource(source.Channel(r.wake, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(source.Channel(r.Engine.ListenParked(), &handler.EnqueueRequestForObject{})).
 		Named("webhookdelivery").
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Complete(r)
@@ -145,7 +105,7 @@ func (r *WebhookDeliveryReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	if err := r.Get(ctx, req.NamespacedName, d); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !d.DeletionTimestamp.IsZero() || r.removed.Has(d.UID) {
+	if !d.DeletionTimestamp.IsZero() || r.Engine.Removed.Has(d.UID) {
 		return ctrl.Result{}, nil
 	}
 
@@ -155,7 +115,7 @@ func (r *WebhookDeliveryReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 		if st.removed {
 			return
 		}
-		if err := r.patchDeliveryStatus(ctx, base, d); err != nil && !apierrors.IsNotFound(err) {
+		if err := r.patchDeliveryStatus(ctx, base, d, reterr == nil); err != nil && !apierrors.IsNotFound(err) {
 			log.Error(err, "patch delivery status")
 			if reterr == nil {
 				reterr = err
@@ -206,15 +166,15 @@ func (r *WebhookDeliveryReconciler) endpointEvents() handler.EventHandler {
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			oldEp, newEp := e.ObjectOld.(*switchboardv1alpha1.WebhookEndpoint), e.ObjectNew.(*switchboardv1alpha1.WebhookEndpoint)
 			if newEp.DeletionTimestamp != nil {
-				r.inFlight.Cancel(client.ObjectKeyFromObject(newEp))
+				r.Engine.InFlight.Cancel(client.ObjectKeyFromObject(newEp))
 			}
 			if webhooks.Deliverable(oldEp) != webhooks.Deliverable(newEp) || oldEp.Spec.URL != newEp.Spec.URL {
 				enqueue(ctx, newEp, q)
 			}
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			r.inFlight.Cancel(client.ObjectKeyFromObject(e.Object))
-			r.health.Forget(client.ObjectKeyFromObject(e.Object))
+			r.Engine.InFlight.Cancel(client.ObjectKeyFromObject(e.Object))
+			r.Engine.Health.Forget(client.ObjectKeyFromObject(e.Object))
 			enqueue(ctx, e.Object, q)
 		},
 	}
@@ -223,12 +183,4 @@ func (r *WebhookDeliveryReconciler) endpointEvents() handler.EventHandler {
 // endpointKey is the key of d's endpoint.
 func endpointKey(d *switchboardv1alpha1.WebhookDelivery) types.NamespacedName {
 	return types.NamespacedName{Namespace: d.Namespace, Name: d.Spec.EndpointName}
-}
-
-// FirstAttempts is the engine that makes first attempts straight from the outbox (for the
-// dispatcher), sharing this controller's per-endpoint slots, in-flight set and health
-// writer, so an endpoint's bounds and status hold whoever makes an attempt. Call after
-// SetupWithManager.
-func (r *WebhookDeliveryReconciler) FirstAttempts() *delivery.FirstAttempts {
-	return &delivery.FirstAttempts{Sender: r.Sender, Store: r.Store, Health: r.health, InFlight: r.inFlight, Slots: r.slots, Clock: r.Clock}
 }

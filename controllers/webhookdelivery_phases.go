@@ -35,7 +35,7 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *swi
 	// A new delivery keeps an empty status until an attempt fails (the API shows it as
 	// pending): a delivery that succeeds first time costs the API server two writes only,
 	// its creation and its deletion.
-	release, ok := r.slots.Acquire(epKey, client.ObjectKeyFromObject(d))
+	release, ok := r.Engine.Slots.Acquire(epKey, client.ObjectKeyFromObject(d))
 	if !ok {
 		// The endpoint has PerEndpoint attempts in flight: give the worker back; a released
 		// slot wakes this delivery (parkedRetry is the fallback).
@@ -67,26 +67,19 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *swi
 		return ctrl.Result{}, err
 	}
 
-	attemptCtx, cancelAttempt := context.WithCancel(ctx)
-	untrack := r.inFlight.Track(epKey, d.Name, cancelAttempt)
-	sentAt := r.Clock.Now()
-	res := r.Sender.Send(attemptCtx, webhooks.Request{URL: ep.Spec.URL, Secret: secret, EventType: string(d.Spec.EventType),
-		EventID: d.Spec.EventID, Body: ev.Body, SentAt: sentAt})
-	endpointRemoved := attemptCtx.Err() != nil && ctx.Err() == nil
-	if res.OK {
-		metrics.WebhookEventSucceeded(r.Clock.Since(ev.CreatedAt))
-	}
-	untrack()
-	cancelAttempt()
-	release()
-	if ctx.Err() != nil {
+	out := r.Engine.Attempt(ctx, release, delivery.AttemptRequest{Endpoint: ep, Secret: secret, DeliveryName: d.Name,
+		EventID: d.Spec.EventID, EventType: string(d.Spec.EventType), Body: ev.Body})
+	switch {
+	case out.Stopped:
 		// The manager is stopping: the attempt is not counted; the next manager makes it.
 		return ctrl.Result{}, ctx.Err()
-	}
-	if endpointRemoved {
+	case out.EndpointRemoved:
 		return ctrl.Result{}, r.cancel(ctx, d, st, switchboardv1alpha1.ReasonEndpointNotFound, "The endpoint was removed during the attempt")
 	}
-	return r.recordAttempt(ctx, d, ep, st, sentAt, res)
+	if out.Result.OK {
+		metrics.WebhookEventSucceeded(r.Clock.Since(ev.CreatedAt))
+	}
+	return r.recordAttempt(ctx, d, ep, st, out.SentAt, out.Result)
 }
 
 // recordAttempt counts an attempt and decides what follows it.
@@ -97,11 +90,9 @@ func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *switch
 	d.Status.LastResponseCode = int32(res.StatusCode)
 	d.Status.LastError = delivery.Truncate(res.Error, delivery.MaxErrorLen)
 	d.Status.NextAttemptAt = nil
-	r.health.Record(ep, res.OK, res.StatusCode, sentAt)
 	if res.OK {
 		d.Status.Phase = switchboardv1alpha1.WebhookDeliveryPhaseSucceeded
 		delivery.SetDeliveryConditions(d, switchboardv1alpha1.ReasonSucceeded, fmt.Sprintf("The endpoint answered %d", res.StatusCode))
-		metrics.WebhookDeliveryFinished(d.Status.Phase)
 		return ctrl.Result{}, r.finish(ctx, d, st)
 	}
 	next, ok := webhooks.NextAttempt(int(d.Status.Attempts), sentAt)
@@ -112,7 +103,6 @@ func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *switch
 			r.Recorder.Eventf(ep, d, corev1.EventTypeWarning, "DeliveryFailed", "Deliver",
 				"Event %s (%s) failed after %d attempts; last error: %s", d.Spec.EventID, d.Spec.EventType, d.Status.Attempts, d.Status.LastError)
 		}
-		metrics.WebhookDeliveryFinished(d.Status.Phase)
 		return ctrl.Result{}, r.finish(ctx, d, st)
 	}
 	d.Status.Phase = switchboardv1alpha1.WebhookDeliveryPhaseRetrying
@@ -126,7 +116,6 @@ func (r *WebhookDeliveryReconciler) cancel(ctx context.Context, d *switchboardv1
 	d.Status.Phase = switchboardv1alpha1.WebhookDeliveryPhaseCancelled
 	d.Status.NextAttemptAt = nil
 	delivery.SetDeliveryConditions(d, reason, msg)
-	metrics.WebhookDeliveryFinished(d.Status.Phase)
 	return r.finish(ctx, d, st)
 }
 
@@ -136,7 +125,6 @@ func (r *WebhookDeliveryReconciler) fail(ctx context.Context, d *switchboardv1al
 	d.Status.LastError = msg
 	d.Status.NextAttemptAt = nil
 	delivery.SetDeliveryConditions(d, switchboardv1alpha1.ReasonRetriesExhausted, msg)
-	metrics.WebhookDeliveryFinished(d.Status.Phase)
 	return r.finish(ctx, d, st)
 }
 
@@ -145,12 +133,11 @@ func (r *WebhookDeliveryReconciler) fail(ctx context.Context, d *switchboardv1al
 // successful delivery at two writes (create and delete).
 func (r *WebhookDeliveryReconciler) finish(ctx context.Context, d *switchboardv1alpha1.WebhookDelivery, st *deliveryState) error {
 	id, _ := uuid.Parse(d.Spec.EventID)
-	err := r.Store.RecordFinishedDelivery(ctx, store.FinishedDelivery{
+	err := r.Engine.Finish(ctx, store.FinishedDelivery{
 		AccountPublicID: d.Spec.AccountID, EndpointPublicID: d.Spec.EndpointName, DeliveryName: d.Name, EventID: id,
-		EventType: string(d.Spec.EventType), Status: webhooks.APIStatus(d.Status.Phase), Attempts: int(d.Status.Attempts),
-		ResponseCode: int(d.Status.LastResponseCode), LastError: d.Status.LastError, CreatedAt: d.CreationTimestamp.Time,
-		FinishedAt: r.Clock.Now(),
-	})
+		EventType: string(d.Spec.EventType), Attempts: int(d.Status.Attempts), ResponseCode: int(d.Status.LastResponseCode),
+		LastError: d.Status.LastError, CreatedAt: d.CreationTimestamp.Time,
+	}, d.Status.Phase)
 	if err != nil {
 		return err
 	}
@@ -162,7 +149,7 @@ func (r *WebhookDeliveryReconciler) remove(ctx context.Context, d *switchboardv1
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return err
 	}
-	r.removed.Add(d.UID)
+	r.Engine.Removed.Add(d.UID)
 	st.removed = true
 	return nil
 }

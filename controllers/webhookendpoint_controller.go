@@ -73,7 +73,7 @@ func (r *WebhookEndpointReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 
 	base := ep.DeepCopy()
 	defer func() {
-		if err := r.patchEndpointStatus(ctx, base, ep); err != nil && !apierrors.IsNotFound(err) {
+		if err := r.patchEndpointStatus(ctx, base, ep, reterr == nil); err != nil && !apierrors.IsNotFound(err) {
 			log.Error(err, "patch endpoint status")
 			if reterr == nil {
 				reterr = err

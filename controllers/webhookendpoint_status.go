@@ -15,10 +15,13 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
-// patchEndpointStatus stamps observedGeneration and writes the status when it changed (a new
+// patchEndpointStatus stamps observedGeneration when the reconcile succeeded and writes the
+// status when it changed (a new
 // generation alone counts, so observedGeneration follows every spec change).
-func (r *WebhookEndpointReconciler) patchEndpointStatus(ctx context.Context, base, ep *switchboardv1alpha1.WebhookEndpoint) error {
-	ep.Status.ObservedGeneration = ep.Generation
+func (r *WebhookEndpointReconciler) patchEndpointStatus(ctx context.Context, base, ep *switchboardv1alpha1.WebhookEndpoint, succeeded bool) error {
+	if succeeded {
+		ep.Status.ObservedGeneration = ep.Generation
+	}
 	return patchStatus(ctx, r.Client, base, ep, func(ep *switchboardv1alpha1.WebhookEndpoint) any { return ep.Status })
 }
 

@@ -75,24 +75,21 @@ func (r *benchRun) startManager() {
 	if err := (&WebhookEndpointReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, MaxRequeue: r.maxRQ}).SetupWithManager(m); err != nil {
 		r.b.Fatal(err)
 	}
-	deliveries := &WebhookDeliveryReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, Sender: sender, MaxRequeue: r.maxRQ}
-	if err := deliveries.SetupWithManager(ctx, m); err != nil {
+	engine, err := delivery.NewEngine(ctx, m, delivery.EngineOptions{Sender: sender, Store: r.st, Clock: r.clk})
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	if err := (&WebhookDeliveryReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, Engine: engine, MaxRequeue: r.maxRQ}).SetupWithManager(ctx, m); err != nil {
 		r.b.Fatal(err)
 	}
 	// As in production, first attempts are made straight from the outbox;
 	// BENCH_FIRST_ATTEMPTS=off measures every delivery as a resource (the design before).
-	var first *delivery.FirstAttempts
-	interval := 100 * time.Millisecond
-	if os.Getenv("BENCH_FIRST_ATTEMPTS") != "off" {
-		first, interval = deliveries.FirstAttempts(), 0 // the engine's poll, as in production
-	}
-	backlog := delivery.NewBacklog(r.clk)
-	if err := backlog.SetupWithManager(ctx, m); err != nil {
-		r.b.Fatal(err)
+	if os.Getenv("BENCH_FIRST_ATTEMPTS") == "off" {
+		engine.First = nil
 	}
 	maxPending, _ := strconv.Atoi(os.Getenv("BENCH_MAX_PENDING")) // 0: the default
-	if err := m.Add(&delivery.Dispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: r.st, Clock: r.clk, Interval: interval,
-		Backlog: backlog, MaxPending: maxPending, First: first, Log: logr.Discard()}); err != nil {
+	if err := m.Add(&delivery.Dispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: r.st, Clock: r.clk,
+		Engine: engine, MaxPending: maxPending, Log: logr.Discard()}); err != nil {
 		r.b.Fatal(err)
 	}
 	mctx, cancel := context.WithCancel(ctx)

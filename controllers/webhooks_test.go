@@ -238,19 +238,17 @@ func (e *whEnv) start() {
 	Expect((&WebhookEndpointReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk,
 		Mailer: webhooks.SMTPMailer{Addr: e.mail.addr}, MaxRequeue: 100 * time.Millisecond,
 		Recorder: m.GetEventRecorder("switchboard-webhooks")}).SetupWithManager(m)).To(Succeed())
-	deliveries := &WebhookDeliveryReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk, Sender: sender,
-		MaxRequeue: 100 * time.Millisecond, Recorder: m.GetEventRecorder("switchboard-webhooks")}
-	Expect(deliveries.SetupWithManager(ctx, m)).To(Succeed())
-	backlog := delivery.NewBacklog(e.clk)
-	Expect(backlog.SetupWithManager(ctx, m)).To(Succeed())
-	first := deliveries.FirstAttempts()
-	first.MaxWaiting = e.firstMaxWaiting
+	engine, err := delivery.NewEngine(ctx, m, delivery.EngineOptions{Sender: sender, Store: e.st, Clock: e.clk, Log: GinkgoLogr})
+	Expect(err).NotTo(HaveOccurred())
+	engine.First.MaxWaiting = e.firstMaxWaiting
+	Expect((&WebhookDeliveryReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk, Engine: engine,
+		MaxRequeue: 100 * time.Millisecond, Recorder: m.GetEventRecorder("switchboard-webhooks")}).SetupWithManager(ctx, m)).To(Succeed())
 	dispatcherClient := m.GetClient()
 	if e.dispatcherClient != nil {
 		dispatcherClient = e.dispatcherClient(dispatcherClient)
 	}
 	Expect(m.Add(&delivery.Dispatcher{Client: dispatcherClient, Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
-		Interval: 50 * time.Millisecond, Backlog: backlog, MaxLivePerEndpoint: e.maxLivePerEndpoint, First: first,
+		Interval: 50 * time.Millisecond, Engine: engine, MaxLivePerEndpoint: e.maxLivePerEndpoint,
 		Log: GinkgoLogr})).To(Succeed())
 	mctx, mcancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -855,11 +853,12 @@ var _ = Describe("Webhook delivery", func() {
 		m, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: cp.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
 			HealthProbeBindAddress: "0", Controller: testControllers})
 		Expect(err).NotTo(HaveOccurred())
-		backlog := delivery.NewBacklog(e.clk)
-		Expect(backlog.SetupWithManager(ctx, m)).To(Succeed())
+		engine, err := delivery.NewEngine(ctx, m, delivery.EngineOptions{Store: e.st, Clock: e.clk})
+		Expect(err).NotTo(HaveOccurred())
+		engine.First = nil // every delivery a resource
 		const bound = 20
 		Expect(m.Add(&delivery.Dispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
-			Interval: 20 * time.Millisecond, Backlog: backlog, MaxPending: bound, Log: GinkgoLogr})).To(Succeed())
+			Interval: 20 * time.Millisecond, Engine: engine, MaxPending: bound, Log: GinkgoLogr})).To(Succeed())
 		mctx, mcancel := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() {

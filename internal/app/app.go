@@ -323,8 +323,8 @@ func Run(ctx context.Context, o Options) error {
 }
 
 // setupWebhooks registers the webhook controllers (leader only) on a term's manager, with
-// the engine's parts made once for the process.
-func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Options, engine *deliveryEngine) error {
+// the delivery engine made once for the process (newDeliveryEngine).
+func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Options, engine *delivery.Engine) error {
 	w := o.Webhooks
 	var mailer webhooks.Mailer
 	if w.SMTPAddr != "" {
@@ -337,10 +337,8 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Opt
 		Recorder: recorder}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	deliveries := &controllers.WebhookDeliveryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
-		Sender: engine.sender, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, PerEndpoint: engine.perEndpoint, Recorder: recorder,
-		Slots: engine.slots, InFlight: engine.inFlight, Health: engine.health}
-	if err := deliveries.SetupWithManager(ctx, mgr); err != nil {
+	if err := (&controllers.WebhookDeliveryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
+		Engine: engine, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, Recorder: recorder}).SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
 	return mgr.Add(&delivery.OrphanEndpoints{Reader: mgr.GetAPIReader(), Store: st})

@@ -23,24 +23,8 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
-// deliveryEngine is webhook delivery's machinery made once per process, on the always-on
-// manager: the first attempts from the outbox run on every replica, the per-endpoint bound
-// split among them (internal/fleet), and endpoints and signing secrets are read through
-// watched caches so that deliveries to existing endpoints go on while kube-apiserver is
-// down. The leader's controllers (retries, pause, resend, switch-off) share its slots, so
-// the bound covers them too. docs/delivery-fleet.md.
-type deliveryEngine struct {
-	sender      *webhooks.Sender
-	slots       *delivery.Slots
-	inFlight    *delivery.InFlight
-	health      *delivery.HealthWriter
-	membership  *fleet.Membership
-	perEndpoint int
-}
-
 // Defaults of the webhook engine's own bounds.
 const (
-	defaultPerEndpoint = 8
 	// endpointOutageRecheck is how often kube-apiserver is probed while endpoints are read
 	// from the cache; endpointLiveTimeout how long a live read of them may take before
 	// kube-apiserver counts as down (short: the claims wait on it; a slow answer only means
@@ -69,36 +53,43 @@ func webhookSender(o Options) (*webhooks.Sender, error) {
 		o.Log.Info("webhook endpoints may be on private addresses (--webhook-allow-private-targets): never use this in production")
 	}
 	return webhooks.NewSender(webhooks.SenderConfig{Timeout: w.Timeout, AllowPrivateTargets: w.AllowPrivateTargets, RootCAs: pool,
-		MaxConnsPerHost: max(w.PerEndpoint, defaultPerEndpoint) * 2}), nil
+		MaxConnsPerHost: max(w.PerEndpoint, delivery.DefaultPerEndpoint) * 2}), nil
 }
 
-// newDeliveryEngine builds the engine and registers on mgr (every replica) the fleet
-// membership, the back-pressure's watch and the outbox dispatcher.
-func newDeliveryEngine(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, st *store.Store, o Options) (*deliveryEngine, error) {
+// newDeliveryEngine builds webhook delivery's engine once per process, on the always-on
+// manager mgr: the first attempts from the outbox run on every replica, the per-endpoint
+// bound split among them (internal/fleet), and endpoints and signing secrets are read through
+// watched caches so that deliveries to existing endpoints go on while kube-apiserver is
+// down. It registers on mgr the fleet membership and the outbox dispatcher. Each leader
+// term's WebhookDelivery reconciler (setupWebhooks) is handed the same engine, so the bound
+// and the endpoints' health cover its retries too. docs/delivery-fleet.md.
+func newDeliveryEngine(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, st *store.Store, o Options) (*delivery.Engine, error) {
 	sender, err := webhookSender(o)
 	if err != nil {
 		return nil, err
 	}
 	w := o.Webhooks
-	e := &deliveryEngine{sender: sender, perEndpoint: w.PerEndpoint, inFlight: delivery.NewInFlight(),
-		health: delivery.NewHealthWriter(mgr.GetClient(), 0, nil, o.Log.WithName("webhook-endpoint-health"))}
-	if e.perEndpoint <= 0 {
-		e.perEndpoint = defaultPerEndpoint
+	perEndpoint := w.PerEndpoint
+	if perEndpoint <= 0 {
+		perEndpoint = delivery.DefaultPerEndpoint
+	}
+	engine, err := delivery.NewEngine(ctx, mgr, delivery.EngineOptions{Sender: sender, Store: st, Clock: o.Clock,
+		PerEndpoint: perEndpoint, Log: o.Log})
+	if err != nil {
+		return nil, err
 	}
 	timeout := w.Timeout
 	if timeout <= 0 {
 		timeout = webhooks.DefaultTimeout
 	}
-	e.membership = &fleet.Membership{Store: st, Clock: o.Clock, AttemptTimeout: timeout, Log: o.Log.WithName("delivery-fleet")}
-	// Until a leader's controller hands in its own wake, a released slot wakes nothing.
-	e.slots = delivery.NewSlots(e.perEndpoint, func(types.NamespacedName) bool { return false })
-	e.slots.SetShare(func(ep types.NamespacedName) int { return e.membership.Share(ep.String(), e.perEndpoint) })
-	if err := mgr.Add(&fleetMembership{m: e.membership, slots: e.slots, clock: o.Clock, perEndpoint: e.perEndpoint, log: o.Log.WithName("delivery-fleet")}); err != nil {
+	membership := &fleet.Membership{Store: st, Clock: o.Clock, AttemptTimeout: timeout, Log: o.Log.WithName("delivery-fleet")}
+	engine.Slots.SetShare(func(ep types.NamespacedName) int { return membership.Share(ep.String(), perEndpoint) })
+	if err := mgr.Add(&fleetMembership{m: membership, slots: engine.Slots, clock: o.Clock, perEndpoint: perEndpoint, log: o.Log.WithName("delivery-fleet")}); err != nil {
 		return nil, err
 	}
 
 	// Watched caches of endpoints and their signing secrets on the always-on manager, made
-	// before it starts (the back-pressure's watch registers the endpoints' informer too).
+	// before it starts (the engine's backlog registers the endpoints' informer too).
 	for _, obj := range []client.Object{&switchboardv1alpha1.WebhookEndpoint{}, &corev1.Secret{}} {
 		if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
 			return nil, err
@@ -111,18 +102,13 @@ func newDeliveryEngine(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, 
 	endpoints := &kubeapi.OutageReader{Live: mgr.GetAPIReader(), Cache: mgr.GetCache(), Ping: ping,
 		LiveTimeout: endpointLiveTimeout, Recheck: endpointOutageRecheck}
 
-	backlog := delivery.NewBacklog(o.Clock)
-	if err := backlog.SetupWithManager(ctx, mgr); err != nil {
-		return nil, err
-	}
-	first := &delivery.FirstAttempts{Sender: sender, Store: st, Health: e.health, InFlight: e.inFlight, Slots: e.slots, Clock: o.Clock}
 	dispatcher := &delivery.Dispatcher{Client: mgr.GetClient(), Reader: endpoints, Store: st, Clock: o.Clock,
-		Backlog: backlog, MaxPending: w.MaxPendingDeliveries, MaxLive: w.MaxLiveDeliveries,
-		MaxLivePerEndpoint: w.MaxLiveDeliveriesPerEndpoint, First: first, Log: o.Log.WithName("webhook-dispatcher")}
-	if err := mgr.Add(&fleetGate{run: dispatcher.Start, membership: e.membership, clock: o.Clock, log: o.Log.WithName("webhook-dispatcher")}); err != nil {
+		Engine: engine, MaxPending: w.MaxPendingDeliveries, MaxLive: w.MaxLiveDeliveries,
+		MaxLivePerEndpoint: w.MaxLiveDeliveriesPerEndpoint, Log: o.Log.WithName("webhook-dispatcher")}
+	if err := mgr.Add(&fleetGate{run: dispatcher.Start, membership: membership, clock: o.Clock, log: o.Log.WithName("webhook-dispatcher")}); err != nil {
 		return nil, err
 	}
-	return e, nil
+	return engine, nil
 }
 
 // fleetMembership runs the membership's heartbeats and, after each, lets waiting attempts

@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
@@ -68,10 +67,10 @@ type Dispatcher struct {
 	// own Parallel lanes, so an endpoint whose hand-offs are slow (a hanging one: every
 	// delivery to it becomes a resource) never holds up the next claim or the others.
 	MaxQueued int
-	// Backlog, when set, paces the dispatcher: it takes events only while the deliveries
-	// whose first attempt is still to be made stay within MaxPending (default 2000), and all
-	// live deliveries within MaxLive (0: no bound). Events wait in the outbox meanwhile.
-	Backlog    *Backlog
+	// With the Engine's Backlog the dispatcher is paced: it takes events only while the
+	// deliveries whose first attempt is still to be made stay within MaxPending (default
+	// 2000), and all live deliveries within MaxLive (0: no bound). Events wait in the outbox
+	// meanwhile.
 	MaxPending int
 	MaxLive    int
 	// MaxLivePerEndpoint bounds one endpoint's live deliveries (default 10,000; negative:
@@ -79,11 +78,12 @@ type Dispatcher struct {
 	// resendable, instead of a resource: an endpoint that hangs or fails for hours would
 	// otherwise pile up a delivery per event in etcd until it is switched off.
 	MaxLivePerEndpoint int
-	// First, when set, makes first attempts straight from the outbox (the engine, see
-	// FirstAttempts): only deliveries that need the controller become resources.
-	// Without it every delivery is a resource.
-	First *FirstAttempts
-	Log   logr.Logger
+	// Engine makes first attempts straight from the outbox when its First is set (only
+	// deliveries that need the controller become resources; without it every delivery is a
+	// resource) and writes the cancelled deliveries. Nil: an engine without first attempts or
+	// backlog, on Store and Clock.
+	Engine *Engine
+	Log    logr.Logger
 
 	// jobs are the deliveries being made and the first attempts running; Start waits for
 	// them before it returns.
@@ -131,11 +131,11 @@ func (w *Dispatcher) Start(ctx context.Context) error {
 	ticker := time.NewTicker(w.Interval)
 	defer ticker.Stop()
 	var backlogRoom, engineRoom <-chan struct{}
-	if w.Backlog != nil {
-		backlogRoom = w.Backlog.Changed()
+	if w.Engine.Backlog != nil {
+		backlogRoom = w.Engine.Backlog.Changed()
 	}
-	if w.First != nil {
-		engineRoom = w.First.Changed()
+	if w.Engine.First != nil {
+		engineRoom = w.Engine.First.Changed()
 	}
 	var lastPass time.Time
 	for {
@@ -226,7 +226,10 @@ func (w *Dispatcher) defaults() {
 	if w.Clock == nil {
 		w.Clock = clock.RealClock{}
 	}
-	if w.Backlog != nil && w.MaxPending == 0 {
+	if w.Engine == nil {
+		w.Engine = &Engine{Store: w.Store, Clock: w.Clock}
+	}
+	if w.Engine.Backlog != nil && w.MaxPending == 0 {
 		w.MaxPending = DefaultMaxPendingDeliveries
 	}
 	if w.MaxLivePerEndpoint == 0 {
@@ -243,20 +246,20 @@ func (w *Dispatcher) defaults() {
 // limit is how many events the backlog leaves room for now (BatchSize without a Backlog).
 func (w *Dispatcher) limit() int {
 	limit := w.BatchSize
-	if w.Backlog != nil {
+	if w.Engine.Backlog != nil {
 		var pending, live int
-		if w.First != nil {
+		if w.Engine.First != nil {
 			// An endpoint the engine sees stalled (hanging, down) holds its own backlog.
-			pending, live = w.Backlog.LoadSkipping(w.First.Stalled)
+			pending, live = w.Engine.Backlog.LoadSkipping(w.Engine.First.Stalled)
 		} else {
-			pending, live = w.Backlog.Load()
+			pending, live = w.Engine.Backlog.Load()
 		}
 		limit = eventsToDispatch(w.MaxPending, pending, live, w.MaxLive, w.BatchSize, switchboardv1alpha1.MaxWebhookEndpointsPerAccount)
 	}
-	if w.First != nil {
+	if w.Engine.First != nil {
 		// Back-pressure on the engine: at most five first attempts an event, and no more
 		// events than a busy endpoint that keeps up can take as first attempts.
-		limit = min(limit, w.First.Free()/switchboardv1alpha1.MaxWebhookEndpointsPerAccount, w.First.Room())
+		limit = min(limit, w.Engine.First.Free()/switchboardv1alpha1.MaxWebhookEndpointsPerAccount, w.Engine.First.Room())
 	}
 	return max(0, min(limit, (w.MaxQueued-int(w.queued.Load()))/switchboardv1alpha1.MaxWebhookEndpointsPerAccount))
 }
@@ -330,9 +333,9 @@ func (w *Dispatcher) fanOut(ctx context.Context, evs []store.PendingEvent) (done
 			}
 			// The engine admits first attempts here, so that the next pass's limit sees them.
 			var admitted func()
-			if w.First != nil && !ev.Repeat && webhooks.Deliverable(ep) {
+			if w.Engine.First != nil && !ev.Repeat && webhooks.Deliverable(ep) {
 				// (A repeat goes to the controller, which checks the history before an attempt.)
-				if done, ok := w.First.Admit(ep); ok {
+				if done, ok := w.Engine.First.Admit(ep); ok {
 					admitted = done
 				}
 			}
@@ -481,7 +484,7 @@ func (w *Dispatcher) firstAttempt(ctx context.Context, ev store.PendingEvent, ep
 	ok := func() bool {
 		defer admitted()
 		name := webhooks.DeliveryName(ev.ID.String(), ep.Name, ev.DeliverySalt())
-		res, sentAt, outcome, err := w.First.Attempt(ctx, FirstAttempt{Endpoint: ep, Secret: secret,
+		res, sentAt, outcome, err := w.Engine.FirstAttempt(ctx, FirstAttempt{Endpoint: ep, Secret: secret,
 			AccountPublicID: ev.AccountPublicID, DeliveryName: name, EventID: ev.ID, EventType: ev.Type, Body: ev.Body,
 			CreatedAt: w.Clock.Now(), EventCreatedAt: ev.CreatedAt})
 		// A hand-off takes one of the endpoint's lanes: a hanging endpoint's waiting first
@@ -532,8 +535,8 @@ func (w *Dispatcher) createDelivery(ctx context.Context, ev store.PendingEvent, 
 	if meta != nil {
 		meta(d)
 	}
-	if w.Backlog != nil {
-		if live, ok := w.Backlog.ReserveIfRoom(client.ObjectKeyFromObject(d), client.ObjectKeyFromObject(ep), w.MaxLivePerEndpoint); !ok {
+	if w.Engine.Backlog != nil {
+		if live, ok := w.Engine.Backlog.ReserveIfRoom(client.ObjectKeyFromObject(d), client.ObjectKeyFromObject(ep), w.MaxLivePerEndpoint); !ok {
 			return w.recordCancelled(ctx, ev, ep, d.Name, fmt.Sprintf(
 				"Not attempted: %d deliveries to this endpoint were already waiting or retrying; resend it once the endpoint recovers", live))
 		}
@@ -546,8 +549,8 @@ func (w *Dispatcher) createDelivery(ctx context.Context, ev store.PendingEvent, 
 		status(d)
 		err = w.Client.Status().Update(ctx, d)
 	}
-	if err != nil && w.Backlog != nil {
-		w.Backlog.Unreserve(client.ObjectKeyFromObject(d))
+	if err != nil && w.Engine.Backlog != nil {
+		w.Engine.Backlog.Unreserve(client.ObjectKeyFromObject(d))
 	}
 	return err
 }
@@ -555,12 +558,7 @@ func (w *Dispatcher) createDelivery(ctx context.Context, ev store.PendingEvent, 
 // recordCancelled lists the event's delivery to ep as cancelled (resendable), without a
 // resource.
 func (w *Dispatcher) recordCancelled(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, name, why string) error {
-	now := w.Clock.Now()
-	err := w.Store.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: ev.AccountPublicID,
-		EndpointPublicID: ep.Name, DeliveryName: name, EventID: ev.ID, EventType: ev.Type, Status: webhooks.DeliveryCancelled,
-		LastError: why, CreatedAt: now, FinishedAt: now})
-	if err == nil {
-		metrics.WebhookDeliveryFinished(switchboardv1alpha1.WebhookDeliveryPhaseCancelled)
-	}
-	return err
+	return w.Engine.Finish(ctx, store.FinishedDelivery{AccountPublicID: ev.AccountPublicID, EndpointPublicID: ep.Name,
+		DeliveryName: name, EventID: ev.ID, EventType: ev.Type, LastError: why, CreatedAt: w.Clock.Now()},
+		switchboardv1alpha1.WebhookDeliveryPhaseCancelled)
 }

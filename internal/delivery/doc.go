@@ -2,6 +2,9 @@
 // WebhookDelivery reconciler dispatches over, the way cluster-api keeps drain logic out of
 // its reconcilers: each part a small type with its own tests.
 //
+//   - Engine, built once in internal/app, owns the parts below and makes every attempt
+//     (Attempt) and writes every finished delivery (Finish), for the dispatcher and the
+//     WebhookDelivery reconciler alike.
 //   - Dispatcher claims outbox events and fans them out to deliveries, making first attempts
 //     itself (FirstAttempts) and creating a WebhookDelivery only for what needs the controller.
 //   - Backlog follows the live WebhookDeliveries and paces the dispatcher's claims.

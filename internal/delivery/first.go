@@ -16,7 +16,8 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
-// FirstAttempts makes deliveries' first attempts straight from the outbox, without a
+// FirstAttempts admits deliveries' first attempts straight from the outbox (the engine's
+// FirstAttempt makes them), without a
 // WebhookDelivery resource: a delivery whose first attempt succeeds costs the API server
 // nothing and PostgreSQL one batched history row. Only a delivery that needs the controller
 // (its first attempt failed, or its endpoint is failing or has too many waiting) becomes a
@@ -28,12 +29,7 @@ import (
 // that its deliveries go to the controller, which parks them), and an endpoint that is
 // failing gets no first attempts from here until an attempt to it succeeds.
 type FirstAttempts struct {
-	Sender   *webhooks.Sender
-	Store    *store.Store
-	Health   *HealthWriter
-	InFlight *InFlight
-	Slots    *Slots
-	Clock    clock.PassiveClock
+	Clock clock.PassiveClock
 	// MaxWaiting bounds one endpoint's first attempts waiting for a slot or in flight
 	// (default 256); Total all of them (default 1024), which paces the outbox claims.
 	MaxWaiting, Total int
@@ -263,6 +259,14 @@ func (f *FirstAttempts) Admit(ep *switchboardv1alpha1.WebhookEndpoint) (done fun
 	}), true
 }
 
+// failing is failingLocked for an attempt already admitted.
+func (f *FirstAttempts) failing(key types.NamespacedName, ep *switchboardv1alpha1.WebhookEndpoint) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.defaults()
+	return f.failingLocked(key, ep, 0)
+}
+
 // failingLocked applies endpointFailing to ep. A streak ends when a first attempt
 // succeeds, or when ep's status shows a later success (the controller's retry).
 func (f *FirstAttempts) failingLocked(key types.NamespacedName, ep *switchboardv1alpha1.WebhookEndpoint, others int) bool {
@@ -292,54 +296,38 @@ func (f *FirstAttempts) noteOutcome(key types.NamespacedName, ok bool, at time.T
 	}
 }
 
-// Attempt waits for one of the endpoint's slots, then sends an (admitted) first attempt,
-// signed at send time, and records what it can: the history row of a success or of a
-// cancellation by the endpoint's removal. It returns the attempt's result and time (for the
-// caller's retry status); err is a failed history write.
-func (f *FirstAttempts) Attempt(ctx context.Context, a FirstAttempt) (webhooks.Result, time.Time, FirstOutcome, error) {
+// FirstAttempt waits for one of the endpoint's slots, then makes an admitted first attempt
+// (Attempt) and records what it can: the history row of a success or of a cancellation by
+// the endpoint's removal. It returns the attempt's result and time (for the caller's retry
+// status); err is a failed history write.
+func (e *Engine) FirstAttempt(ctx context.Context, a FirstAttempt) (webhooks.Result, time.Time, FirstOutcome, error) {
 	epKey := client.ObjectKeyFromObject(a.Endpoint)
-	release, err := f.Slots.AcquireWait(ctx, epKey)
+	release, err := e.Slots.AcquireWait(ctx, epKey)
 	if err != nil {
 		return webhooks.Result{}, time.Time{}, Abandoned, nil
 	}
-	defer release()
-	f.mu.Lock()
-	f.defaults()
 	// Admitted already: past a streak's cooldown it goes ahead (at most the slots at once).
-	failing := f.failingLocked(epKey, a.Endpoint, 0)
-	f.mu.Unlock()
-	if failing {
+	if e.First.failing(epKey, a.Endpoint) {
+		release()
 		return webhooks.Result{}, time.Time{}, NotAttempted, nil
 	}
-	attemptCtx, cancel := context.WithCancel(ctx)
-	untrack := f.InFlight.Track(epKey, a.DeliveryName, cancel)
-	sentAt := f.Clock.Now()
-	res := f.Sender.Send(attemptCtx, webhooks.Request{URL: a.Endpoint.Spec.URL, Secret: a.Secret, EventType: a.EventType,
-		EventID: a.EventID.String(), Body: a.Body, SentAt: sentAt})
-	removed := attemptCtx.Err() != nil && ctx.Err() == nil
-	untrack()
-	cancel()
-	release() // the answer is in: the slot is not held for the history write
-	if ctx.Err() != nil {
-		return res, sentAt, Abandoned, nil
+	out := e.Attempt(ctx, release, AttemptRequest{Endpoint: a.Endpoint, Secret: a.Secret, DeliveryName: a.DeliveryName,
+		EventID: a.EventID.String(), EventType: a.EventType, Body: a.Body})
+	if out.Stopped {
+		return out.Result, out.SentAt, Abandoned, nil
 	}
 	row := store.FinishedDelivery{AccountPublicID: a.AccountPublicID, EndpointPublicID: a.Endpoint.Name, DeliveryName: a.DeliveryName,
 		EventID: a.EventID, EventType: a.EventType, CreatedAt: a.CreatedAt}
-	if removed {
+	if out.EndpointRemoved {
 		// Like the controller's: the attempt is not counted.
-		row.Status, row.FinishedAt = webhooks.DeliveryCancelled, f.Clock.Now()
-		metrics.WebhookDeliveryFinished(switchboardv1alpha1.WebhookDeliveryPhaseCancelled)
-		return res, sentAt, EndpointRemoved, f.Store.RecordFinishedDelivery(ctx, row)
+		return out.Result, out.SentAt, EndpointRemoved, e.Finish(ctx, row, switchboardv1alpha1.WebhookDeliveryPhaseCancelled)
 	}
-	// The attempt's result is known here (as in the controller's recordAttempt).
-	f.noteOutcome(epKey, res.OK, sentAt)
-	f.Health.Record(a.Endpoint, res.OK, res.StatusCode, sentAt)
-	if !res.OK {
-		return res, sentAt, NeedsRetry, nil
+	e.First.noteOutcome(epKey, out.Result.OK, out.SentAt)
+	if !out.Result.OK {
+		return out.Result, out.SentAt, NeedsRetry, nil
 	}
 	// The delivery's final outcome is known here for a first attempt that succeeds.
-	row.Status, row.Attempts, row.ResponseCode, row.FinishedAt = webhooks.DeliverySucceeded, 1, res.StatusCode, f.Clock.Now()
-	metrics.WebhookEventSucceeded(f.Clock.Since(a.EventCreatedAt))
-	metrics.WebhookDeliveryFinished(switchboardv1alpha1.WebhookDeliveryPhaseSucceeded)
-	return res, sentAt, Delivered, f.Store.RecordFinishedDelivery(ctx, row)
+	row.Attempts, row.ResponseCode = 1, out.Result.StatusCode
+	metrics.WebhookEventSucceeded(e.Clock.Since(a.EventCreatedAt))
+	return out.Result, out.SentAt, Delivered, e.Finish(ctx, row, switchboardv1alpha1.WebhookDeliveryPhaseSucceeded)
 }
