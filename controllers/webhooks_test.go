@@ -519,7 +519,7 @@ var _ = Describe("Webhook delivery", func() {
 		}
 		Expect(reqs[n-1].at.Sub(reqs[0].at)).To(BeNumerically(">=", 2500*time.Millisecond), "15 at 5 a second")
 		for _, id := range ids {
-			Eventually(func() []historyRow { return e.history(id) }).WithTimeout(10 * time.Second).Should(
+			Eventually(func() []historyRow { return e.history(id) }).WithTimeout(10*time.Second).Should(
 				Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}), "held back, not failed")
 		}
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
