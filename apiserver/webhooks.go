@@ -373,8 +373,9 @@ func webhookView(ep *switchboardv1alpha1.WebhookEndpoint) Webhook {
 	for _, e := range ep.Spec.Events {
 		w.Events = append(w.Events, string(e))
 	}
-	// Switching off also sets spec.paused, so a switched-off endpoint shows as paused.
-	if ep.Spec.Paused {
+	// The spec has no name for the state a switch-off leaves: it shows as paused, and
+	// setting it active switches it on.
+	if ep.Spec.Paused || webhooks.SwitchedOff(ep) {
 		w.Status = "paused"
 	}
 	if ep.Status.FailingSince != nil {

@@ -290,17 +290,17 @@ func (h *webhookHarness) testKubectl(t *testing.T) {
 		t.Errorf("after kubectl pause: %v", got)
 	}
 
-	// A switched-off endpoint (as the controller leaves it) shows paused with failing_since;
-	// setting it active switches it on.
-	failing := metav1.NewTime(h.clk.Now().Add(-25 * time.Hour))
-	ep = h.endpoint(t, tenant, id)
-	if err := h.kube.Patch(ctx, ep, client.RawPatch(types.MergePatchType,
-		[]byte(`{"metadata":{"annotations":{"`+webhooks.AnnotationSwitchedOff+`":"2026-03-02T08:00:00Z"}},"spec":{"paused":true}}`))); err != nil {
-		t.Fatal(err)
+	// A switched-off endpoint (as the controller leaves it: status only) shows paused with
+	// failing_since; setting it active switches it on.
+	if resp := h.api.Do(t, tenant.OwnerKey, "PATCH", "/v1/webhooks/"+id, map[string]any{"status": "active"}); resp.Status != 200 {
+		t.Fatalf("resume: %s", resp)
 	}
+	failing := metav1.NewTime(h.clk.Now().Add(-25 * time.Hour))
+	switchedOff := metav1.NewTime(h.clk.Now().Add(-time.Hour).Truncate(time.Second))
+	ep = h.endpoint(t, tenant, id)
 	base := ep.DeepCopy()
 	ep.Status.Phase = switchboardv1alpha1.WebhookEndpointPhaseSwitchedOff
-	ep.Status.FailingSince = &failing
+	ep.Status.FailingSince, ep.Status.SwitchedOffAt = &failing, &switchedOff
 	if err := h.kube.Status().Patch(ctx, ep, client.MergeFrom(base)); err != nil {
 		t.Fatal(err)
 	}
@@ -315,8 +315,41 @@ func (h *webhookHarness) testKubectl(t *testing.T) {
 	if e := resp.Map(t)["endpoint"].(map[string]any); resp.Status != 200 || e["status"] != "active" || e["failing_since"] != nil {
 		t.Errorf("switch on: %s", resp)
 	}
-	if ep := h.endpoint(t, tenant, id); ep.Spec.Paused {
-		t.Error("spec.paused still set")
+	if ep := h.endpoint(t, tenant, id); ep.Spec.Paused || ep.Spec.ActivatedAt == nil || ep.Spec.ActivatedAt.Before(&switchedOff) {
+		t.Errorf("switch on wrote paused %v, activatedAt %v (switched off at %v)", ep.Spec.Paused, ep.Spec.ActivatedAt, switchedOff)
+	}
+
+	// An endpoint an earlier release switched off (spec.paused and an annotation) is switched
+	// off too, and switching it on unpauses it.
+	ep = h.endpoint(t, tenant, id)
+	base = ep.DeepCopy()
+	ep.Status.SwitchedOffAt = nil
+	if err := h.kube.Status().Patch(ctx, ep, client.MergeFrom(base)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.kube.Patch(ctx, ep, client.RawPatch(types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"`+webhooks.AnnotationSwitchedOff+`":"2026-03-02T08:00:00Z"}},"spec":{"paused":true}}`))); err != nil {
+		t.Fatal(err)
+	}
+	base = ep.DeepCopy()
+	ep.Status.Phase = switchboardv1alpha1.WebhookEndpointPhaseSwitchedOff
+	ep.Status.FailingSince = &failing
+	if err := h.kube.Status().Patch(ctx, ep, client.MergeFrom(base)); err != nil {
+		t.Fatal(err)
+	}
+	got = h.api.Do(t, tenant.OwnerKey, "GET", "/v1/webhooks", nil).Map(t)["endpoints"].([]any)[0].(map[string]any)
+	if got["status"] != "paused" || got["failing_since"] != "2026-03-01T08:00:00Z" {
+		t.Errorf("switched off by an earlier release: %v", got)
+	}
+	if resp := h.api.Do(t, tenant.OwnerKey, "POST", "/v1/webhooks/"+id+"/test", nil); resp.Status != 409 || !strings.Contains(string(resp.Body), "switched off") {
+		t.Errorf("test on an endpoint switched off by an earlier release: %s", resp)
+	}
+	resp = h.api.Do(t, tenant.OwnerKey, "PATCH", "/v1/webhooks/"+id, map[string]any{"status": "active"})
+	if e := resp.Map(t)["endpoint"].(map[string]any); resp.Status != 200 || e["status"] != "active" || e["failing_since"] != nil {
+		t.Errorf("switch on: %s", resp)
+	}
+	if ep := h.endpoint(t, tenant, id); ep.Spec.Paused || ep.Annotations[webhooks.AnnotationSwitchedOff] != "" {
+		t.Errorf("switch on left paused %v, annotations %v", ep.Spec.Paused, ep.Annotations)
 	}
 
 	// An endpoint made with kubectl apply is listed too.

@@ -625,8 +625,12 @@ var _ = Describe("Webhook delivery", func() {
 			g.Expect(ep.Status.Phase).To(Equal(switchboardv1alpha1.WebhookEndpointPhaseSwitchedOff))
 			g.Expect(ep.Status.OwnersNotifiedAt).NotTo(BeNil())
 		}).WithTimeout(20 * time.Second).Should(Succeed())
-		Expect(ep.Spec.Paused).To(BeTrue(), "a switched-off endpoint shows as paused")
+		Expect(ep.Spec.Paused).To(BeFalse(), "the controller leaves the owner's spec alone")
+		Expect(ep.Spec.ActivatedAt).To(BeNil())
+		Expect(ep.Status.SwitchedOffAt.Time).To(BeTemporally("==", t0.Add(24*time.Hour)))
 		Expect(ep.Status.FailingSince.Time).To(BeTemporally("==", t0))
+		Expect(meta.IsStatusConditionFalse(ep.Status.Conditions, switchboardv1alpha1.ConditionReady)).To(BeTrue())
+		Expect(meta.FindStatusCondition(ep.Status.Conditions, switchboardv1alpha1.ConditionReady).Reason).To(Equal(switchboardv1alpha1.ReasonSwitchedOff))
 		Expect(e.mail.count()).To(Equal(1))
 		e.mail.mu.Lock()
 		Expect(e.mail.rcpt[0]).To(Equal([]string{e.tenant.Owner.Email}))
@@ -652,9 +656,10 @@ var _ = Describe("Webhook delivery", func() {
 		Eventually(func() []historyRow { return e.history(off) }).WithTimeout(20 * time.Second).Should(HaveLen(1))
 		Expect(e.history(off)[0].Status).To(Equal("cancelled"))
 
-		// Setting it active switches it on with a clean record.
+		// Setting it active (what the API's PATCH status active writes) switches it on with a
+		// clean record.
 		e.rcv.status.Store(200)
-		e.patchEndpoint(ep, func(ep *switchboardv1alpha1.WebhookEndpoint) { ep.Spec.Paused = false })
+		e.patchEndpoint(ep, func(ep *switchboardv1alpha1.WebhookEndpoint) { webhooks.SwitchOn(ep, e.clk.Now()) })
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
 			g.Expect(ep.Status.Phase).To(Equal(switchboardv1alpha1.WebhookEndpointPhaseActive))
@@ -732,11 +737,12 @@ var _ = Describe("Webhook delivery", func() {
 		Expect(k8sClient.Create(ctx, ep)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
-			g.Expect(ep.Spec.SigningSecretRef).NotTo(BeNil())
 			g.Expect(ep.Status.Phase).To(Equal(switchboardv1alpha1.WebhookEndpointPhaseActive))
+			g.Expect(meta.IsStatusConditionTrue(ep.Status.Conditions, switchboardv1alpha1.ConditionSigningSecretReady)).To(BeTrue())
 		}).WithTimeout(20 * time.Second).Should(Succeed())
+		Expect(ep.Spec.SigningSecretRef).To(BeNil(), "the controller leaves the spec as the user wrote it")
 		sec := &corev1.Secret{}
-		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: e.ns, Name: ep.Spec.SigningSecretRef.Name}, sec)).To(Succeed())
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: e.ns, Name: webhooks.SecretName(ep.Name)}, sec)).To(Succeed())
 		secret := string(sec.Data[switchboardv1alpha1.SigningSecretKey])
 		Expect(secret).To(HavePrefix("whsec_"))
 		Expect(metav1.IsControlledBy(sec, ep)).To(BeTrue())

@@ -305,6 +305,10 @@ func (in *WebhookEndpointSpec) DeepCopyInto(out *WebhookEndpointSpec) {
 		*out = make([]WebhookEventType, len(*in))
 		copy(*out, *in)
 	}
+	if in.ActivatedAt != nil {
+		in, out := &in.ActivatedAt, &out.ActivatedAt
+		*out = (*in).DeepCopy()
+	}
 	if in.SigningSecretRef != nil {
 		in, out := &in.SigningSecretRef, &out.SigningSecretRef
 		*out = new(LocalSecretReference)

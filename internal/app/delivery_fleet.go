@@ -74,7 +74,7 @@ func newDeliveryEngine(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, 
 		perEndpoint = delivery.DefaultPerEndpoint
 	}
 	engine, err := delivery.NewEngine(ctx, mgr, delivery.EngineOptions{Sender: sender, Store: st, Clock: o.Clock,
-		PerEndpoint: perEndpoint, Log: o.Log})
+		PerEndpoint: perEndpoint, FirstAttemptsPerEndpoint: w.FirstAttemptsPerEndpoint, FirstAttempts: w.FirstAttempts, Log: o.Log})
 	if err != nil {
 		return nil, err
 	}

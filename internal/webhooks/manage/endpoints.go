@@ -256,6 +256,9 @@ func (s *Endpoints) Update(ctx context.Context, account, id string, in Input) (e
 	if in.Status != nil {
 		paused := *in.Status == "paused"
 		switchedOn = !paused && webhooks.SwitchedOff(ep)
+		if switchedOn {
+			webhooks.SwitchOn(ep, s.Clock.Now())
+		}
 		ep.Spec.Paused = paused
 	}
 	if err := s.Kube.Patch(ctx, ep, client.MergeFrom(base)); err != nil {
@@ -286,14 +289,7 @@ func (s *Endpoints) Rotate(ctx context.Context, account, id string) (*switchboar
 		return nil, "", err
 	}
 	secret := webhooks.NewSecret()
-	if ep.Spec.SigningSecretRef == nil {
-		base := ep.DeepCopy()
-		ep.Spec.SigningSecretRef = &switchboardv1alpha1.LocalSecretReference{Name: webhooks.SecretName(ep.Name)}
-		if err := s.Kube.Patch(ctx, ep, client.MergeFrom(base)); err != nil {
-			return nil, "", refused(err)
-		}
-	}
-	key := types.NamespacedName{Namespace: ep.Namespace, Name: ep.Spec.SigningSecretRef.Name}
+	key := types.NamespacedName{Namespace: ep.Namespace, Name: webhooks.SigningSecretName(ep)}
 	sec := &corev1.Secret{}
 	err = s.Reader.Get(ctx, key, sec)
 	switch {
