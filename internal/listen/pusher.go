@@ -45,7 +45,7 @@ type ClosedError struct {
 }
 
 func (e *ClosedError) Error() string {
-	return fmt.Sprintf("the live channel closed the connection (%d %s)", e.Code, e.Reason)
+	return fmt.Sprintf("closed by the server: %d %s", e.Code, e.Reason)
 }
 
 // Permanent reports whether the protocol says not to reconnect (codes 4000–4099: wrong app
