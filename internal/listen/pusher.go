@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -69,6 +70,8 @@ type pusherConn struct {
 	activityTimeout time.Duration
 	frames          chan []byte
 	readErr         error // set before frames is closed
+	done            chan struct{}
+	closeOnce       sync.Once
 }
 
 // dialPusher connects and reads pusher:connection_established.
@@ -83,7 +86,7 @@ func dialPusher(ctx context.Context, url string) (*pusherConn, error) {
 		return nil, err
 	}
 	ws.SetReadLimit(1 << 20) // the body of a large event is sent whole
-	c := &pusherConn{ws: ws, frames: make(chan []byte, 64)}
+	c := &pusherConn{ws: ws, frames: make(chan []byte, 64), done: make(chan struct{})}
 	// A reader of its own: coder/websocket closes a connection whose Read context ends, so
 	// reads never carry the ping timer's deadline.
 	go func() {
@@ -94,7 +97,11 @@ func dialPusher(ctx context.Context, url string) (*pusherConn, error) {
 				close(c.frames)
 				return
 			}
-			c.frames <- b
+			select {
+			case c.frames <- b:
+			case <-c.done: // closed while frames were waiting: nobody reads them
+				return
+			}
 		}
 	}()
 	m, err := c.read(ctx, 15*time.Second)
@@ -122,7 +129,12 @@ func dialPusher(ctx context.Context, url string) (*pusherConn, error) {
 	return c, nil
 }
 
-func (c *pusherConn) close() { _ = c.ws.Close(websocket.StatusNormalClosure, "") }
+func (c *pusherConn) close() {
+	c.closeOnce.Do(func() {
+		close(c.done)
+		_ = c.ws.Close(websocket.StatusNormalClosure, "")
+	})
+}
 
 var errNoMessage = errors.New("no message from the live channel in time")
 
