@@ -30,18 +30,27 @@ type CPUCgroup struct {
 }
 
 // NewCPUCgroup makes the cgroup name under CPUCgroupRoot with a budget of cores (0.25 = a
-// quarter of one core, whatever the number of processes and threads in it).
-func NewCPUCgroup(name string, cores float64) (*CPUCgroup, error) {
-	if cores <= 0 {
-		return nil, fmt.Errorf("CPU budget %v: must be above 0", cores)
+// quarter of one core, whatever the number of processes and threads in it; 0 = no budget)
+// and a weight of shares (cpu.shares: its part of a contended machine against each other
+// process or group, 1024 each by default; 0 = the default).
+func NewCPUCgroup(name string, cores float64, shares int64) (*CPUCgroup, error) {
+	if cores < 0 || shares < 0 {
+		return nil, fmt.Errorf("CPU budget %v, weight %d: must not be below 0", cores, shares)
 	}
 	dir := filepath.Join(CPUCgroupRoot, name)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
 	}
 	c := &CPUCgroup{dir: dir}
-	quota := int64(cores * float64(cfsPeriod.Microseconds()))
-	if err := errors.Join(c.write("cpu.cfs_period_us", cfsPeriod.Microseconds()), c.write("cpu.cfs_quota_us", quota)); err != nil {
+	var err error
+	if cores > 0 {
+		quota := int64(cores * float64(cfsPeriod.Microseconds()))
+		err = errors.Join(c.write("cpu.cfs_period_us", cfsPeriod.Microseconds()), c.write("cpu.cfs_quota_us", quota))
+	}
+	if shares > 0 {
+		err = errors.Join(err, c.write("cpu.shares", shares))
+	}
+	if err != nil {
 		_ = os.Remove(dir)
 		return nil, err
 	}
@@ -88,6 +97,11 @@ func (c *CPUCgroup) Throttling() (Throttling, error) {
 		}
 	}
 	return t, nil
+}
+
+// Leave moves the process pid back to the root group.
+func (c *CPUCgroup) Leave(pid int) error {
+	return os.WriteFile(filepath.Join(CPUCgroupRoot, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644)
 }
 
 // Remove deletes the cgroup; its processes must have exited.

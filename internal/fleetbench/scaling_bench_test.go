@@ -8,6 +8,7 @@ package fleetbench
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,6 +38,7 @@ const endpoints = 5
 // config is what the benchmark's environment variables ask for.
 type config struct {
 	cores    float64 // BENCH_SCALE_CPU: each replica's CPU budget, in cores
+	shares   int64   // BENCH_SCALE_SHARES: cpu.shares of the benchmark's groups (0 = the kernel's 1024)
 	reports  int     // BENCH_SCALE_EVENTS: calls reported in the burst (each is delivered to every endpoint)
 	replicas []int   // BENCH_SCALE_REPLICAS: the fleet sizes to measure, in order
 }
@@ -49,6 +51,13 @@ func readConfig() (config, error) {
 			return c, fmt.Errorf("BENCH_SCALE_CPU=%q: want a number of cores above 0", v)
 		}
 		c.cores = f
+	}
+	if v := os.Getenv("BENCH_SCALE_SHARES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 2 || n > 262144 {
+			return c, fmt.Errorf("BENCH_SCALE_SHARES=%q: want cpu.shares from 2 to 262144", v)
+		}
+		c.shares = n
 	}
 	if v := os.Getenv("BENCH_SCALE_EVENTS"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -75,6 +84,7 @@ type fleetRun struct {
 	replicas        int
 	deliveries      int
 	wall            time.Duration // first report to last delivery
+	sampled         time.Duration // over which CPU was counted (the burst, and up to 200 ms of polling after)
 	rate, steady    float64       // deliveries/s over wall; over the middle 80% of deliveries
 	reportRate      float64       // reports answered per second
 	p50, p99        time.Duration // report (its start) to delivery
@@ -100,13 +110,16 @@ func BenchmarkFleetScaling(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	probe, err := benchkit.NewCPUCgroup(fmt.Sprintf("switchboard-bench-%d-probe", os.Getpid()), cfg.cores)
+	probe, err := benchkit.NewCPUCgroup(fmt.Sprintf("switchboard-bench-%d-probe", os.Getpid()), cfg.cores, cfg.shares)
 	if err != nil {
 		b.Skipf("no CPU budget for the replicas: cannot create a cgroup under %s (cgroup v1 cpu controller, writable: run as root): %v",
 			benchkit.CPUCgroupRoot, err)
 	}
 	if err := probe.Remove(); err != nil {
 		b.Fatal(err)
+	}
+	if cfg.shares > 0 {
+		favourTheRest(b, cfg.shares)
 	}
 
 	e := servetest.Start(b)
@@ -119,8 +132,8 @@ func BenchmarkFleetScaling(b *testing.B) {
 	benchkit.CountPostmaster(pm)
 	benchkit.SelfName = "harness (receiver + load)"
 	demo := e.SeedDemo(b, bin)
-	fmt.Printf("fleet scaling: %d reports × %d endpoints per fleet size, each replica held to %.2f cores, fleet-wide per-endpoint bound %d\n",
-		cfg.reports, endpoints, cfg.cores, bound)
+	fmt.Printf("fleet scaling: %d reports × %d endpoints per fleet size, each replica held to %.2f cores, cpu.shares %d, fleet-wide per-endpoint bound %d\n",
+		cfg.reports, endpoints, cfg.cores, cmp.Or(cfg.shares, 1024), bound)
 
 	s := &scaling{cfg: cfg, env: e, bin: bin, bound: bound, ownerKey: demo.OwnerKey}
 	var runs []fleetRun
@@ -135,7 +148,29 @@ func BenchmarkFleetScaling(b *testing.B) {
 			b.ReportMetric(float64(run.maxAtOnce), "max-per-endpoint")
 		})
 	}
-	printCurve(runs, cfg.cores)
+	printCurve(runs, cfg)
+}
+
+// favourTheRest puts everything but the replicas (this process: receiver and load; and what
+// it starts from now on: kube-apiserver, etcd, PostgreSQL) in a group with no budget and a
+// weight of shares, so that BENCH_SCALE_SHARES weighs them as it weighs the replicas against
+// the machine's other load. Without it each of them weighs as any process (1024); a group
+// of them at the default would weigh as one process.
+func favourTheRest(b *testing.B, shares int64) {
+	rest, err := benchkit.NewCPUCgroup(fmt.Sprintf("switchboard-bench-%d", os.Getpid()), 0, shares)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		// After the environment has stopped (cleanups run last first).
+		if err := rest.Leave(os.Getpid()); err != nil {
+			b.Error(err)
+		}
+		removeCgroup(b, rest)
+	})
+	if err := rest.Add(os.Getpid()); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // scaling is what every fleet size shares: the environment, the account and its endpoints.
@@ -155,7 +190,7 @@ func (s *scaling) measure(b *testing.B, n int) fleetRun {
 	groups := make([]*benchkit.CPUCgroup, n)
 	for i := range n {
 		name := fmt.Sprintf("serve-%d", i+1)
-		cg, err := benchkit.NewCPUCgroup(fmt.Sprintf("switchboard-bench-%d-%d-%s", os.Getpid(), n, name), s.cfg.cores)
+		cg, err := benchkit.NewCPUCgroup(fmt.Sprintf("switchboard-bench-%d-%d-%s", os.Getpid(), n, name), s.cfg.cores, s.cfg.shares)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -198,6 +233,7 @@ func (s *scaling) measure(b *testing.B, n int) fleetRun {
 	run.loadBefore = loadavg()
 	busyBefore := machineTicks()
 	cpuBefore := benchkit.ProcCPU()
+	sampledFrom := time.Now()
 	reported := s.report(b, replicas, fmt.Sprintf("scale%d", n), s.cfg.reports)
 	var first, ingested time.Time
 	for _, at := range reported {
@@ -214,6 +250,7 @@ func (s *scaling) measure(b *testing.B, n int) fleetRun {
 	}
 	cpuAfter := benchkit.ProcCPU()
 	busyAfter := machineTicks()
+	run.sampled = time.Since(sampledFrom)
 	run.end = loadavg()
 
 	// Latency and throughput from what the receiver saw for this burst (first delivery of each
@@ -258,7 +295,7 @@ func (s *scaling) measure(b *testing.B, n int) fleetRun {
 	for name, d := range cpuAfter {
 		run.cpu[name] = d - cpuBefore[name]
 	}
-	run.machineBusy = float64(busyAfter-busyBefore) / 100 / run.wall.Seconds()
+	run.machineBusy = float64(busyAfter-busyBefore) / 100 / run.sampled.Seconds()
 	run.throttled = make([]float64, n)
 	for i, cg := range groups {
 		t, err := cg.Throttling()
@@ -270,7 +307,7 @@ func (s *scaling) measure(b *testing.B, n int) fleetRun {
 		"most at once per endpoint %d (bound %d); per replica %v (unknown sender %d); repeats %d; load %s → %s\n",
 		n, run.deliveries, run.wall.Seconds(), run.rate, run.steady, run.reportRate, run.p50.Round(time.Millisecond), run.p99.Round(time.Millisecond),
 		run.maxAtOnce, s.bound, run.perReplica, run.unknownSender, run.repeats, run.loadBefore, run.end)
-	fmt.Printf("  CPU over the burst: %s; whole machine busy %.2f of 2 cores\n", cpuLine(run.cpu, run.wall), run.machineBusy)
+	fmt.Printf("  CPU over the burst: %s; whole machine busy %.2f of 2 cores\n", cpuLine(run.cpu, run.sampled), run.machineBusy)
 	if run.maxAtOnce > s.bound {
 		b.Fatalf("an endpoint received %d requests at once from %d replicas: above the fleet-wide bound --webhook-per-endpoint=%d",
 			run.maxAtOnce, n, s.bound)
@@ -420,31 +457,32 @@ func cpuLine(cpu map[string]time.Duration, wall time.Duration) string {
 }
 
 // printCurve prints the scaling curve and what limited it.
-func printCurve(runs []fleetRun, budget float64) {
+func printCurve(runs []fleetRun, cfg config) {
 	if len(runs) == 0 {
 		return
 	}
 	base := runs[0]
-	fmt.Printf("\nScaling across replicas (each held to %.2f cores; figures taken with the machine under other load):\n", budget)
+	fmt.Printf("\nScaling across replicas (%d reports × %d endpoints; each replica held to %.2f cores; cpu.shares %d):\n",
+		cfg.reports, endpoints, cfg.cores, cmp.Or(cfg.shares, 1024))
 	fmt.Println("| replicas | deliveries/s | steady/s | × first | p50 | p99 | most at once per endpoint | deliveries per replica | replica budget used up (share of periods) | CPU, cores (serve each · postgres · kube-apiserver · etcd · harness) | machine busy | load before → after |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range runs {
 		var serve []string
 		for _, n := range r.replicaNames {
-			serve = append(serve, fmt.Sprintf("%.2f", r.cpu[n].Seconds()/r.wall.Seconds()))
+			serve = append(serve, fmt.Sprintf("%.2f", r.cpu[n].Seconds()/r.sampled.Seconds()))
 		}
 		var thr []string
 		for _, t := range r.throttled {
 			thr = append(thr, fmt.Sprintf("%.0f%%", 100*t))
 		}
-		cores := func(name string) float64 { return r.cpu[name].Seconds() / r.wall.Seconds() }
+		cores := func(name string) float64 { return r.cpu[name].Seconds() / r.sampled.Seconds() }
 		fmt.Printf("| %d | %.0f | %.0f | %.2f× | %v | %v | %d | %v | %s | %s · %.2f · %.2f · %.2f · %.2f | %.2f | %s → %s |\n",
 			r.replicas, r.rate, r.steady, r.rate/base.rate*float64(base.replicas), r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond),
 			r.maxAtOnce, r.perReplica, strings.Join(thr, " "), strings.Join(serve, " "), cores("postgres"), cores("kube-apiserver"),
 			cores("etcd"), cores(benchkit.SelfName), r.machineBusy, r.loadBefore, r.end)
 	}
 	last := runs[len(runs)-1]
-	pgCores := last.cpu["postgres"].Seconds() / last.wall.Seconds()
+	pgCores := last.cpu["postgres"].Seconds() / last.sampled.Seconds()
 	var meanThrottled float64
 	for _, t := range last.throttled {
 		meanThrottled += t / float64(len(last.throttled))
