@@ -219,6 +219,18 @@ func (in *Inbox) WaitAll(t testing.TB, calls []string, timeout time.Duration) Ta
 // senderOf names the replica whose process owns the local TCP port (the client end of a
 // delivery's connection), "" when none of this Env's replicas does.
 func (e *Env) senderOf(port int) string {
+	// /proc/net/tcp is read in pages, and a table that changes between two pages (other
+	// connections opening and closing under load) may skip the row: look again.
+	for range 5 {
+		if name := e.senderOfOnce(port); name != "" {
+			return name
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return ""
+}
+
+func (e *Env) senderOfOnce(port int) string {
 	inode := socketInode(port)
 	if inode == "" {
 		return ""
