@@ -35,6 +35,9 @@ import (
 // every report fans out to all of them.
 const endpoints = 5
 
+// callers is how many different numbers the reports come from.
+const callers = 500
+
 // config is what the benchmark's environment variables ask for.
 type config struct {
 	cores    float64 // BENCH_SCALE_CPU: each replica's CPU budget, in cores
@@ -373,7 +376,11 @@ func (s *scaling) report(b *testing.B, replicas []*servetest.Replica, prefix str
 	)
 	benchkit.Offer(count, 0, func(ctx context.Context, hc *http.Client, i int) {
 		r := replicas[i%len(replicas)]
-		body, _ := json.Marshal(servetest.Report(servetest.UniqueRef(prefix, i), s.number))
+		report := servetest.Report(servetest.UniqueRef(prefix, i), s.number)
+		// Callers as a real burst has them, many and different: one caller for every report
+		// would make each report's count rows (calls by caller) the same rows.
+		report["from"] = fmt.Sprintf("+4477009%05d", i%callers)
+		body, _ := json.Marshal(report)
 		start := time.Now()
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+r.Platform+"/platform/v1/calls", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+servetest.PlatformToken)
