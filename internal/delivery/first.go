@@ -46,6 +46,9 @@ type FirstAttempts struct {
 	// nothing recorded comes from it, so a fake Clock that tests step cannot hold them).
 	Stall  time.Duration
 	Pacing clock.PassiveClock
+	// MaxDrain is how much queued work, at its pace, an endpoint may hold and still pace the
+	// claims (default 1 s): see Room.
+	MaxDrain time.Duration
 
 	mu    sync.Mutex
 	load  map[types.NamespacedName]*endpointLoad
@@ -121,6 +124,9 @@ func (f *FirstAttempts) defaults() {
 	if f.Stall <= 0 {
 		f.Stall = 500 * time.Millisecond
 	}
+	if f.MaxDrain <= 0 {
+		f.MaxDrain = time.Second
+	}
 	if f.Clock == nil {
 		f.Clock = clock.RealClock{}
 	}
@@ -150,52 +156,92 @@ func (f *FirstAttempts) signalLocked() {
 	}
 }
 
-// endpointLoad is one endpoint's admitted first attempts, and when it last made progress:
-// an attempt succeeded, or (from idle) the first was admitted.
+// endpointLoad is one endpoint's admitted first attempts, when it last made progress (an
+// attempt succeeded, or, from idle, the first was admitted), and the times of its latest
+// successes, from which its pace is measured.
 type endpointLoad struct {
-	admitted int
-	progress time.Time
+	admitted  int
+	progress  time.Time
+	successes [paceSamples]time.Time
+	// next is where the next success goes in successes; seen how many it holds.
+	next, seen int
+}
+
+// paceSamples is how many successes an endpoint's pace is measured over.
+const paceSamples = 16
+
+// noteSuccess records a success at now as progress and for the pace.
+func (l *endpointLoad) noteSuccess(now time.Time) {
+	l.progress = now
+	l.successes[l.next] = now
+	l.next = (l.next + 1) % paceSamples
+	l.seen = min(l.seen+1, paceSamples)
+}
+
+// drainTime is how long the endpoint takes to finish its admitted first attempts at the pace
+// of its latest successes; ok is false until it has succeeded twice.
+func (l endpointLoad) drainTime() (d time.Duration, ok bool) {
+	if l.seen < 2 {
+		return 0, false
+	}
+	newest := l.successes[(l.next+paceSamples-1)%paceSamples]
+	oldest := l.successes[(l.next+paceSamples-l.seen)%paceSamples]
+	span := newest.Sub(oldest)
+	if span <= 0 {
+		return 0, true // as fast as the clock can tell
+	}
+	return time.Duration(float64(span) / float64(l.seen-1) * float64(l.admitted)), true
 }
 
 // Room is how many more events the dispatcher may claim now without sending a delivery to
 // the controller only because its endpoint is busy: the least room (MaxWaiting less its
 // admitted attempts) of the endpoints that keep up. A busy endpoint that answers fast
 // then paces the claims, and its deliveries stay first attempts (no resource, no write to
-// the API server); one that has had no attempt succeed for Stall (hanging, down, or very
-// slow) paces nothing, and its surplus goes to the controller, which parks it, so the
-// others keep their rate.
+// the API server). One that lags paces nothing, and its surplus goes to the controller,
+// which parks it, so the others keep their rate: it has had no attempt succeed for Stall
+// (hanging, down), or its admitted attempts would take longer than MaxDrain at its pace (a
+// slow receiver: pacing every claim to it would hold every other account's events to its
+// rate).
 func (f *FirstAttempts) Room() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.defaults()
-	return claimRoom(f.load, f.Pacing.Now(), f.Stall, f.MaxWaiting)
+	return claimRoom(f.load, f.Pacing.Now(), f.Stall, f.MaxDrain, f.MaxWaiting)
 }
 
 // claimRoom is Room's rule.
-func claimRoom(load map[types.NamespacedName]*endpointLoad, now time.Time, stall time.Duration, maxWaiting int) int {
+func claimRoom(load map[types.NamespacedName]*endpointLoad, now time.Time, stall, maxDrain time.Duration, maxWaiting int) int {
 	room := maxWaiting
 	for _, l := range load {
-		if !endpointStalled(*l, now, stall) {
+		if !endpointLagging(*l, now, stall, maxDrain) {
 			room = min(room, maxWaiting-l.admitted)
 		}
 	}
 	return max(room, 0)
 }
 
-// Stalled reports whether ep has first attempts admitted and none has succeeded for Stall:
-// it hangs or is down, though its status may not show it failing yet (that waits for the
-// first attempt's timeout). The dispatcher's back-pressure leaves its backlog out.
+// Stalled reports whether ep lags (see Room): it hangs or is down, though its status may not
+// show it failing yet (that waits for the first attempt's timeout), or it is too slow for
+// what it was sent. The dispatcher's back-pressure leaves its backlog out.
 func (f *FirstAttempts) Stalled(ep types.NamespacedName) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.defaults()
 	l := f.load[ep]
-	return l != nil && endpointStalled(*l, f.Pacing.Now(), f.Stall)
+	return l != nil && endpointLagging(*l, f.Pacing.Now(), f.Stall, f.MaxDrain)
 }
 
-// endpointStalled is the rule of Stalled and Room: no progress for stall.
-func endpointStalled(l endpointLoad, now time.Time, stall time.Duration) bool {
-	return l.admitted > 0 && now.Sub(l.progress) >= stall
+// endpointLagging is the rule of Stalled and Room: first attempts admitted, and no progress
+// for stall or more than maxDrain of work queued at the endpoint's pace.
+func endpointLagging(l endpointLoad, now time.Time, stall, maxDrain time.Duration) bool {
+	if l.admitted == 0 {
+		return false
+	}
+	if now.Sub(l.progress) >= stall {
+		return true
+	}
+	d, ok := l.drainTime()
+	return ok && d > maxDrain
 }
 
 // Free is how many more first attempts may be admitted now.
@@ -289,7 +335,7 @@ func (f *FirstAttempts) noteOutcome(key types.NamespacedName, ok bool, at time.T
 	}
 	delete(f.failures, key)
 	if l := f.load[key]; l != nil {
-		l.progress = f.Pacing.Now()
+		l.noteSuccess(f.Pacing.Now())
 		f.signalLocked()
 	}
 }

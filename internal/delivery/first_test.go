@@ -110,6 +110,39 @@ func TestAdmitSendsAFailingEndpointToTheController(t *testing.T) {
 	expect(true, "a first attempt succeeded")
 }
 
+// paced is an endpoint with admitted first attempts whose last 16 successes came interval
+// apart, the newest at last.
+func paced(admitted int, last time.Time, interval time.Duration) *endpointLoad {
+	l := &endpointLoad{admitted: admitted}
+	for i := paceSamples - 1; i >= 0; i-- {
+		l.noteSuccess(last.Add(-time.Duration(i) * interval))
+	}
+	return l
+}
+
+func TestDrainTime(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	l := &endpointLoad{admitted: 100}
+	if _, ok := l.drainTime(); ok {
+		t.Error("a pace from no success")
+	}
+	l.noteSuccess(t0)
+	if _, ok := l.drainTime(); ok {
+		t.Error("a pace from one success")
+	}
+	l.noteSuccess(t0.Add(10 * time.Millisecond))
+	if d, ok := l.drainTime(); !ok || d != time.Second {
+		t.Errorf("two successes 10 ms apart, 100 queued: %s %v, want 1s", d, ok)
+	}
+	// More than the samples: only the latest count.
+	for i := range 40 {
+		l.noteSuccess(t0.Add(time.Second + time.Duration(i)*time.Millisecond))
+	}
+	if d, _ := l.drainTime(); d != 100*time.Millisecond {
+		t.Errorf("after a faster run: %s, want 100ms", d)
+	}
+}
+
 func keyOf(ep *switchboardv1alpha1.WebhookEndpoint) types.NamespacedName {
 	return types.NamespacedName{Namespace: ep.Namespace, Name: ep.Name}
 }
@@ -131,9 +164,15 @@ func TestClaimRoom(t *testing.T) {
 		{"a stalled endpoint paces nothing", map[types.NamespacedName]*endpointLoad{
 			a: {admitted: 10, progress: t0}, b: {admitted: 256, progress: t0.Add(-stall)}}, 246},
 		{"only stalled endpoints", map[types.NamespacedName]*endpointLoad{b: {admitted: 256, progress: t0.Add(-time.Minute)}}, 256},
+		{"a fast endpoint paces the claims (256 queued, 1 ms apart: 256 ms of work)", map[types.NamespacedName]*endpointLoad{
+			a: paced(256, t0, time.Millisecond)}, 0},
+		{"a slow endpoint does not (256 queued, 50 ms apart: 12.8 s of work)", map[types.NamespacedName]*endpointLoad{
+			a: paced(256, t0, 50*time.Millisecond), b: {admitted: 6, progress: t0}}, 250},
+		{"a slow endpoint with little queued still paces", map[types.NamespacedName]*endpointLoad{
+			a: paced(16, t0, 50*time.Millisecond)}, 240},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := claimRoom(tc.load, t0, stall, 256); got != tc.want {
+			if got := claimRoom(tc.load, t0, stall, time.Second, 256); got != tc.want {
 				t.Errorf("claimRoom = %d, want %d", got, tc.want)
 			}
 		})
