@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/benchkit"
+	"github.com/switchboard-dev/switchboard/internal/pgcluster"
 	"github.com/switchboard-dev/switchboard/internal/servetest"
 )
 
@@ -239,6 +240,12 @@ func (s *scaling) measure(b *testing.B, n int) fleetRun {
 	if err != nil {
 		b.Fatal(err)
 	}
+	var waits *pgcluster.WaitSampler
+	if statements {
+		if waits, err = s.env.PG.SampleWaits(context.Background(), "switchboard", 20*time.Millisecond); err != nil {
+			b.Fatal(err)
+		}
+	}
 	busyBefore := machineTicks()
 	cpuBefore := benchkit.ProcCPU()
 	sampledFrom := time.Now()
@@ -259,6 +266,9 @@ func (s *scaling) measure(b *testing.B, n int) fleetRun {
 	cpuAfter := benchkit.ProcCPU()
 	busyAfter := machineTicks()
 	run.sampled = time.Since(sampledFrom)
+	if waits != nil {
+		printWaits(waits.Stop())
+	}
 	run.end = loadavg()
 
 	// Latency and throughput from what the receiver saw for this burst (first delivery of each
@@ -338,6 +348,20 @@ func (s *scaling) printStatements(b *testing.B, reports int) {
 	for _, st := range top {
 		fmt.Printf("    %7.3f | %6d | %7d | %s\n", st.Total.Seconds()*1000/float64(reports), st.Calls, st.Rows, st.Query)
 	}
+}
+
+// printWaits lists what PostgreSQL's active sessions waited for in the burst, most first.
+func printWaits(waits map[string]float64) {
+	names := make([]string, 0, len(waits))
+	for n := range waits {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return waits[names[i]] > waits[names[j]] })
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s %.2f", n, waits[n]))
+	}
+	fmt.Printf("  PostgreSQL active sessions by wait, mean over the burst: %s\n", strings.Join(parts, ", "))
 }
 
 // slowAnswer is how long the receiver holds each answer back while the bound is checked:

@@ -3,6 +3,7 @@ package pgcluster
 import (
 	"context"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -58,4 +59,66 @@ func (c *Cluster) TopStatements(ctx context.Context, database string, limit int)
 		s.Total = time.Duration(ms * float64(time.Millisecond))
 		return s, err
 	})
+}
+
+// WaitSampler counts what the active sessions of a database are waiting for (pg_stat_activity's
+// wait_event_type:wait_event, "CPU" when running), sampled every interval until Stop.
+type WaitSampler struct {
+	stop chan struct{}
+	done chan struct{}
+	mu   sync.Mutex
+	seen map[string]int
+	n    int
+}
+
+// SampleWaits starts a WaitSampler on database.
+func (c *Cluster) SampleWaits(ctx context.Context, database string, interval time.Duration) (*WaitSampler, error) {
+	conn, err := pgx.Connect(ctx, c.URL(database))
+	if err != nil {
+		return nil, err
+	}
+	w := &WaitSampler{stop: make(chan struct{}), done: make(chan struct{}), seen: map[string]int{}}
+	go func() {
+		defer close(w.done)
+		defer conn.Close(context.Background())
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-w.stop:
+				return
+			case <-tick.C:
+			}
+			rows, err := conn.Query(ctx, `SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU') FROM pg_stat_activity
+				WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid()`)
+			if err != nil {
+				return
+			}
+			waits, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return
+			}
+			w.mu.Lock()
+			w.n++
+			for _, e := range waits {
+				w.seen[e]++
+			}
+			w.mu.Unlock()
+		}
+	}()
+	return w, nil
+}
+
+// Stop ends the sampling and returns, for each wait, the mean number of active sessions in it
+// (sessions seen / samples).
+func (w *WaitSampler) Stop() map[string]float64 {
+	close(w.stop)
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]float64{}
+	for e, k := range w.seen {
+		out[e] = float64(k) / float64(max(1, w.n))
+	}
+	return out
 }
