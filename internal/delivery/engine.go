@@ -38,6 +38,8 @@ type Engine struct {
 	First *FirstAttempts
 	// Backlog follows the live deliveries for the dispatcher's pacing; nil: no pacing.
 	Backlog *Backlog
+	// Throttle holds attempts to endpoints with a rate limit to it.
+	Throttle *Throttle
 }
 
 // EngineOptions configure NewEngine; zero values take the defaults.
@@ -84,6 +86,7 @@ func NewEngine(ctx context.Context, mgr ctrl.Manager, o EngineOptions) (*Engine,
 	// Until a reconciler takes the parked deliveries (ListenParked), a released slot wakes none.
 	e.Slots = NewSlots(o.PerEndpoint, func(types.NamespacedName) bool { return false })
 	e.First = &FirstAttempts{Clock: o.Clock, MaxWaiting: o.FirstAttemptsPerEndpoint, Total: o.FirstAttempts}
+	e.Throttle = NewThrottle(clock.RealClock{})
 	if err := e.Backlog.SetupWithManager(ctx, mgr); err != nil {
 		return nil, err
 	}

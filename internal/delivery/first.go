@@ -355,6 +355,11 @@ func (e *Engine) FirstAttempt(ctx context.Context, a FirstAttempt) (webhooks.Res
 		release()
 		return webhooks.Result{}, time.Time{}, NotAttempted, nil
 	}
+	// An endpoint with a rate limit: the attempt waits for its turn, holding its slot.
+	if err := e.Throttle.Wait(ctx, a.Endpoint); err != nil {
+		release()
+		return webhooks.Result{}, time.Time{}, Abandoned, nil
+	}
 	out := e.Attempt(ctx, release, AttemptRequest{Endpoint: a.Endpoint, Secret: a.Secret, DeliveryName: a.DeliveryName,
 		EventID: a.EventID.String(), EventType: a.EventType, Body: a.Body})
 	if out.Stopped {
