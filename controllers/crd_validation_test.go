@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -125,6 +126,10 @@ var _ = Describe("WebhookEndpoint validation", func() {
 			"name must be a valid Secret name"),
 		Entry("no account", func(e *switchboardv1alpha1.WebhookEndpoint) { e.Spec.AccountID = "" },
 			"spec.accountID"),
+		Entry("rate limit 0", func(e *switchboardv1alpha1.WebhookEndpoint) { e.Spec.RateLimit = ptr.To[int32](0) },
+			"spec.rateLimit"),
+		Entry("rate limit over 1000", func(e *switchboardv1alpha1.WebhookEndpoint) { e.Spec.RateLimit = ptr.To[int32](1001) },
+			"spec.rateLimit"),
 	)
 
 	It("keeps accountID immutable but lets the rest of the spec change", func() {
@@ -338,7 +343,7 @@ var _ = Describe("Installed CRDs", func() {
 			Expect(ready).To(BeTrue(), "a Ready column reads the Ready condition")
 		},
 		Entry("WebhookEndpoint", crdWant{"webhookendpoints.switchboard.dev", "whep",
-			[]string{"Ready", "Phase", "Name", "URL", "Failing Since", "Age"}}),
+			[]string{"Ready", "Phase", "Name", "URL", "Rate", "Failing Since", "Age"}}),
 		Entry("WebhookDelivery", crdWant{"webhookdeliveries.switchboard.dev", "whdl",
 			[]string{"Endpoint", "Event", "Phase", "Attempts", "Next Attempt", "Age"}}),
 		Entry("TranscriptionJob", crdWant{"transcriptionjobs.switchboard.dev", "tj",
