@@ -99,6 +99,14 @@ func FindPostmaster(backend int) {
 	}
 }
 
+// CountPostgres counts the PostgreSQL server whose postmaster is pid (and its backends) among
+// the benchmark's processes, for a server not started by a backend query (FindPostmaster).
+func CountPostgres(pid int) {
+	procMu.Lock()
+	postmaster = pid
+	procMu.Unlock()
+}
+
 func procStat(pid int) (string, int64, bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {

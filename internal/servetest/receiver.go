@@ -180,7 +180,7 @@ func (in *Inbox) Tally(calls []string) Tally {
 }
 
 // WaitAll waits until every call has been delivered, or fails after timeout.
-func (in *Inbox) WaitAll(t *testing.T, calls []string, timeout time.Duration) Tally {
+func (in *Inbox) WaitAll(t testing.TB, calls []string, timeout time.Duration) Tally {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
