@@ -272,6 +272,11 @@ func BenchmarkOneEndpointFromParts(b *testing.B) {
 	x := &bench{b: b, env: env, serve: serve, rcv: rcv, number: servetest.LiveNumber(b, serve),
 		prefix: servetest.UniqueRef("hard", 0), answer: os.Getenv("BENCH_HARD_PAYLOAD") != "no-answer",
 		pgStats: strings.Contains(os.Getenv("PGCLUSTER_OPTIONS"), "pg_stat_statements"), profDir: profDir}
+	if x.pgStats {
+		if _, err := env.PG.Query(context.Background(), "switchboard", `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
+			b.Fatal(err)
+		}
+	}
 	payload := "answered calls with talk time"
 	if !x.answer {
 		payload = "no-answer calls"
@@ -313,7 +318,7 @@ func (x *bench) run(b *testing.B, how string, load func(*reporter), measure bool
 	}
 	h2Before, h1Before := x.rcv.http2.Load(), x.rcv.http1.Load()
 	cpu0, t0 := benchkit.ProcCPU(), time.Now()
-	profile := x.startProfile(b)
+	profile := x.startProfile(b, measure)
 	load(p)
 	reportWall := time.Since(t0)
 	deadline := time.Now().Add(10 * time.Minute)
@@ -381,9 +386,9 @@ func (x *bench) run(b *testing.B, how string, load func(*reporter), measure bool
 
 // startProfile takes a 10 s CPU profile of serve, 2 s into the case, when
 // BENCH_HARD_PROFILE_DIR is set; the channel closes when it is written.
-func (x *bench) startProfile(b *testing.B) <-chan struct{} {
+func (x *bench) startProfile(b *testing.B, measure bool) <-chan struct{} {
 	done := make(chan struct{})
-	if x.profDir == "" {
+	if x.profDir == "" || !measure {
 		close(done)
 		return done
 	}

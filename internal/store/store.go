@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -35,11 +36,23 @@ type Store struct {
 	markBatch    *batcher[eventMark, struct{}]
 }
 
+// DefaultMaxConns is the pool's size unless DATABASE_URL sets pool_max_conns. pgxpool's own
+// default, max(4, CPUs), suits work that keeps the client's CPUs busy; a replica's
+// connections mostly wait on round trips instead, and with four the ingestion API's group
+// commits, the dispatcher's claims, the delivery history and API requests queued for a
+// connection while PostgreSQL sat idle (docs/benchmarks.md, "One endpoint, the service from
+// its parts"). 20 per replica keeps the two replicas shipped, and a third, under PostgreSQL's
+// default max_connections of 100.
+const DefaultMaxConns = 20
+
 // Open connects to PostgreSQL.
 func Open(ctx context.Context, url string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = DefaultMaxConns
 	}
 	resetOnLoss := &poolResetTracer{}
 	cfg.ConnConfig.Tracer = resetOnLoss
@@ -58,11 +71,22 @@ func Open(ctx context.Context, url string) (*Store, error) {
 // Close releases the pool.
 func (s *Store) Close() { s.Pool.Close() }
 
-// Migrate applies every embedded migration not yet applied and reports the versions it ran.
-func Migrate(ctx context.Context, url string) ([]int64, error) {
-	cfg, err := pgx.ParseConfig(url)
+// connConfig is the configuration of one connection to url. The URL is parsed as the pool
+// parses it, so the pool's own parameters (pool_max_conns and the other pool_* ones, see
+// Open) are accepted and not sent to the server as settings, which it would refuse.
+func connConfig(url string) (*pgx.ConnConfig, error) {
+	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	return cfg.ConnConfig, nil
+}
+
+// Migrate applies every embedded migration not yet applied and reports the versions it ran.
+func Migrate(ctx context.Context, url string) ([]int64, error) {
+	cfg, err := connConfig(url)
+	if err != nil {
+		return nil, err
 	}
 	db := stdlib.OpenDB(*cfg)
 	defer db.Close()
@@ -84,9 +108,9 @@ func Migrate(ctx context.Context, url string) ([]int64, error) {
 // MigrateTo applies the embedded migrations up to and including version (a database of an
 // earlier release, for tests of the migrations that follow).
 func MigrateTo(ctx context.Context, url string, version int64) error {
-	cfg, err := pgx.ParseConfig(url)
+	cfg, err := connConfig(url)
 	if err != nil {
-		return fmt.Errorf("parse database url: %w", err)
+		return err
 	}
 	db := stdlib.OpenDB(*cfg)
 	defer db.Close()
