@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -36,23 +35,11 @@ type Store struct {
 	markBatch    *batcher[eventMark, struct{}]
 }
 
-// DefaultMaxConns is the pool's size unless DATABASE_URL sets pool_max_conns. pgxpool's own
-// default, max(4, CPUs), suits work that keeps the client's CPUs busy; a replica's
-// connections mostly wait on round trips instead, and with four the ingestion API's group
-// commits, the dispatcher's claims, the delivery history and API requests queued for a
-// connection while PostgreSQL sat idle (docs/benchmarks.md, "One endpoint, the service from
-// its parts"). 20 per replica keeps the two replicas shipped, and a third, under PostgreSQL's
-// default max_connections of 100.
-const DefaultMaxConns = 20
-
 // Open connects to PostgreSQL.
 func Open(ctx context.Context, url string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
-	}
-	if !strings.Contains(url, "pool_max_conns") {
-		cfg.MaxConns = DefaultMaxConns
 	}
 	resetOnLoss := &poolResetTracer{}
 	cfg.ConnConfig.Tracer = resetOnLoss

@@ -88,14 +88,6 @@ func TestDatabaseURLWithPoolParameters(t *testing.T) {
 	if got := st.Pool.Config().MaxConns; got != 7 {
 		t.Errorf("pool of %d connections, want the URL's 7", got)
 	}
-	plain, err := store.Open(ctx, storetest.NewDatabaseURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plain.Close()
-	if got := plain.Pool.Config().MaxConns; got != store.DefaultMaxConns {
-		t.Errorf("pool of %d connections without pool_max_conns, want %d", got, store.DefaultMaxConns)
-	}
 	listening := errors.New("listening")
 	if err := store.ListenRealtime(ctx, url, func() error { return listening }, func([]byte) {}); !errors.Is(err, listening) {
 		t.Errorf("listen: %v", err)
