@@ -31,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -107,6 +108,7 @@ type received struct {
 	body      []byte
 	cancelled bool
 	path      string
+	at        time.Time
 }
 
 // receiver is a real HTTPS endpoint; status answers each request, hang holds requests
@@ -127,7 +129,7 @@ func startReceiver() *receiver {
 	r.status.Store(204)
 	r.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
-		rec := received{header: req.Header.Clone(), body: body, path: req.URL.Path}
+		rec := received{header: req.Header.Clone(), body: body, path: req.URL.Path, at: time.Now()}
 		if r.hang.Load() {
 			r.inHang <- struct{}{}
 			select {
@@ -489,6 +491,39 @@ var _ = Describe("Webhook delivery", func() {
 				Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
 		}
 		Expect(watch.ResultChan()).NotTo(Receive(), "no delivery went to the controller")
+	})
+
+	It("holds a rate-limited endpoint to its rate, first attempts and the controller's alike, and waiting is no failure", func() {
+		e.stop()
+		e.firstMaxWaiting = 3 // most deliveries go to the controller: both paths are held
+		e.start()
+		ep, _ := e.endpoint("whep-limited")
+		e.patchEndpoint(ep, func(ep *switchboardv1alpha1.WebhookEndpoint) { ep.Spec.RateLimit = ptr.To[int32](5) })
+		const n = 15
+		ids := make([]uuid.UUID, 0, n)
+		for range n {
+			ids = append(ids, e.event(events.CallEnded))
+		}
+		Eventually(func() int { return len(e.rcv.all()) }).WithTimeout(30 * time.Second).Should(Equal(n))
+		reqs := e.rcv.all()
+		slices.SortFunc(reqs, func(a, b received) int { return a.at.Compare(b.at) })
+		// A token bucket of one: at most 5 × T + 1 in any T seconds.
+		for i := range reqs {
+			inSecond := 0
+			for _, r := range reqs[i:] {
+				if r.at.Sub(reqs[i].at) < time.Second {
+					inSecond++
+				}
+			}
+			Expect(inSecond).To(BeNumerically("<=", 6), "deliveries within a second from the %dth", i+1)
+		}
+		Expect(reqs[n-1].at.Sub(reqs[0].at)).To(BeNumerically(">=", 2500*time.Millisecond), "15 at 5 a second")
+		for _, id := range ids {
+			Eventually(func() []historyRow { return e.history(id) }).WithTimeout(10*time.Second).Should(
+				Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}), "held back, not failed")
+		}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
+		Expect(ep.Status.FailingSince).To(BeNil())
 	})
 
 	It("retries after 1 minute, 5 minutes, 30 minutes, 2 hours and 10 hours, then fails", func() {

@@ -118,6 +118,14 @@ type WebhookEndpointSpec struct {
 	// +optional
 	ActivatedAt *metav1.Time `json:"activatedAt,omitempty"`
 
+	// RateLimit caps the deliveries sent to the endpoint per second, across every replica
+	// (API rate_limit); unset: no cap beyond the per-endpoint concurrency bound. Deliveries
+	// held back by it wait: they are not failures.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	RateLimit *int32 `json:"rateLimit,omitempty"`
+
 	// SigningSecretRef names a Secret in this namespace whose key "secret" holds the signing
 	// secret (whsec_...). When empty the secret is in the Secret "<name>-signing", which the
 	// controller generates (owned by the endpoint) when it is missing.
@@ -177,6 +185,7 @@ type WebhookEndpointStatus struct {
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Name",type=string,JSONPath=`.spec.displayName`
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`
+// +kubebuilder:printcolumn:name="Rate",type=integer,JSONPath=`.spec.rateLimit`,description="deliveries per second at most"
 // +kubebuilder:printcolumn:name="Failing Since",type=date,JSONPath=`.status.failingSince`
 // +kubebuilder:printcolumn:name="Account",type=string,JSONPath=`.spec.accountID`,priority=1
 // +kubebuilder:printcolumn:name="Events",type=string,JSONPath=`.spec.events`,priority=1
