@@ -40,9 +40,11 @@ type Options struct {
 	// APIAddr is where the public /v1 API listens.
 	APIAddr string
 	// PublicBaseURL is the origin clients use to reach the API (for links); default http://APIAddr.
-	PublicBaseURL     string
-	MetricsAddr       string
-	ProbeAddr         string
+	PublicBaseURL string
+	MetricsAddr   string
+	ProbeAddr     string
+	// Pprof serves Go's profiles at /debug/pprof/ on ProbeAddr (off by default).
+	Pprof             bool
 	LeaderElection    bool
 	RequestsPerMinute int
 	RestConfig        *rest.Config
@@ -196,8 +198,12 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	if o.ProbeAddr != "" && o.ProbeAddr != "0" {
+		probes := probeHandler(st.Pool.Ping, kubePing)
+		if o.Pprof {
+			probes = withPprof(probes)
+		}
 		if err := mgr.Add(&httpRunnable{name: "the health probes", addr: o.ProbeAddr, ln: p.probes, log: o.Log.WithName("probes"),
-			handler: probeHandler(st.Pool.Ping, kubePing)}); err != nil {
+			handler: probes}); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -39,5 +40,18 @@ func probeHandler(database, kube func(context.Context) error) http.Handler {
 	mount("/healthz", map[string]healthz.Checker{"ping": healthz.Ping})
 	mount("/readyz", map[string]healthz.Checker{"database": check(database)})
 	mount("/dependencyz", map[string]healthz.Checker{"database": check(database), "kube-apiserver": check(kube)})
+	return mux
+}
+
+// withPprof adds Go's profiles (/debug/pprof/) to the probes' handler (--pprof): off by
+// default, since they show the process's internals and a profile costs CPU while it runs.
+func withPprof(probes http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.Handle("/", probes)
 	return mux
 }

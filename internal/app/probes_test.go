@@ -33,3 +33,24 @@ func TestProbeHandler(t *testing.T) {
 		}
 	}
 }
+
+// --pprof adds the profiles beside the probes; without it they are not served.
+func TestProbesServeProfilesOnlyWithPprof(t *testing.T) {
+	down := func(context.Context) error { return errors.New("unreachable") }
+	for _, tc := range []struct {
+		name string
+		h    http.Handler
+		want map[string]int
+	}{
+		{"default", probeHandler(down, down), map[string]int{"/debug/pprof/": 404, "/debug/pprof/goroutine": 404, "/readyz": 500}},
+		{"--pprof", withPprof(probeHandler(down, down)), map[string]int{"/debug/pprof/": 200, "/debug/pprof/goroutine": 200, "/readyz": 500, "/healthz": 200}},
+	} {
+		for path, want := range tc.want {
+			rec := httptest.NewRecorder()
+			tc.h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+			if rec.Code != want {
+				t.Errorf("%s: GET %s = %d, want %d", tc.name, path, rec.Code, want)
+			}
+		}
+	}
+}

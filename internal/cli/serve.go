@@ -67,6 +67,7 @@ func newServeCommand() *cobra.Command {
 	f.BoolVar(&o.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS to callers the kube-apiserver authenticates and authorizes for GET /metrics (false: plain HTTP, anyone who can connect)")
 	f.StringVar(&o.MetricsCertDir, "metrics-cert-path", "", "directory of tls.crt and tls.key for the metrics endpoint (default: a self-signed certificate)")
 	f.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8083", "address of /healthz and /readyz")
+	f.BoolVar(&o.Pprof, "pprof", false, "serve Go's profiles at /debug/pprof/ on the health-probe address (for diagnosis: they show the process's internals, so keep that address private)")
 	f.BoolVar(&o.LeaderElection, "leader-elect", true, "elect a leader so only one replica runs the controllers (retries, pause, resend, switch-off); first attempts run on every replica (false: a single instance only)")
 	leaderElectionFlags(f, &o)
 	f.IntVar(&o.RequestsPerMinute, "requests-per-minute", 60, "per-user API request limit (the spec's 60; raise for benchmarks)")

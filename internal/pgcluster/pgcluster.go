@@ -158,3 +158,31 @@ func binDir() (string, error) {
 	}
 	return "", errors.New("PostgreSQL server binaries not found: run hack/ensure-tools.sh or set PG_BINDIR")
 }
+
+// Query runs one statement on database and returns its rows as text (measurement and
+// diagnostics, e.g. pg_stat_statements; the product's queries live in internal/store).
+func (c *Cluster) Query(ctx context.Context, database, sql string, args ...any) ([][]string, error) {
+	conn, err := pgx.Connect(ctx, c.URL(database))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][]string
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			return nil, err
+		}
+		row := make([]string, len(vals))
+		for i, v := range vals {
+			row[i] = fmt.Sprint(v)
+		}
+		out = append(out, row)
+	}
+	return out, rows.Err()
+}

@@ -1,6 +1,9 @@
 package phone
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+)
 
 func TestToE164(t *testing.T) {
 	tests := []struct {
@@ -51,5 +54,30 @@ func TestToE164InOtherRegion(t *testing.T) {
 		if got != tt.want || ok != (tt.want != "") {
 			t.Errorf("ToE164In(%q, %q) = %q, %v; want %q", tt.raw, tt.region, got, ok, tt.want)
 		}
+	}
+}
+
+// Answers are remembered per input and region: a number read once in one region is read
+// afresh in another, a remembered answer equals a fresh parse, and the memory is bounded.
+func TestToE164RemembersPerRegion(t *testing.T) {
+	for range 2 { // the second pass answers from memory
+		if got, ok := ToE164In("020 7946 0000", "GB"); got != "+442079460000" || !ok {
+			t.Errorf("GB: %q, %v", got, ok)
+		}
+		if got, ok := ToE164In("020 7946 0000", "US"); ok {
+			t.Errorf("US: %q, %v; want unreadable", got, ok)
+		}
+		if got, ok := ToE164In("not a number", "GB"); ok {
+			t.Errorf("not a number: %q, %v", got, ok)
+		}
+	}
+	for i := range parsedSize + 100 {
+		ToE164In("07700 "+strconv.Itoa(900000+i), "GB")
+	}
+	if n := parsed.Len(); n > parsedSize {
+		t.Errorf("%d answers remembered, bound %d", n, parsedSize)
+	}
+	if got, ok := ToE164In("07700 900042", "GB"); got != "+447700900042" || !ok {
+		t.Errorf("after eviction: %q, %v", got, ok)
 	}
 }

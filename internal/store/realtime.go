@@ -139,7 +139,11 @@ func recordCallProgress(ctx context.Context, tx pgx.Tx, in CallProgress) (callPu
 // ctx ends or the connection is lost: ready runs once the LISTEN is in place, then each runs
 // for every notification's payload, in order.
 func ListenRealtime(ctx context.Context, databaseURL string, ready func() error, each func(payload []byte)) error {
-	pg, err := pgx.Connect(ctx, databaseURL)
+	cfg, err := connConfig(databaseURL)
+	if err != nil {
+		return err
+	}
+	pg, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -58,11 +58,22 @@ func Open(ctx context.Context, url string) (*Store, error) {
 // Close releases the pool.
 func (s *Store) Close() { s.Pool.Close() }
 
-// Migrate applies every embedded migration not yet applied and reports the versions it ran.
-func Migrate(ctx context.Context, url string) ([]int64, error) {
-	cfg, err := pgx.ParseConfig(url)
+// connConfig is the configuration of one connection to url. The URL is parsed as the pool
+// parses it, so the pool's own parameters (pool_max_conns and the other pool_* ones, see
+// Open) are accepted and not sent to the server as settings, which it would refuse.
+func connConfig(url string) (*pgx.ConnConfig, error) {
+	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	return cfg.ConnConfig, nil
+}
+
+// Migrate applies every embedded migration not yet applied and reports the versions it ran.
+func Migrate(ctx context.Context, url string) ([]int64, error) {
+	cfg, err := connConfig(url)
+	if err != nil {
+		return nil, err
 	}
 	db := stdlib.OpenDB(*cfg)
 	defer db.Close()
@@ -84,9 +95,9 @@ func Migrate(ctx context.Context, url string) ([]int64, error) {
 // MigrateTo applies the embedded migrations up to and including version (a database of an
 // earlier release, for tests of the migrations that follow).
 func MigrateTo(ctx context.Context, url string, version int64) error {
-	cfg, err := pgx.ParseConfig(url)
+	cfg, err := connConfig(url)
 	if err != nil {
-		return fmt.Errorf("parse database url: %w", err)
+		return err
 	}
 	db := stdlib.OpenDB(*cfg)
 	defer db.Close()

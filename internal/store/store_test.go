@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -67,5 +68,28 @@ func TestConcurrentMigrationsApplyOnce(t *testing.T) {
 	}
 	if total == 0 {
 		t.Error("no replica applied the migrations")
+	}
+}
+
+// An operator sizes the pool in DATABASE_URL (pool_max_conns, docs/operations.md) and serve
+// migrates, listens and opens its pool with that one URL: each must accept the pool's
+// parameters rather than send them to the server, which refuses unknown settings.
+func TestDatabaseURLWithPoolParameters(t *testing.T) {
+	ctx := context.Background()
+	url := storetest.NewEmptyDatabaseURL(t) + "&pool_max_conns=7&pool_min_conns=1"
+	if _, err := store.Migrate(ctx, url); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	defer st.Close()
+	if got := st.Pool.Config().MaxConns; got != 7 {
+		t.Errorf("pool of %d connections, want the URL's 7", got)
+	}
+	listening := errors.New("listening")
+	if err := store.ListenRealtime(ctx, url, func() error { return listening }, func([]byte) {}); !errors.Is(err, listening) {
+		t.Errorf("listen: %v", err)
 	}
 }
