@@ -25,6 +25,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
 )
 
 // Root is the path under which the portal is served.
@@ -61,6 +62,8 @@ type Config struct {
 	// SignInsPerEmail and SignInsPerAddress bound sign-in requests per minute.
 	SignInsPerEmail   int
 	SignInsPerAddress int
+	// Webhooks is the webhooks service the API uses; nil: the webhooks page says it is not available.
+	Webhooks *manage.Endpoints
 }
 
 // Portal serves the pages.
@@ -73,7 +76,7 @@ type Portal struct {
 	mailWG   sync.WaitGroup
 }
 
-//go:embed templates/*.html
+//go:embed templates/*.html templates/*.tmpl
 var templateFiles embed.FS
 
 // sessionUserKey holds the signed-in user's internal id in the session.
@@ -136,6 +139,15 @@ func (p *Portal) Handler() http.Handler {
 	mux.HandleFunc("POST /portal/team/invite", p.signedIn(p.invite))
 	mux.HandleFunc("POST /portal/team/{user}/allowances", p.signedIn(p.setAllowances))
 	mux.HandleFunc("POST /portal/team/{user}/remove", p.signedIn(p.removeUser))
+	mux.HandleFunc("GET /portal/webhooks", p.signedIn(p.owner(p.webhooks)))
+	mux.HandleFunc("POST /portal/webhooks", p.signedIn(p.owner(p.createWebhook)))
+	mux.HandleFunc("GET /portal/webhooks/{endpoint}", p.signedIn(p.owner(p.webhook)))
+	mux.HandleFunc("POST /portal/webhooks/{endpoint}", p.signedIn(p.owner(p.updateWebhook)))
+	mux.HandleFunc("POST /portal/webhooks/{endpoint}/status", p.signedIn(p.owner(p.setWebhookStatus)))
+	mux.HandleFunc("POST /portal/webhooks/{endpoint}/rotate", p.signedIn(p.owner(p.rotateWebhook)))
+	mux.HandleFunc("POST /portal/webhooks/{endpoint}/test", p.signedIn(p.owner(p.testWebhook)))
+	mux.HandleFunc("POST /portal/webhooks/{endpoint}/delete", p.signedIn(p.owner(p.deleteWebhook)))
+	mux.HandleFunc("POST /portal/webhooks/{endpoint}/deliveries/{event}/resend", p.signedIn(p.owner(p.resendDelivery)))
 	mux.HandleFunc("/portal/", func(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, http.StatusNotFound, "message.html", page{Title: "Not found", Message: "There is nothing at this address."})
 	})
