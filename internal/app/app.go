@@ -294,7 +294,8 @@ func Run(ctx context.Context, o Options) error {
 		mailer = webhooks.SMTPMailer{Addr: o.Webhooks.SMTPAddr, From: o.Webhooks.MailFrom}
 	}
 	accountPortal := portal.New(portal.Config{BaseURL: base, Mailer: mailer, Clock: o.Clock, Log: o.Log.WithName("portal"),
-		IdleTimeout: o.Portal.IdleTimeout, Lifetime: o.Portal.Lifetime, Webhooks: endpoints}, st)
+		IdleTimeout: o.Portal.IdleTimeout, Lifetime: o.Portal.Lifetime, Webhooks: endpoints, LinkSigningKey: o.LinkSigningKey,
+		Transcriptions: transcriptions}, st)
 	defer accountPortal.Wait()
 	public := http.NewServeMux()
 	public.Handle(portal.Root, accountPortal.Handler())

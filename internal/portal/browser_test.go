@@ -3,10 +3,12 @@ package portal_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -553,8 +555,7 @@ func TestPortalInBrowser(t *testing.T) {
 	t.Run("add a webhook to a real HTTPS receiver, test it, read its log, pause it, resend a cancelled delivery", func(t *testing.T) {
 		p.t = t
 		p.b.t = t
-		p.signOut()
-		p.signIn(p.demo.OwnerEmail)
+		// Still signed in as the owner from the step before (sign-in links are limited per email).
 		p.b.run("add an endpoint", chromedp.Navigate(p.base+"/portal/webhooks"),
 			chromedp.SendKeys("#endpoint-name", "Receiver"), chromedp.SendKeys("#endpoint-url", p.hooks.srv.URL+"/hooks"),
 			chromedp.Click(`input[name=event][value="call.ended"]`), chromedp.Click("#add-endpoint"), chromedp.WaitVisible("#secret-value"))
@@ -610,6 +611,93 @@ func TestPortalInBrowser(t *testing.T) {
 		}
 		p.awaitRow(page, fmt.Sprintf(`tr[data-event=%q][data-status="succeeded"]`, eventID), "the resent delivery in the log as succeeded")
 	})
+
+	t.Run("the calls list leads to a call page whose audio player plays the recording", func(t *testing.T) {
+		p.t = t
+		p.b.t = t
+		calls, _, err := p.st.ListCalls(ctx, p.demo.AccountID, store.CallFilter{Activity: "all", Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var recorded *store.Call
+		for i := range calls {
+			if calls[i].RecordingPublicID != nil {
+				recorded = &calls[i]
+				break
+			}
+		}
+		if recorded == nil {
+			t.Fatal("the demo account has no recorded call")
+		}
+		p.b.run("open the calls list", chromedp.Navigate(p.base+"/portal/calls?activity=all"), chromedp.WaitVisible("#calls"))
+		rows := value(p.b, "count rows", chromedp.Evaluate[int](`document.querySelectorAll("#calls tr[data-call]").length`))
+		if rows != min(len(calls), 25) {
+			t.Errorf("the calls list shows %d rows, want %d", rows, min(len(calls), 25))
+		}
+		p.b.run("open the recorded call", chromedp.Click(fmt.Sprintf(`tr[data-call=%q] a`, recorded.PublicID)), chromedp.WaitVisible("#recording"))
+		src := value(p.b, "the audio's address", chromedp.Evaluate[string](`document.getElementById("recording").src`))
+		resp, err := http.Get(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		audio, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "audio/") || !bytes.HasPrefix(audio, []byte("RIFF")) {
+			t.Fatalf("the audio player's src answered %d %s with %d bytes", resp.StatusCode, resp.Header.Get("Content-Type"), len(audio))
+		}
+		// The status filter narrows the list to that outcome.
+		p.b.run("filter by outcome", chromedp.Navigate(p.base+"/portal/calls?activity=all&status="+recorded.Disposition), chromedp.WaitVisible("#calls"))
+		other := value(p.b, "rows of another outcome", chromedp.Evaluate[int](fmt.Sprintf(
+			`[...document.querySelectorAll("#calls tr[data-call] td:nth-child(4)")].filter(td => td.textContent !== %q).length`, recorded.Disposition)))
+		if other != 0 {
+			t.Errorf("filtering by %s still lists %d calls of another outcome", recorded.Disposition, other)
+		}
+	})
+
+	t.Run("a voicemail's transcription shows its estimate first, then starts", func(t *testing.T) {
+		p.t = t
+		p.b.t = t
+		const caller = "+447700900654"
+		p.report(t, map[string]any{"disposition": "voicemail", "from": caller, "duration_seconds": 30,
+			"recording": map[string]any{"kind": "voicemail", "duration_seconds": 25, "audio_base64": base64.StdEncoding.EncodeToString(seed.ToneWAV(2))}})
+		calls, _, err := p.st.ListCalls(ctx, p.demo.AccountID, store.CallFilter{Activity: "all", Search: caller, SearchDigits: store.CallSearchDigits(caller), Limit: 1})
+		if err != nil || len(calls) != 1 || calls[0].RecordingPublicID == nil {
+			t.Fatalf("the reported voicemail: %v %v", calls, err)
+		}
+		p.b.run("ask to transcribe", chromedp.Navigate(p.base+"/portal/calls/"+calls[0].PublicID), chromedp.Click("#transcribe"),
+			chromedp.WaitVisible("#estimate"))
+		if got := p.b.text("#estimate-minutes"); got != "1 minute" {
+			t.Errorf("the estimate for 25 s of audio says %q, want 1 minute", got)
+		}
+		p.b.run("start the transcription", chromedp.Click("#start-transcription"), chromedp.WaitVisible("#notice"))
+		if got := p.b.text("#notice"); !strings.Contains(got, "transcription has started") {
+			t.Errorf("after starting, the call page says %q", got)
+		}
+		if status, err := p.st.GetTranscript(ctx, p.demo.AccountID, mustRecordingID(t, p.st, p.demo.AccountID, *calls[0].RecordingPublicID)); err != nil || status.Status == "" {
+			t.Errorf("no transcript was started: %+v %v", status, err)
+		}
+	})
+
+	t.Run("the balance page shows the balance in pounds", func(t *testing.T) {
+		p.t = t
+		p.b.t = t
+		acct, err := p.st.GetAccount(ctx, p.demo.AccountID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.b.run("open the balance page", chromedp.Navigate(p.base+"/portal/balance"), chromedp.WaitVisible("#balance"))
+		if want := fmt.Sprintf("£%d.%02d", acct.BalancePence/100, acct.BalancePence%100); p.b.text("#balance") != want || acct.BalancePence <= 0 {
+			t.Errorf("the balance page shows %q; the account has %d pence", p.b.text("#balance"), acct.BalancePence)
+		}
+		entries, _, err := p.st.ListLedgerEntries(ctx, p.demo.AccountID, 50, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := value(p.b, "ledger rows", chromedp.Evaluate[int](`document.querySelectorAll("#ledger tbody tr").length`))
+		if len(entries) == 0 || rows != len(entries) {
+			t.Errorf("the ledger shows %d rows for %d entries", rows, len(entries))
+		}
+	})
 }
 
 // awaitRow reloads page until selector matches something on it.
@@ -629,17 +717,34 @@ func (p *portalTest) awaitRow(page, selector, what string) {
 	}
 }
 
+func mustRecordingID(t *testing.T, st *store.Store, accountID int64, publicID string) int64 {
+	t.Helper()
+	rec, err := st.GetRecording(context.Background(), accountID, publicID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec.ID
+}
+
 // reportCall reports an unanswered call to the demo account's first number, as the telephony
 // platform does; it produces a call.ended event.
 func (p *portalTest) reportCall(t *testing.T) {
+	t.Helper()
+	p.report(t, nil)
+}
+
+// report reports a call to the demo account's first number, with the fields of change.
+func (p *portalTest) report(t *testing.T, change map[string]any) {
 	t.Helper()
 	nums, err := p.st.ListNumbers(context.Background(), p.demo.AccountID)
 	if err != nil || len(nums) == 0 {
 		t.Fatalf("the demo account's numbers: %v %v", nums, err)
 	}
 	started := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
-	body, _ := json.Marshal(map[string]any{"platform_ref": fmt.Sprintf("portal-test-%d", started.UnixNano()), "to": nums[0].E164,
-		"from": "+447700900321", "disposition": "no-answer", "started_at": started, "duration_seconds": 20, "talk_seconds": 0})
+	report := map[string]any{"platform_ref": fmt.Sprintf("portal-test-%d", started.UnixNano()), "to": nums[0].E164,
+		"from": "+447700900321", "disposition": "no-answer", "started_at": started, "duration_seconds": 20, "talk_seconds": 0}
+	maps.Copy(report, change)
+	body, _ := json.Marshal(report)
 	req, _ := http.NewRequest(http.MethodPost, p.platform+"/platform/v1/calls", bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+platformToken)
 	req.Header.Set("Content-Type", "application/json")

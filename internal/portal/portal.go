@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/transcription"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
 )
@@ -62,6 +63,10 @@ type Config struct {
 	// SignInsPerEmail and SignInsPerAddress bound sign-in requests per minute.
 	SignInsPerEmail   int
 	SignInsPerAddress int
+	// LinkSigningKey signs the audio player's recording links (the API's key); empty: no player.
+	LinkSigningKey []byte
+	// Transcriptions starts and prices transcriptions, as for the API; nil: no transcribe button.
+	Transcriptions *transcription.Service
 	// Webhooks is the webhooks service the API uses; nil: the webhooks page says it is not available.
 	Webhooks *manage.Endpoints
 }
@@ -134,7 +139,11 @@ func (p *Portal) Handler() http.Handler {
 	mux.HandleFunc("GET /portal/keys", p.signedIn(p.keys))
 	mux.HandleFunc("POST /portal/keys", p.signedIn(p.createKey))
 	mux.HandleFunc("POST /portal/keys/{key}/revoke", p.signedIn(p.revokeKey))
+	mux.HandleFunc("GET /portal/calls", p.signedIn(p.calls))
+	mux.HandleFunc("GET /portal/balance", p.signedIn(p.balance))
 	mux.HandleFunc("GET /portal/calls/{call}", p.signedIn(p.call))
+	mux.HandleFunc("GET /portal/calls/{call}/transcribe", p.signedIn(p.transcribeQuote))
+	mux.HandleFunc("POST /portal/calls/{call}/transcribe", p.signedIn(p.transcribe))
 	mux.HandleFunc("GET /portal/team", p.signedIn(p.team))
 	mux.HandleFunc("POST /portal/team/invite", p.signedIn(p.invite))
 	mux.HandleFunc("POST /portal/team/{user}/allowances", p.signedIn(p.setAllowances))

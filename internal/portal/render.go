@@ -24,6 +24,8 @@ type page struct {
 	Keys     *keysView
 	Team     *teamView
 	Call     *callView
+	Calls    *callsView
+	Balance  *balanceView
 	Webhooks *webhooksView
 	Webhook  *webhookView
 }
@@ -54,6 +56,8 @@ var funcs = template.FuncMap{
 		}
 		return strings.ToUpper(status[:min(1, len(status))]) + strings.ReplaceAll(status[min(1, len(status)):], "_", " ")
 	},
+	"pounds": pounds,
+	"int64":  func(n int) int64 { return int64(n) },
 	"fields": func(f webhookForm, events []string) endpointFields { return endpointFields{Form: f, Events: events} },
 }
 
