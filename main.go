@@ -4,7 +4,8 @@ Copyright 2026 The Switchboard Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-// Command switchboard is the one binary of the service: serve, migrate, admin, seed.
+// Command switchboard is the one binary of the service: serve, migrate, admin, seed, and the
+// integrator tools listen and trigger.
 package main
 
 import (

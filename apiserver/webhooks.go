@@ -1,12 +1,14 @@
 package apiserver
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
 	"time"
 
 	restful "github.com/emicklei/go-restful/v3"
+	"github.com/swaggest/jsonschema-go"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
@@ -52,6 +54,9 @@ type Webhook struct {
 	Events       []string   `json:"events" required:"true"`
 	Status       string     `json:"status" required:"true" enum:"active,paused"`
 	FailingSince *time.Time `json:"failing_since" required:"true"`
+	// RateLimit is the most deliveries sent to the endpoint per second, across the service;
+	// null when there is no such cap.
+	RateLimit *int `json:"rate_limit" required:"true" minimum:"1" maximum:"1000" description:"The most deliveries sent to the endpoint per second, across the service; null when there is no cap."`
 }
 
 // WebhookList is GET /webhooks.
@@ -115,6 +120,9 @@ type WebhookCreate struct {
 	Name   *string   `json:"name" required:"true" nullable:"false" minLength:"1" maxLength:"100"`
 	URL    *string   `json:"url" required:"true" nullable:"false" format:"uri" description:"An https:// address on the public internet."`
 	Events *[]string `json:"events" required:"true" nullable:"false" minItems:"1"`
+	// RateLimit caps the deliveries sent per second; deliveries held back by it wait, and
+	// never count as failures. Absent or null: no cap.
+	RateLimit *int `json:"rate_limit,omitempty" nullable:"true" minimum:"1" maximum:"1000" description:"Deliveries per second at most, across the service (1 to 1000); deliveries held back wait and never count as failures. Absent or null: no cap."`
 }
 
 // WebhookChange is the body of PATCH /webhooks/{endpoint}; every field is optional.
@@ -123,6 +131,40 @@ type WebhookChange struct {
 	URL    *string   `json:"url,omitempty" nullable:"false" format:"uri" description:"An https:// address on the public internet."`
 	Events *[]string `json:"events,omitempty" nullable:"false" minItems:"1"`
 	Status *string   `json:"status,omitempty" nullable:"false" enum:"active,paused"`
+	// RateLimit: a number sets the cap, null removes it, absent leaves it as it is.
+	RateLimit optionalRateLimit `json:"rate_limit,omitempty"`
+}
+
+// optionalRateLimit is a PATCH field that may be absent (unchanged), null (removed) or a
+// number (set).
+type optionalRateLimit struct {
+	set   bool
+	value *int
+}
+
+// UnmarshalJSON is called only when the field is present.
+func (o *optionalRateLimit) UnmarshalJSON(b []byte) error {
+	o.set = true
+	if string(b) == "null" {
+		o.value = nil
+		return nil
+	}
+	var v int
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err // a type error: the decoder names the field
+	}
+	o.value = &v
+	return nil
+}
+
+// JSONSchema describes the field as its clients see it: an integer in range, or null.
+func (optionalRateLimit) JSONSchema() (jsonschema.Schema, error) {
+	var s jsonschema.Schema
+	s.AddType(jsonschema.Integer)
+	s.AddType(jsonschema.Null)
+	s.WithMinimum(manage.MinRateLimit).WithMaximum(manage.MaxRateLimit)
+	s.WithDescription("Deliveries per second at most, across the service (1 to 1000); null removes the cap; absent leaves it as it is.")
+	return s, nil
 }
 
 type webhooksResource struct {
@@ -217,7 +259,8 @@ func (r webhooksResource) create(req *restful.Request, resp *restful.Response) {
 	if !readJSON(req, resp, &in) {
 		return
 	}
-	ep, secret, err := r.svc.Create(req.Request.Context(), account(req), manage.Input{Name: in.Name, URL: in.URL, Events: in.Events})
+	ep, secret, err := r.svc.Create(req.Request.Context(), account(req), manage.Input{Name: in.Name, URL: in.URL, Events: in.Events,
+		RateLimit: in.RateLimit, SetRateLimit: true})
 	if err != nil {
 		r.webhookError(req, resp, err)
 		return
@@ -231,7 +274,7 @@ func (r webhooksResource) update(req *restful.Request, resp *restful.Response) {
 		return
 	}
 	ep, switchedOn, err := r.svc.Update(req.Request.Context(), principal(req).Account.PublicID, req.PathParameter("endpoint"),
-		manage.Input{Name: in.Name, URL: in.URL, Events: in.Events, Status: in.Status})
+		manage.Input{Name: in.Name, URL: in.URL, Events: in.Events, Status: in.Status, RateLimit: in.RateLimit.value, SetRateLimit: in.RateLimit.set})
 	if err != nil {
 		r.webhookError(req, resp, err)
 		return
@@ -347,5 +390,6 @@ func (r webhooksResource) webhookError(req *restful.Request, resp *restful.Respo
 
 func webhookView(ep *switchboardv1alpha1.WebhookEndpoint) Webhook {
 	v := manage.ViewOf(ep)
-	return Webhook{PublicID: v.PublicID, Name: v.Name, URL: v.URL, Events: v.Events, Status: v.Status, FailingSince: v.FailingSince}
+	return Webhook{PublicID: v.PublicID, Name: v.Name, URL: v.URL, Events: v.Events, Status: v.Status, FailingSince: v.FailingSince,
+		RateLimit: v.RateLimit}
 }

@@ -122,7 +122,7 @@ func (h *webhookHarness) testLifecycle(t *testing.T) {
 	resp.JSON(t, &created)
 	id, _ := created.Endpoint["public_id"].(string)
 	want := map[string]any{"public_id": id, "name": "CRM", "url": "https://hooks.example.com/sb",
-		"events": []any{"call.ended", "transcript.ready"}, "status": "active", "failing_since": nil}
+		"events": []any{"call.ended", "transcript.ready"}, "status": "active", "failing_since": nil, "rate_limit": nil}
 	if fmt.Sprint(created.Endpoint) != fmt.Sprint(want) || !strings.HasPrefix(id, "whep-") {
 		t.Errorf("created %v, want %v", created.Endpoint, want)
 	}
@@ -164,6 +164,23 @@ func (h *webhookHarness) testLifecycle(t *testing.T) {
 	}
 	if resp := h.api.Do(t, key, "PATCH", "/v1/webhooks/"+id, map[string]any{"status": "active"}); resp.Status != 200 || resp.Map(t)["endpoint"].(map[string]any)["status"] != "active" {
 		t.Errorf("resume: %s", resp)
+	}
+
+	// rate_limit: set by PATCH, kept when absent, removed by null; the resource holds it.
+	if got := h.api.Do(t, key, "PATCH", "/v1/webhooks/"+id, map[string]any{"rate_limit": 25}).Map(t)["endpoint"].(map[string]any); got["rate_limit"] != float64(25) {
+		t.Errorf("rate_limit set: %v", got)
+	}
+	if ep := h.endpoint(t, tenant, id); ep.Spec.RateLimit == nil || *ep.Spec.RateLimit != 25 {
+		t.Errorf("spec.rateLimit %v, want 25", ep.Spec.RateLimit)
+	}
+	if got := h.api.Do(t, key, "PATCH", "/v1/webhooks/"+id, map[string]any{"name": "CRM 3"}).Map(t)["endpoint"].(map[string]any); got["rate_limit"] != float64(25) {
+		t.Errorf("rate_limit after a PATCH without it: %v", got)
+	}
+	if got := h.api.Do(t, key, "PATCH", "/v1/webhooks/"+id, map[string]any{"rate_limit": nil}).Map(t)["endpoint"].(map[string]any); got["rate_limit"] != nil {
+		t.Errorf("rate_limit removed: %v", got)
+	}
+	if ep := h.endpoint(t, tenant, id); ep.Spec.RateLimit != nil {
+		t.Errorf("spec.rateLimit %v after null", *ep.Spec.RateLimit)
 	}
 
 	resp = h.api.Do(t, key, "POST", "/v1/webhooks/"+id+"/rotate", nil)
@@ -223,6 +240,8 @@ func (h *webhookHarness) testValidation(t *testing.T) {
 		{map[string]any{"name": "x", "url": "https://hooks.example.com", "events": []string{"test"}}, "events", `"test" is not`},
 		{map[string]any{"name": "x", "url": "https://hooks.example.com", "events": []string{"call.started"}}, "events", `"call.started" is not`},
 		{map[string]any{"name": "x", "url": "https://hooks.example.com:99999/", "events": []string{"call.ended"}}, "url", "port"},
+		{map[string]any{"name": "x", "url": "https://hooks.example.com", "events": []string{"call.ended"}, "rate_limit": 0}, "rate_limit", "from 1 to 1000"},
+		{map[string]any{"name": "x", "url": "https://hooks.example.com", "events": []string{"call.ended"}, "rate_limit": 1001}, "rate_limit", "from 1 to 1000"},
 	}
 	for _, c := range cases {
 		resp := h.api.Do(t, tenant.OwnerKey, "POST", "/v1/webhooks", c.body)
@@ -239,6 +258,11 @@ func (h *webhookHarness) testValidation(t *testing.T) {
 	if got := h.create(t, tenant.OwnerKey, "HTTPS://hooks.example.com/upper"); got["url"] != "https://hooks.example.com/upper" {
 		t.Errorf("upper-case scheme saved as %v", got["url"])
 	}
+	limited := h.api.Do(t, tenant.OwnerKey, "POST", "/v1/webhooks", map[string]any{"name": "limited", "url": "https://hooks.example.com/limited",
+		"events": []string{"call.ended"}, "rate_limit": 1000})
+	if limited.Status != 201 || limited.Map(t)["endpoint"].(map[string]any)["rate_limit"] != float64(1000) {
+		t.Errorf("create with rate_limit 1000: %s", limited)
+	}
 	id := h.create(t, tenant.OwnerKey, "https://hooks.example.com/a")["public_id"].(string)
 	for _, c := range []struct {
 		body  map[string]any
@@ -250,6 +274,9 @@ func (h *webhookHarness) testValidation(t *testing.T) {
 		{map[string]any{"name": ""}, "name"},
 		{map[string]any{"status": 1}, "status"},
 		{map[string]any{"url": "Https://hooks.example.com:65536/"}, "url"},
+		{map[string]any{"rate_limit": -5}, "rate_limit"},
+		{map[string]any{"rate_limit": "fast"}, "rate_limit"},
+		{map[string]any{"rate_limit": 2.5}, "rate_limit"},
 	} {
 		resp := h.api.Do(t, tenant.OwnerKey, "PATCH", "/v1/webhooks/"+id, c.body)
 		if resp.Status != 422 || !strings.Contains(string(resp.Body), `"`+c.field+`"`) {
@@ -290,17 +317,17 @@ func (h *webhookHarness) testKubectl(t *testing.T) {
 		t.Errorf("after kubectl pause: %v", got)
 	}
 
-	// A switched-off endpoint (as the controller leaves it) shows paused with failing_since;
-	// setting it active switches it on.
-	failing := metav1.NewTime(h.clk.Now().Add(-25 * time.Hour))
-	ep = h.endpoint(t, tenant, id)
-	if err := h.kube.Patch(ctx, ep, client.RawPatch(types.MergePatchType,
-		[]byte(`{"metadata":{"annotations":{"`+webhooks.AnnotationSwitchedOff+`":"2026-03-02T08:00:00Z"}},"spec":{"paused":true}}`))); err != nil {
-		t.Fatal(err)
+	// A switched-off endpoint (as the controller leaves it: status only) shows paused with
+	// failing_since; setting it active switches it on.
+	if resp := h.api.Do(t, tenant.OwnerKey, "PATCH", "/v1/webhooks/"+id, map[string]any{"status": "active"}); resp.Status != 200 {
+		t.Fatalf("resume: %s", resp)
 	}
+	failing := metav1.NewTime(h.clk.Now().Add(-25 * time.Hour))
+	switchedOff := metav1.NewTime(h.clk.Now().Add(-time.Hour).Truncate(time.Second))
+	ep = h.endpoint(t, tenant, id)
 	base := ep.DeepCopy()
 	ep.Status.Phase = switchboardv1alpha1.WebhookEndpointPhaseSwitchedOff
-	ep.Status.FailingSince = &failing
+	ep.Status.FailingSince, ep.Status.SwitchedOffAt = &failing, &switchedOff
 	if err := h.kube.Status().Patch(ctx, ep, client.MergeFrom(base)); err != nil {
 		t.Fatal(err)
 	}
@@ -315,8 +342,41 @@ func (h *webhookHarness) testKubectl(t *testing.T) {
 	if e := resp.Map(t)["endpoint"].(map[string]any); resp.Status != 200 || e["status"] != "active" || e["failing_since"] != nil {
 		t.Errorf("switch on: %s", resp)
 	}
-	if ep := h.endpoint(t, tenant, id); ep.Spec.Paused {
-		t.Error("spec.paused still set")
+	if ep := h.endpoint(t, tenant, id); ep.Spec.Paused || ep.Spec.ActivatedAt == nil || ep.Spec.ActivatedAt.Before(&switchedOff) {
+		t.Errorf("switch on wrote paused %v, activatedAt %v (switched off at %v)", ep.Spec.Paused, ep.Spec.ActivatedAt, switchedOff)
+	}
+
+	// An endpoint an earlier release switched off (spec.paused and an annotation) is switched
+	// off too, and switching it on unpauses it.
+	ep = h.endpoint(t, tenant, id)
+	base = ep.DeepCopy()
+	ep.Status.SwitchedOffAt = nil
+	if err := h.kube.Status().Patch(ctx, ep, client.MergeFrom(base)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.kube.Patch(ctx, ep, client.RawPatch(types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"`+webhooks.AnnotationSwitchedOff+`":"2026-03-02T08:00:00Z"}},"spec":{"paused":true}}`))); err != nil {
+		t.Fatal(err)
+	}
+	base = ep.DeepCopy()
+	ep.Status.Phase = switchboardv1alpha1.WebhookEndpointPhaseSwitchedOff
+	ep.Status.FailingSince = &failing
+	if err := h.kube.Status().Patch(ctx, ep, client.MergeFrom(base)); err != nil {
+		t.Fatal(err)
+	}
+	got = h.api.Do(t, tenant.OwnerKey, "GET", "/v1/webhooks", nil).Map(t)["endpoints"].([]any)[0].(map[string]any)
+	if got["status"] != "paused" || got["failing_since"] != "2026-03-01T08:00:00Z" {
+		t.Errorf("switched off by an earlier release: %v", got)
+	}
+	if resp := h.api.Do(t, tenant.OwnerKey, "POST", "/v1/webhooks/"+id+"/test", nil); resp.Status != 409 || !strings.Contains(string(resp.Body), "switched off") {
+		t.Errorf("test on an endpoint switched off by an earlier release: %s", resp)
+	}
+	resp = h.api.Do(t, tenant.OwnerKey, "PATCH", "/v1/webhooks/"+id, map[string]any{"status": "active"})
+	if e := resp.Map(t)["endpoint"].(map[string]any); resp.Status != 200 || e["status"] != "active" || e["failing_since"] != nil {
+		t.Errorf("switch on: %s", resp)
+	}
+	if ep := h.endpoint(t, tenant, id); ep.Spec.Paused || ep.Annotations[webhooks.AnnotationSwitchedOff] != "" {
+		t.Errorf("switch on left paused %v, annotations %v", ep.Spec.Paused, ep.Annotations)
 	}
 
 	// An endpoint made with kubectl apply is listed too.

@@ -175,6 +175,7 @@ func (r *WebhookDeliveryReconciler) endpointEvents() handler.EventHandler {
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			r.Engine.InFlight.Cancel(client.ObjectKeyFromObject(e.Object))
 			r.Engine.Health.Forget(client.ObjectKeyFromObject(e.Object))
+			r.Engine.Throttle.Forget(client.ObjectKeyFromObject(e.Object))
 			enqueue(ctx, e.Object, q)
 		},
 	}

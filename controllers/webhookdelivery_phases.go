@@ -28,6 +28,9 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
+// throttleWaitInline is the longest a worker waits for a rate-limited endpoint's turn.
+const throttleWaitInline = 100 * time.Millisecond
+
 // reconcileAttempt makes the attempt that is due, in one of the endpoint's slots.
 func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *switchboardv1alpha1.WebhookDelivery, ep *switchboardv1alpha1.WebhookEndpoint,
 	st *deliveryState) (ctrl.Result, error) {
@@ -67,6 +70,11 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *swi
 		return ctrl.Result{}, err
 	}
 
+	// An endpoint with a rate limit: a turn due soon is waited for; a later one gives the
+	// worker and the slot back until then (it is not an attempt, nor a failure).
+	if later, err := r.Engine.Throttle.TakeTurn(ctx, ep, throttleWaitInline); err != nil || later > 0 {
+		return ctrl.Result{RequeueAfter: later}, err
+	}
 	out := r.Engine.Attempt(ctx, release, delivery.AttemptRequest{Endpoint: ep, Secret: secret, DeliveryName: d.Name,
 		EventID: d.Spec.EventID, EventType: string(d.Spec.EventType), Body: ev.Body})
 	switch {

@@ -87,9 +87,7 @@ func (r *WebhookEndpointReconciler) reconcileNormal(ctx context.Context, ep *swi
 	if res, err := r.reconcileSigningSecret(ctx, ep); err != nil || !res.IsZero() {
 		return res, err
 	}
-	if res, err := r.reconcilePhase(ctx, ep); err != nil || !res.IsZero() {
-		return res, err
-	}
+	r.reconcilePhase(ep)
 	if err := r.reconcileOwnersNotice(ctx, ep); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -25,36 +25,30 @@ import (
 )
 
 // reconcileSigningSecret makes sure the endpoint has a signing secret. An endpoint created
-// without spec.signingSecretRef (kubectl apply) gets a generated one in a Secret it owns;
-// the owner reads it once by rotating it through the API.
+// without spec.signingSecretRef (kubectl apply) gets a generated one in the Secret
+// "<name>-signing", owned by the endpoint; the owner reads it once by rotating it through the
+// API. The spec is left as the user wrote it.
 func (r *WebhookEndpointReconciler) reconcileSigningSecret(ctx context.Context, ep *switchboardv1alpha1.WebhookEndpoint) (ctrl.Result, error) {
+	name := webhooks.SigningSecretName(ep)
+	sec, err := r.secret(ctx, types.NamespacedName{Namespace: ep.Namespace, Name: name})
 	if ep.Spec.SigningSecretRef == nil {
-		name := webhooks.SecretName(ep.Name)
-		sec, err := r.secret(ctx, types.NamespacedName{Namespace: ep.Namespace, Name: name})
 		switch {
 		case apierrors.IsNotFound(err):
 			sec = webhooks.NewSigningSecret(ep, name, webhooks.NewSecret())
-			if err := r.Create(ctx, sec); err != nil && !apierrors.IsAlreadyExists(err) {
+			if err = r.Create(ctx, sec); err != nil && !apierrors.IsAlreadyExists(err) {
 				return ctrl.Result{}, fmt.Errorf("create signing secret: %w", err)
 			}
-		case err != nil:
-			return ctrl.Result{}, err
-		case !metav1.IsControlledBy(sec, ep):
+			r.event(ep, corev1.EventTypeNormal, "SigningSecretGenerated", "GenerateSigningSecret", "Generated a signing secret in Secret "+name)
+			if apierrors.IsAlreadyExists(err) {
+				sec, err = r.secret(ctx, types.NamespacedName{Namespace: ep.Namespace, Name: name})
+			}
+		case err == nil && !metav1.IsControlledBy(sec, ep):
 			setSecretCondition(ep, false, fmt.Sprintf("Secret %s exists and does not belong to this endpoint; set spec.signingSecretRef", name))
 			return ctrl.Result{}, nil
 		}
-		specBase := ep.DeepCopy()
-		ep.Spec.SigningSecretRef = &switchboardv1alpha1.LocalSecretReference{Name: name}
-		status := ep.Status
-		if err := r.Patch(ctx, ep, client.MergeFrom(specBase)); err != nil {
-			return ctrl.Result{}, fmt.Errorf("set spec.signingSecretRef: %w", err)
-		}
-		ep.Status = status
-		r.event(ep, corev1.EventTypeNormal, "SigningSecretGenerated", "GenerateSigningSecret", "Generated a signing secret in Secret "+name)
 	}
-	sec, err := r.secret(ctx, types.NamespacedName{Namespace: ep.Namespace, Name: ep.Spec.SigningSecretRef.Name})
 	if apierrors.IsNotFound(err) || (err == nil && len(sec.Data[switchboardv1alpha1.SigningSecretKey]) == 0) {
-		setSecretCondition(ep, false, "Secret "+ep.Spec.SigningSecretRef.Name+" is missing or has no \"secret\" key")
+		setSecretCondition(ep, false, "Secret "+name+" is missing or has no \"secret\" key")
 		// The Secret watch brings us back when it appears; look again in a while anyway.
 		return ctrl.Result{RequeueAfter: 30 * time.Second}, nil
 	}
@@ -81,17 +75,22 @@ func (r *WebhookEndpointReconciler) secret(ctx context.Context, key types.Namesp
 	return sec, err
 }
 
-// reconcilePhase derives the phase: SwitchedOff when spec.paused carries the switched-off
-// annotation, Paused when spec.paused alone, Active otherwise. Setting paused back to false
-// switches a switched-off endpoint on with a clean failure record (status first, then the
-// annotation goes, so a stale read never sees the annotation gone and the old record). An
-// active endpoint that has failed for 24 hours is switched off here.
-func (r *WebhookEndpointReconciler) reconcilePhase(ctx context.Context, ep *switchboardv1alpha1.WebhookEndpoint) (ctrl.Result, error) {
+// reconcilePhase derives the phase from the owner's intent and the failure record: SwitchedOff
+// while a switch-off is in force (webhooks.SwitchedOff), Paused when spec.paused, Active
+// otherwise. An endpoint the owner set active after a switch-off gets a clean failure record
+// in the same reconcile; an active endpoint that has failed for 24 hours is switched off. Only
+// status is written: the spec stays the owner's.
+func (r *WebhookEndpointReconciler) reconcilePhase(ep *switchboardv1alpha1.WebhookEndpoint) {
 	now := r.Clock.Now()
+	switchedOff := webhooks.SwitchedOff(ep)
+	if !switchedOff && ep.Status.SwitchedOffAt != nil {
+		ep.Status.SwitchedOffAt, ep.Status.OwnersNotifiedAt, ep.Status.FailingSince = nil, nil, nil
+		r.event(ep, corev1.EventTypeNormal, "SwitchedOn", "SwitchOn", "Set active again after being switched off")
+	}
 	switch {
-	case webhooks.SwitchedOff(ep):
+	case switchedOff:
 		ep.Status.Phase = switchboardv1alpha1.WebhookEndpointPhaseSwitchedOff
-		if ep.Status.SwitchedOffAt == nil {
+		if ep.Status.SwitchedOffAt == nil { // switched off by an earlier release
 			ep.Status.SwitchedOffAt = &metav1.Time{Time: now}
 			if t, err := time.Parse(time.RFC3339, ep.Annotations[webhooks.AnnotationSwitchedOff]); err == nil {
 				ep.Status.SwitchedOffAt = &metav1.Time{Time: t}
@@ -99,54 +98,16 @@ func (r *WebhookEndpointReconciler) reconcilePhase(ctx context.Context, ep *swit
 		}
 	case ep.Spec.Paused:
 		ep.Status.Phase = switchboardv1alpha1.WebhookEndpointPhasePaused
-	case ep.Annotations[webhooks.AnnotationSwitchedOff] != "":
-		// Set active after a switch-off.
-		if ep.Status.SwitchedOffAt != nil || ep.Status.OwnersNotifiedAt != nil || ep.Status.FailingSince != nil ||
-			ep.Status.Phase != switchboardv1alpha1.WebhookEndpointPhaseActive {
-			ep.Status.SwitchedOffAt, ep.Status.OwnersNotifiedAt, ep.Status.FailingSince = nil, nil, nil
-			ep.Status.Phase = switchboardv1alpha1.WebhookEndpointPhaseActive
-			r.event(ep, corev1.EventTypeNormal, "SwitchedOn", "SwitchOn", "Set active again after being switched off")
-			setPhaseConditions(ep)
-			return ctrl.Result{RequeueAfter: time.Millisecond}, nil // the annotation goes next time
-		}
-		metaBase := ep.DeepCopy()
-		status := ep.Status
-		delete(ep.Annotations, webhooks.AnnotationSwitchedOff)
-		if err := r.Patch(ctx, ep, client.MergeFrom(metaBase)); err != nil {
-			return ctrl.Result{}, fmt.Errorf("remove switched-off mark: %w", err)
-		}
-		ep.Status = status
 	default:
 		ep.Status.Phase = switchboardv1alpha1.WebhookEndpointPhaseActive
 		if ep.Status.FailingSince != nil && webhooks.ShouldSwitchOff(&ep.Status.FailingSince.Time, now) {
-			if err := r.switchOff(ctx, ep, now); err != nil {
-				return ctrl.Result{}, err
-			}
+			ep.Status.Phase = switchboardv1alpha1.WebhookEndpointPhaseSwitchedOff
+			ep.Status.SwitchedOffAt = &metav1.Time{Time: webhooks.SwitchOffTime(ep, now)}
+			metrics.WebhookEndpointSwitchedOff()
+			r.event(ep, corev1.EventTypeWarning, "SwitchedOff", "SwitchOff", "Deliveries failed continuously for 24 hours; switched off")
 		}
 	}
 	setPhaseConditions(ep)
-	return ctrl.Result{}, nil
-}
-
-// switchOff pauses the endpoint and marks it switched off in one write (spec.paused and the
-// annotation), so kubectl and the API show it paused; the status follows.
-func (r *WebhookEndpointReconciler) switchOff(ctx context.Context, ep *switchboardv1alpha1.WebhookEndpoint, now time.Time) error {
-	status := ep.Status
-	specBase := ep.DeepCopy()
-	ep.Spec.Paused = true
-	if ep.Annotations == nil {
-		ep.Annotations = map[string]string{}
-	}
-	ep.Annotations[webhooks.AnnotationSwitchedOff] = now.UTC().Format(time.RFC3339)
-	if err := r.Patch(ctx, ep, client.MergeFrom(specBase)); err != nil {
-		return fmt.Errorf("pause switched-off endpoint: %w", err)
-	}
-	metrics.WebhookEndpointSwitchedOff()
-	ep.Status = status
-	ep.Status.Phase = switchboardv1alpha1.WebhookEndpointPhaseSwitchedOff
-	ep.Status.SwitchedOffAt = &metav1.Time{Time: now}
-	r.event(ep, corev1.EventTypeWarning, "SwitchedOff", "SwitchOff", "Deliveries failed continuously for 24 hours; switched off")
-	return nil
 }
 
 // reconcileOwnersNotice emails the owners once per switch-off. The claim row in PostgreSQL

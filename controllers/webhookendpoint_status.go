@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
 // patchEndpointStatus stamps observedGeneration when the reconcile succeeded and writes the
@@ -27,7 +28,7 @@ func (r *WebhookEndpointReconciler) patchEndpointStatus(ctx context.Context, bas
 
 func setSecretCondition(ep *switchboardv1alpha1.WebhookEndpoint, ok bool, msg string) {
 	c := metav1.Condition{Type: switchboardv1alpha1.ConditionSigningSecretReady, Status: metav1.ConditionTrue, Reason: switchboardv1alpha1.ReasonSigningSecretFound,
-		Message: "The signing secret is in Secret " + secretRefName(ep), ObservedGeneration: ep.Generation}
+		Message: "The signing secret is in Secret " + webhooks.SigningSecretName(ep), ObservedGeneration: ep.Generation}
 	if ok && msg != "" {
 		c.Message = msg
 	}
@@ -37,13 +38,6 @@ func setSecretCondition(ep *switchboardv1alpha1.WebhookEndpoint, ok bool, msg st
 			Reason: switchboardv1alpha1.ReasonSigningSecretMissing, Message: msg, ObservedGeneration: ep.Generation})
 	}
 	meta.SetStatusCondition(&ep.Status.Conditions, c)
-}
-
-func secretRefName(ep *switchboardv1alpha1.WebhookEndpoint) string {
-	if ep.Spec.SigningSecretRef == nil {
-		return ""
-	}
-	return ep.Spec.SigningSecretRef.Name
 }
 
 // setPhaseConditions sets Ready and Failing from the phase and failingSince.
@@ -56,7 +50,7 @@ func setPhaseConditions(ep *switchboardv1alpha1.WebhookEndpoint) {
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, switchboardv1alpha1.ReasonPaused, "Paused: events are not delivered"
 	default:
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, switchboardv1alpha1.ReasonSwitchedOff,
-			"Switched off after 24 hours of failed deliveries; set spec.paused=false (API status active) to switch it on"
+			"Switched off after 24 hours of failed deliveries; set it active through the API (status active) or set spec.activatedAt to now to switch it on"
 	}
 	meta.SetStatusCondition(&ep.Status.Conditions, ready)
 	failing := metav1.Condition{Type: switchboardv1alpha1.ConditionFailing, Status: metav1.ConditionFalse, Reason: switchboardv1alpha1.ReasonDeliveriesHealthy,

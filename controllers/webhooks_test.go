@@ -31,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -107,6 +108,7 @@ type received struct {
 	body      []byte
 	cancelled bool
 	path      string
+	at        time.Time
 }
 
 // receiver is a real HTTPS endpoint; status answers each request, hang holds requests
@@ -127,7 +129,7 @@ func startReceiver() *receiver {
 	r.status.Store(204)
 	r.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
-		rec := received{header: req.Header.Clone(), body: body, path: req.URL.Path}
+		rec := received{header: req.Header.Clone(), body: body, path: req.URL.Path, at: time.Now()}
 		if r.hang.Load() {
 			r.inHang <- struct{}{}
 			select {
@@ -491,6 +493,39 @@ var _ = Describe("Webhook delivery", func() {
 		Expect(watch.ResultChan()).NotTo(Receive(), "no delivery went to the controller")
 	})
 
+	It("holds a rate-limited endpoint to its rate, first attempts and the controller's alike, and waiting is no failure", func() {
+		e.stop()
+		e.firstMaxWaiting = 3 // most deliveries go to the controller: both paths are held
+		e.start()
+		ep, _ := e.endpoint("whep-limited")
+		e.patchEndpoint(ep, func(ep *switchboardv1alpha1.WebhookEndpoint) { ep.Spec.RateLimit = ptr.To[int32](5) })
+		const n = 15
+		ids := make([]uuid.UUID, 0, n)
+		for range n {
+			ids = append(ids, e.event(events.CallEnded))
+		}
+		Eventually(func() int { return len(e.rcv.all()) }).WithTimeout(30 * time.Second).Should(Equal(n))
+		reqs := e.rcv.all()
+		slices.SortFunc(reqs, func(a, b received) int { return a.at.Compare(b.at) })
+		// A token bucket of one: at most 5 × T + 1 in any T seconds.
+		for i := range reqs {
+			inSecond := 0
+			for _, r := range reqs[i:] {
+				if r.at.Sub(reqs[i].at) < time.Second {
+					inSecond++
+				}
+			}
+			Expect(inSecond).To(BeNumerically("<=", 6), "deliveries within a second from the %dth", i+1)
+		}
+		Expect(reqs[n-1].at.Sub(reqs[0].at)).To(BeNumerically(">=", 2500*time.Millisecond), "15 at 5 a second")
+		for _, id := range ids {
+			Eventually(func() []historyRow { return e.history(id) }).WithTimeout(10*time.Second).Should(
+				Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}), "held back, not failed")
+		}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
+		Expect(ep.Status.FailingSince).To(BeNil())
+	})
+
 	It("retries after 1 minute, 5 minutes, 30 minutes, 2 hours and 10 hours, then fails", func() {
 		e.rcv.status.Store(500)
 		ep, _ := e.endpoint("whep-down")
@@ -625,8 +660,12 @@ var _ = Describe("Webhook delivery", func() {
 			g.Expect(ep.Status.Phase).To(Equal(switchboardv1alpha1.WebhookEndpointPhaseSwitchedOff))
 			g.Expect(ep.Status.OwnersNotifiedAt).NotTo(BeNil())
 		}).WithTimeout(20 * time.Second).Should(Succeed())
-		Expect(ep.Spec.Paused).To(BeTrue(), "a switched-off endpoint shows as paused")
+		Expect(ep.Spec.Paused).To(BeFalse(), "the controller leaves the owner's spec alone")
+		Expect(ep.Spec.ActivatedAt).To(BeNil())
+		Expect(ep.Status.SwitchedOffAt.Time).To(BeTemporally("==", t0.Add(24*time.Hour)))
 		Expect(ep.Status.FailingSince.Time).To(BeTemporally("==", t0))
+		Expect(meta.IsStatusConditionFalse(ep.Status.Conditions, switchboardv1alpha1.ConditionReady)).To(BeTrue())
+		Expect(meta.FindStatusCondition(ep.Status.Conditions, switchboardv1alpha1.ConditionReady).Reason).To(Equal(switchboardv1alpha1.ReasonSwitchedOff))
 		Expect(e.mail.count()).To(Equal(1))
 		e.mail.mu.Lock()
 		Expect(e.mail.rcpt[0]).To(Equal([]string{e.tenant.Owner.Email}))
@@ -652,9 +691,10 @@ var _ = Describe("Webhook delivery", func() {
 		Eventually(func() []historyRow { return e.history(off) }).WithTimeout(20 * time.Second).Should(HaveLen(1))
 		Expect(e.history(off)[0].Status).To(Equal("cancelled"))
 
-		// Setting it active switches it on with a clean record.
+		// Setting it active (what the API's PATCH status active writes) switches it on with a
+		// clean record.
 		e.rcv.status.Store(200)
-		e.patchEndpoint(ep, func(ep *switchboardv1alpha1.WebhookEndpoint) { ep.Spec.Paused = false })
+		e.patchEndpoint(ep, func(ep *switchboardv1alpha1.WebhookEndpoint) { webhooks.SwitchOn(ep, e.clk.Now()) })
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
 			g.Expect(ep.Status.Phase).To(Equal(switchboardv1alpha1.WebhookEndpointPhaseActive))
@@ -732,11 +772,12 @@ var _ = Describe("Webhook delivery", func() {
 		Expect(k8sClient.Create(ctx, ep)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
-			g.Expect(ep.Spec.SigningSecretRef).NotTo(BeNil())
 			g.Expect(ep.Status.Phase).To(Equal(switchboardv1alpha1.WebhookEndpointPhaseActive))
+			g.Expect(meta.IsStatusConditionTrue(ep.Status.Conditions, switchboardv1alpha1.ConditionSigningSecretReady)).To(BeTrue())
 		}).WithTimeout(20 * time.Second).Should(Succeed())
+		Expect(ep.Spec.SigningSecretRef).To(BeNil(), "the controller leaves the spec as the user wrote it")
 		sec := &corev1.Secret{}
-		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: e.ns, Name: ep.Spec.SigningSecretRef.Name}, sec)).To(Succeed())
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: e.ns, Name: webhooks.SecretName(ep.Name)}, sec)).To(Succeed())
 		secret := string(sec.Data[switchboardv1alpha1.SigningSecretKey])
 		Expect(secret).To(HavePrefix("whsec_"))
 		Expect(metav1.IsControlledBy(sec, ep)).To(BeTrue())

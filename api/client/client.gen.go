@@ -2301,6 +2301,9 @@ type NumberSummary struct {
 // NumberSummaryStatus defines model for NumberSummary.Status.
 type NumberSummaryStatus string
 
+// OptionalRateLimit Deliveries per second at most, across the service (1 to 1000); null removes the cap; absent leaves it as it is.
+type OptionalRateLimit = int
+
 // OverrideRoute defines model for OverrideRoute.
 type OverrideRoute struct {
 	AiCover           string            `json:"ai_cover"`
@@ -2585,8 +2588,11 @@ type Webhook struct {
 	FailingSince *time.Time      `json:"failing_since"`
 	Name         string          `json:"name"`
 	PublicId     string          `json:"public_id"`
-	Status       WebhookStatus   `json:"status"`
-	Url          string          `json:"url"`
+
+	// RateLimit The most deliveries sent to the endpoint per second, across the service; null when there is no cap.
+	RateLimit *int          `json:"rate_limit"`
+	Status    WebhookStatus `json:"status"`
+	Url       string        `json:"url"`
 }
 
 // WebhookEvents defines model for Webhook.Events.
@@ -2599,7 +2605,10 @@ type WebhookStatus string
 type WebhookChange struct {
 	Events *[]WebhookChangeEvents `json:"events,omitempty"`
 	Name   *string                `json:"name,omitempty"`
-	Status *WebhookChangeStatus   `json:"status,omitempty"`
+
+	// RateLimit Deliveries per second at most, across the service (1 to 1000); null removes the cap; absent leaves it as it is.
+	RateLimit *OptionalRateLimit   `json:"rate_limit,omitempty"`
+	Status    *WebhookChangeStatus `json:"status,omitempty"`
 
 	// Url An https:// address on the public internet.
 	Url *string `json:"url,omitempty"`
@@ -2615,6 +2624,9 @@ type WebhookChangeStatus string
 type WebhookCreate struct {
 	Events []WebhookCreateEvents `json:"events"`
 	Name   string                `json:"name"`
+
+	// RateLimit Deliveries per second at most, across the service (1 to 1000); deliveries held back wait and never count as failures. Absent or null: no cap.
+	RateLimit *int `json:"rate_limit,omitempty"`
 
 	// Url An https:// address on the public internet.
 	Url string `json:"url"`

@@ -44,7 +44,7 @@ const (
 	// WebhookEndpointPhasePaused: spec.paused is set (API status "paused").
 	WebhookEndpointPhasePaused WebhookEndpointPhase = "Paused"
 	// WebhookEndpointPhaseSwitchedOff: it failed continuously for 24 hours; no deliveries are
-	// sent until it is set active again.
+	// sent until the owner sets it active again (spec.activatedAt).
 	WebhookEndpointPhaseSwitchedOff WebhookEndpointPhase = "SwitchedOff"
 )
 
@@ -106,13 +106,29 @@ type WebhookEndpointSpec struct {
 	// +kubebuilder:validation:items:Enum=call.ended;voicemail.received;transcript.ready
 	Events []WebhookEventType `json:"events"`
 
-	// Paused stops deliveries (API status "paused"). Setting it back to false also switches
-	// on an endpoint that was switched off for failing.
+	// Paused stops deliveries (API status "paused"). Only the owner sets it: a switch-off for
+	// failing is recorded in status (phase SwitchedOff), not here.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
 
+	// ActivatedAt is when the owner last set the endpoint active after it was switched off
+	// (the API's PATCH with status "active" sets it). A switch-off recorded in
+	// status.switchedOffAt before this time is over: deliveries resume and the controller
+	// clears the failure record. The controller never sets it.
+	// +optional
+	ActivatedAt *metav1.Time `json:"activatedAt,omitempty"`
+
+	// RateLimit caps the deliveries sent to the endpoint per second, across every replica
+	// (API rate_limit); unset: no cap beyond the per-endpoint concurrency bound. Deliveries
+	// held back by it wait: they are not failures.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	RateLimit *int32 `json:"rateLimit,omitempty"`
+
 	// SigningSecretRef names a Secret in this namespace whose key "secret" holds the signing
-	// secret (whsec_...). When empty the controller generates a secret and sets this field.
+	// secret (whsec_...). When empty the secret is in the Secret "<name>-signing", which the
+	// controller generates (owned by the endpoint) when it is missing.
 	// The secret value itself is never stored in the spec or status.
 	// +optional
 	SigningSecretRef *LocalSecretReference `json:"signingSecretRef,omitempty"`
@@ -129,7 +145,8 @@ type WebhookEndpointStatus struct {
 	// +optional
 	FailingSince *metav1.Time `json:"failingSince,omitempty"`
 
-	// SwitchedOffAt is when the endpoint was switched off after 24 hours of failure.
+	// SwitchedOffAt is when the endpoint was switched off after 24 hours of failure. The
+	// switch-off is in force until spec.activatedAt is at or after it.
 	// +optional
 	SwitchedOffAt *metav1.Time `json:"switchedOffAt,omitempty"`
 
@@ -168,6 +185,7 @@ type WebhookEndpointStatus struct {
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Name",type=string,JSONPath=`.spec.displayName`
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`
+// +kubebuilder:printcolumn:name="Rate",type=integer,JSONPath=`.spec.rateLimit`,description="deliveries per second at most"
 // +kubebuilder:printcolumn:name="Failing Since",type=date,JSONPath=`.status.failingSince`
 // +kubebuilder:printcolumn:name="Account",type=string,JSONPath=`.spec.accountID`,priority=1
 // +kubebuilder:printcolumn:name="Events",type=string,JSONPath=`.spec.events`,priority=1

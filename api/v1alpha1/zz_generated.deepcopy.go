@@ -305,6 +305,15 @@ func (in *WebhookEndpointSpec) DeepCopyInto(out *WebhookEndpointSpec) {
 		*out = make([]WebhookEventType, len(*in))
 		copy(*out, *in)
 	}
+	if in.ActivatedAt != nil {
+		in, out := &in.ActivatedAt, &out.ActivatedAt
+		*out = (*in).DeepCopy()
+	}
+	if in.RateLimit != nil {
+		in, out := &in.RateLimit, &out.RateLimit
+		*out = new(int32)
+		**out = **in
+	}
 	if in.SigningSecretRef != nil {
 		in, out := &in.SigningSecretRef, &out.SigningSecretRef
 		*out = new(LocalSecretReference)

@@ -124,6 +124,10 @@ type WebhookOptions struct {
 	// MaxLiveDeliveriesPerEndpoint bounds one endpoint's live deliveries; past it events
 	// for that endpoint are recorded as cancelled (resendable). Default 10,000; -1: none.
 	MaxLiveDeliveriesPerEndpoint int
+	// FirstAttemptsPerEndpoint and FirstAttempts bound the engine's first attempts waiting
+	// for a slot or in flight, of one endpoint and in all (defaults
+	// delivery.DefaultFirstAttemptsPerEndpoint and DefaultFirstAttempts).
+	FirstAttemptsPerEndpoint, FirstAttempts int
 }
 
 // Scheme has the built-in kinds and ours.

@@ -74,7 +74,7 @@ func newDeliveryEngine(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, 
 		perEndpoint = delivery.DefaultPerEndpoint
 	}
 	engine, err := delivery.NewEngine(ctx, mgr, delivery.EngineOptions{Sender: sender, Store: st, Clock: o.Clock,
-		PerEndpoint: perEndpoint, Log: o.Log})
+		PerEndpoint: perEndpoint, FirstAttemptsPerEndpoint: w.FirstAttemptsPerEndpoint, FirstAttempts: w.FirstAttempts, Log: o.Log})
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +84,11 @@ func newDeliveryEngine(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, 
 	}
 	membership := &fleet.Membership{Store: st, Clock: o.Clock, AttemptTimeout: timeout, Log: o.Log.WithName("delivery-fleet")}
 	engine.Slots.SetShare(func(ep types.NamespacedName) int { return membership.Share(ep.String(), perEndpoint) })
+	// A rate limit is split as the slots are: the shares add up to perEndpoint, or to one
+	// each when the fleet is larger (fleet.Capped).
+	engine.Throttle.SetFraction(func(ep types.NamespacedName) float64 {
+		return float64(membership.Share(ep.String(), perEndpoint)) / float64(max(perEndpoint, len(membership.Members())))
+	})
 	if err := mgr.Add(&fleetMembership{m: membership, slots: engine.Slots, clock: o.Clock, perEndpoint: perEndpoint, log: o.Log.WithName("delivery-fleet")}); err != nil {
 		return nil, err
 	}

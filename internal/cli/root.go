@@ -15,7 +15,8 @@ func NewRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(newServeCommand(), newMigrateCommand(), newAdminCommand(), newSeedCommand(), newSimulateCommand())
+	root.AddCommand(newServeCommand(), newMigrateCommand(), newAdminCommand(), newSeedCommand(), newSimulateCommand(),
+		newListenCommand(), newTriggerCommand())
 	return root
 }
 

@@ -88,6 +88,10 @@ func newServeCommand() *cobra.Command {
 	f.DurationVar(&o.Webhooks.Timeout, "webhook-timeout", 10*time.Second, "how long an endpoint has to answer an attempt (the spec's 10s)")
 	f.IntVar(&o.Webhooks.MaxConcurrentDeliveries, "webhook-concurrency", 64, "delivery attempts in flight at once")
 	f.IntVar(&o.Webhooks.PerEndpoint, "webhook-per-endpoint", 8, "delivery attempts in flight to one endpoint at once")
+	f.IntVar(&o.Webhooks.FirstAttemptsPerEndpoint, "webhook-first-attempts-per-endpoint", delivery.DefaultFirstAttemptsPerEndpoint,
+		"first attempts of one endpoint waiting for a slot or in flight; past it its deliveries go to the controller, which parks them (rule EndpointQueueFull)")
+	f.IntVar(&o.Webhooks.FirstAttempts, "webhook-first-attempts", delivery.DefaultFirstAttempts,
+		"first attempts waiting for a slot or in flight in all; past it deliveries go to the controller (rule EngineFull), and it paces the outbox claims")
 	f.IntVar(&o.Webhooks.MaxPendingDeliveries, "webhook-max-pending", 2000, "WebhookDeliveries awaiting their first attempt before the dispatcher stops taking outbox events (back-pressure)")
 	f.IntVar(&o.Webhooks.MaxLiveDeliveriesPerEndpoint, "webhook-max-live-per-endpoint", delivery.DefaultMaxLiveDeliveriesPerEndpoint,
 		"live WebhookDeliveries of one endpoint (waiting or retrying) past which its new events are recorded as cancelled, resendable (-1: no bound)")

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
@@ -332,17 +333,11 @@ func (w *Dispatcher) fanOut(ctx context.Context, evs []store.PendingEvent) (done
 				continue
 			}
 			// The engine admits first attempts here, so that the next pass's limit sees them.
-			var admitted func()
-			if w.Engine.First != nil && !ev.Repeat && webhooks.Deliverable(ep) {
-				// (A repeat goes to the controller, which checks the history before an attempt.)
-				if done, ok := w.Engine.First.Admit(ep); ok {
-					admitted = done
-				}
-			}
+			admitted, route, rule := w.admit(ep, ev.Repeat)
 			p.left.Add(1)
 			w.queued.Add(1)
 			w.jobs.Add(1)
-			go w.handOff(ctx, ev, ep, admitted, p)
+			go w.handOff(ctx, ev, ep, admission{route: route, rule: rule, done: admitted}, p)
 		}
 		if p.left.Add(-1) > 0 {
 			running++
@@ -353,10 +348,38 @@ func (w *Dispatcher) fanOut(ctx context.Context, evs []store.PendingEvent) (done
 	return done, failed, running, err
 }
 
+// admission is the route FirstAdmission chose for one delivery, the rule that chose it, and
+// for a first attempt the release of its admission.
+type admission struct {
+	route Route
+	rule  string
+	done  func()
+}
+
+// admit decides the route of a delivery to ep; without first attempts (Engine.First nil)
+// every delivery that is not cancelled goes to the controller.
+func (w *Dispatcher) admit(ep *switchboardv1alpha1.WebhookEndpoint, repeat bool) (done func(), route Route, rule string) {
+	if w.Engine.First != nil {
+		return w.Engine.First.Admit(ep, repeat)
+	}
+	if route, rule = (AdmissionChain{EndpointNotActive}).Decide(AdmissionFacts{Deliverable: webhooks.Deliverable(ep)}, AdmissionLimits{}); route == RouteCancelled {
+		return nil, route, rule
+	}
+	return nil, RouteController, ruleFirstAttemptsOff
+}
+
+// ruleFirstAttemptsOff and ruleSigningSecretNotReady name the routes decided outside
+// FirstAdmission: an engine without first attempts, and an endpoint just created whose
+// signing secret is not there yet (the controller waits for it).
+const (
+	ruleFirstAttemptsOff      = "FirstAttemptsOff"
+	ruleSigningSecretNotReady = "SigningSecretNotReady"
+)
+
 // handOff makes one delivery (deliver) off the claim loop.
-func (w *Dispatcher) handOff(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, admitted func(), p *eventProgress) {
+func (w *Dispatcher) handOff(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, adm admission, p *eventProgress) {
 	defer w.jobs.Done()
-	err := w.deliver(ctx, ev, ep, admitted, p)
+	err := w.deliver(ctx, ev, ep, adm, p)
 	w.queued.Add(-1)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -447,31 +470,34 @@ func addressed(ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint) b
 	return webhooks.Subscribed(ep, ev.Type)
 }
 
-// deliver makes the delivery of ev to ep: a first attempt when the engine admitted it
-// (admitted is its release), a resource otherwise, or a cancelled row when ep is paused or
-// already has MaxLivePerEndpoint live deliveries; the last two on ep's lanes.
-func (w *Dispatcher) deliver(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, admitted func(), p *eventProgress) error {
-	if !webhooks.Deliverable(ep) {
+// deliver makes the delivery of ev to ep by its route: a first attempt (adm.done is its
+// release), a cancelled row, or a resource (or a cancelled row when ep already has
+// MaxLivePerEndpoint live deliveries); the last two on ep's lanes.
+func (w *Dispatcher) deliver(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, adm admission, p *eventProgress) error {
+	if adm.route == RouteFirstAttempt {
+		secret, err := SigningSecret(ctx, w.Client, w.Reader, ep)
+		if err != nil {
+			adm.done()
+			return err
+		}
+		if secret != "" {
+			metrics.WebhookDeliveryRouted(string(adm.route), adm.rule)
+			p.left.Add(1)
+			w.jobs.Add(1)
+			go w.firstAttempt(ctx, ev, ep, secret, adm.done, p)
+			return nil
+		}
+		adm.done()
+		adm.route, adm.rule = RouteController, ruleSigningSecretNotReady
+	}
+	metrics.WebhookDeliveryRouted(string(adm.route), adm.rule)
+	if adm.route == RouteCancelled {
 		// Paused or switched off: the event is not delivered; it is listed as cancelled
 		// and can be resent once the endpoint is active.
 		return w.onLane(ctx, ep, func() error {
 			return w.recordCancelled(ctx, ev, ep, webhooks.DeliveryName(ev.ID.String(), ep.Name, ev.DeliverySalt()),
 				"The endpoint was paused or switched off when the event occurred")
 		})
-	}
-	if admitted != nil {
-		secret, err := SigningSecret(ctx, w.Client, w.Reader, ep)
-		if err != nil {
-			admitted()
-			return err
-		}
-		if secret != "" {
-			p.left.Add(1)
-			w.jobs.Add(1)
-			go w.firstAttempt(ctx, ev, ep, secret, admitted, p)
-			return nil
-		}
-		admitted() // a just-created endpoint without its secret yet: the controller waits for it
 	}
 	return w.onLane(ctx, ep, func() error { return w.createDelivery(ctx, ev, ep, nil, nil) })
 }

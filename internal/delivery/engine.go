@@ -38,6 +38,8 @@ type Engine struct {
 	First *FirstAttempts
 	// Backlog follows the live deliveries for the dispatcher's pacing; nil: no pacing.
 	Backlog *Backlog
+	// Throttle holds attempts to endpoints with a rate limit to it.
+	Throttle *Throttle
 }
 
 // EngineOptions configure NewEngine; zero values take the defaults.
@@ -47,6 +49,9 @@ type EngineOptions struct {
 	Clock  clock.PassiveClock
 	// PerEndpoint bounds the attempts in flight to one endpoint (default 8).
 	PerEndpoint int
+	// FirstAttemptsPerEndpoint and FirstAttempts bound the first attempts waiting for a slot
+	// or in flight, of one endpoint and in all (FirstAttempts.MaxWaiting and Total).
+	FirstAttemptsPerEndpoint, FirstAttempts int
 	// HealthWriteGap and WriteTimer space the writes of an endpoint's health (see
 	// HealthWriter).
 	HealthWriteGap time.Duration
@@ -54,8 +59,17 @@ type EngineOptions struct {
 	Log            logr.Logger
 }
 
-// DefaultPerEndpoint is EngineOptions.PerEndpoint's default.
-const DefaultPerEndpoint = 8
+// Defaults of EngineOptions.
+const (
+	DefaultPerEndpoint = 8
+	// DefaultFirstAttemptsPerEndpoint: enough to keep an endpoint's 8 slots busy through a
+	// burst (claims come in batches) while a hanging endpoint holds at most this many
+	// goroutines and bodies before its deliveries go to the controller.
+	DefaultFirstAttemptsPerEndpoint = 256
+	// DefaultFirstAttempts: the engine's memory for first attempts (bodies up to 7.9 KB:
+	// about 8 MB) and what one claim pass may admit.
+	DefaultFirstAttempts = 1024
+)
 
 // NewEngine builds the engine on mgr: its health writer writes through mgr's client and its
 // backlog follows mgr's cache.
@@ -71,7 +85,8 @@ func NewEngine(ctx context.Context, mgr ctrl.Manager, o EngineOptions) (*Engine,
 		Backlog: NewBacklog(o.Clock)}
 	// Until a reconciler takes the parked deliveries (ListenParked), a released slot wakes none.
 	e.Slots = NewSlots(o.PerEndpoint, func(types.NamespacedName) bool { return false })
-	e.First = &FirstAttempts{Clock: o.Clock}
+	e.First = &FirstAttempts{Clock: o.Clock, MaxWaiting: o.FirstAttemptsPerEndpoint, Total: o.FirstAttempts}
+	e.Throttle = NewThrottle(clock.RealClock{})
 	if err := e.Backlog.SetupWithManager(ctx, mgr); err != nil {
 		return nil, err
 	}

@@ -46,6 +46,9 @@ type FirstAttempts struct {
 	// nothing recorded comes from it, so a fake Clock that tests step cannot hold them).
 	Stall  time.Duration
 	Pacing clock.PassiveClock
+	// MaxDrain is how much queued work, at its pace, an endpoint may hold and still pace the
+	// claims (default 1 s): see Room.
+	MaxDrain time.Duration
 
 	mu    sync.Mutex
 	load  map[types.NamespacedName]*endpointLoad
@@ -66,30 +69,10 @@ type failureStreak struct {
 }
 
 // failingGrace is how long an endpoint's status must show it failing before the engine
-// stops its first attempts on that alone, and before the backlog stops counting its pending
-// deliveries: an endpoint that fails now and then has failingSince set for a moment after
-// each failure (failingSince is the start of the first failed attempt, so an endpoint that
-// hangs past the 10 s timeout is past it at once).
+// stops its first attempts on that alone (EndpointFailing), and before the backlog stops
+// counting its pending deliveries: an endpoint that fails now and then has failingSince set
+// for a moment after each failure.
 const failingGrace = 10 * time.Second
-
-// endpointFailing decides whether first attempts to an endpoint stop, its deliveries going
-// to the controller (which parks them and retries on the schedule): its status has shown it
-// failing for grace (an endpoint that is down; the status outlives a restart), or its last
-// maxFailures first attempts failed (it went down, or hangs, just now) — then for cooldown
-// after the last of them (pacingNow, on the pacing clock), and past it while another first
-// attempt to it (others) is under way: one at a time probes it. An endpoint whose answers
-// are mixed keeps its first attempts: each failed one becomes a retrying delivery with its
-// attempt counted, as it would through the controller.
-func endpointFailing(st switchboardv1alpha1.WebhookEndpointStatus, streak failureStreak, now time.Time, grace time.Duration,
-	maxFailures int, pacingNow time.Time, cooldown time.Duration, others int) bool {
-	if st.FailingSince != nil && now.Sub(st.FailingSince.Time) >= grace {
-		return true
-	}
-	if streak.count < maxFailures {
-		return false
-	}
-	return pacingNow.Sub(streak.noted) < cooldown || others > 0
-}
 
 // FirstOutcome is what became of a first attempt.
 type FirstOutcome int
@@ -127,10 +110,10 @@ type FirstAttempt struct {
 
 func (f *FirstAttempts) defaults() {
 	if f.MaxWaiting <= 0 {
-		f.MaxWaiting = 256
+		f.MaxWaiting = DefaultFirstAttemptsPerEndpoint
 	}
 	if f.Total <= 0 {
-		f.Total = 1024
+		f.Total = DefaultFirstAttempts
 	}
 	if f.MaxFailures <= 0 {
 		f.MaxFailures = 8
@@ -140,6 +123,9 @@ func (f *FirstAttempts) defaults() {
 	}
 	if f.Stall <= 0 {
 		f.Stall = 500 * time.Millisecond
+	}
+	if f.MaxDrain <= 0 {
+		f.MaxDrain = time.Second
 	}
 	if f.Clock == nil {
 		f.Clock = clock.RealClock{}
@@ -170,52 +156,92 @@ func (f *FirstAttempts) signalLocked() {
 	}
 }
 
-// endpointLoad is one endpoint's admitted first attempts, and when it last made progress:
-// an attempt succeeded, or (from idle) the first was admitted.
+// endpointLoad is one endpoint's admitted first attempts, when it last made progress (an
+// attempt succeeded, or, from idle, the first was admitted), and the times of its latest
+// successes, from which its pace is measured.
 type endpointLoad struct {
-	admitted int
-	progress time.Time
+	admitted  int
+	progress  time.Time
+	successes [paceSamples]time.Time
+	// next is where the next success goes in successes; seen how many it holds.
+	next, seen int
+}
+
+// paceSamples is how many successes an endpoint's pace is measured over.
+const paceSamples = 16
+
+// noteSuccess records a success at now as progress and for the pace.
+func (l *endpointLoad) noteSuccess(now time.Time) {
+	l.progress = now
+	l.successes[l.next] = now
+	l.next = (l.next + 1) % paceSamples
+	l.seen = min(l.seen+1, paceSamples)
+}
+
+// drainTime is how long the endpoint takes to finish its admitted first attempts at the pace
+// of its latest successes; ok is false until it has succeeded twice.
+func (l endpointLoad) drainTime() (d time.Duration, ok bool) {
+	if l.seen < 2 {
+		return 0, false
+	}
+	newest := l.successes[(l.next+paceSamples-1)%paceSamples]
+	oldest := l.successes[(l.next+paceSamples-l.seen)%paceSamples]
+	span := newest.Sub(oldest)
+	if span <= 0 {
+		return 0, true // as fast as the clock can tell
+	}
+	return time.Duration(float64(span) / float64(l.seen-1) * float64(l.admitted)), true
 }
 
 // Room is how many more events the dispatcher may claim now without sending a delivery to
 // the controller only because its endpoint is busy: the least room (MaxWaiting less its
 // admitted attempts) of the endpoints that keep up. A busy endpoint that answers fast
 // then paces the claims, and its deliveries stay first attempts (no resource, no write to
-// the API server); one that has had no attempt succeed for Stall (hanging, down, or very
-// slow) paces nothing, and its surplus goes to the controller, which parks it, so the
-// others keep their rate.
+// the API server). One that lags paces nothing, and its surplus goes to the controller,
+// which parks it, so the others keep their rate: it has had no attempt succeed for Stall
+// (hanging, down), or its admitted attempts would take longer than MaxDrain at its pace (a
+// slow receiver: pacing every claim to it would hold every other account's events to its
+// rate).
 func (f *FirstAttempts) Room() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.defaults()
-	return claimRoom(f.load, f.Pacing.Now(), f.Stall, f.MaxWaiting)
+	return claimRoom(f.load, f.Pacing.Now(), f.Stall, f.MaxDrain, f.MaxWaiting)
 }
 
 // claimRoom is Room's rule.
-func claimRoom(load map[types.NamespacedName]*endpointLoad, now time.Time, stall time.Duration, maxWaiting int) int {
+func claimRoom(load map[types.NamespacedName]*endpointLoad, now time.Time, stall, maxDrain time.Duration, maxWaiting int) int {
 	room := maxWaiting
 	for _, l := range load {
-		if !endpointStalled(*l, now, stall) {
+		if !endpointLagging(*l, now, stall, maxDrain) {
 			room = min(room, maxWaiting-l.admitted)
 		}
 	}
 	return max(room, 0)
 }
 
-// Stalled reports whether ep has first attempts admitted and none has succeeded for Stall:
-// it hangs or is down, though its status may not show it failing yet (that waits for the
-// first attempt's timeout). The dispatcher's back-pressure leaves its backlog out.
+// Stalled reports whether ep lags (see Room): it hangs or is down, though its status may not
+// show it failing yet (that waits for the first attempt's timeout), or it is too slow for
+// what it was sent. The dispatcher's back-pressure leaves its backlog out.
 func (f *FirstAttempts) Stalled(ep types.NamespacedName) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.defaults()
 	l := f.load[ep]
-	return l != nil && endpointStalled(*l, f.Pacing.Now(), f.Stall)
+	return l != nil && endpointLagging(*l, f.Pacing.Now(), f.Stall, f.MaxDrain)
 }
 
-// endpointStalled is the rule of Stalled and Room: no progress for stall.
-func endpointStalled(l endpointLoad, now time.Time, stall time.Duration) bool {
-	return l.admitted > 0 && now.Sub(l.progress) >= stall
+// endpointLagging is the rule of Stalled and Room: first attempts admitted, and no progress
+// for stall or more than maxDrain of work queued at the endpoint's pace.
+func endpointLagging(l endpointLoad, now time.Time, stall, maxDrain time.Duration) bool {
+	if l.admitted == 0 {
+		return false
+	}
+	if now.Sub(l.progress) >= stall {
+		return true
+	}
+	d, ok := l.drainTime()
+	return ok && d > maxDrain
 }
 
 // Free is how many more first attempts may be admitted now.
@@ -226,21 +252,20 @@ func (f *FirstAttempts) Free() int {
 	return f.Total - f.total
 }
 
-// Admit lets a first attempt to ep wait for a slot; ok is false when ep is failing or has
-// MaxWaiting admitted (or all have Total), and the delivery then goes to the controller.
-// done, which must be called once the attempt is over, is safe to call twice.
-func (f *FirstAttempts) Admit(ep *switchboardv1alpha1.WebhookEndpoint) (done func(), ok bool) {
+// Admit decides the route of a delivery to ep by FirstAdmission and, for a first attempt,
+// lets it wait for a slot; done, which must be called once the attempt is over, is safe to
+// call twice. repeat is whether the event was claimed before. rule names the rule that
+// decided (RuleAdmitted for a first attempt).
+func (f *FirstAttempts) Admit(ep *switchboardv1alpha1.WebhookEndpoint, repeat bool) (done func(), route Route, rule string) {
 	key := client.ObjectKeyFromObject(ep)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.defaults()
 	l := f.load[key]
-	others := 0
-	if l != nil {
-		others = l.admitted
-	}
-	if f.failingLocked(key, ep, others) || others >= f.MaxWaiting || f.total >= f.Total {
-		return nil, false
+	facts := f.factsLocked(key, ep, l)
+	facts.Repeat = repeat
+	if route, rule = FirstAdmission.Decide(facts, f.limits()); route != RouteFirstAttempt {
+		return nil, route, rule
 	}
 	if l == nil {
 		l = &endpointLoad{progress: f.Pacing.Now()}
@@ -256,26 +281,45 @@ func (f *FirstAttempts) Admit(ep *switchboardv1alpha1.WebhookEndpoint) (done fun
 			delete(f.load, key)
 		}
 		f.signalLocked()
-	}), true
+	}), route, rule
 }
 
-// failing is failingLocked for an attempt already admitted.
-func (f *FirstAttempts) failing(key types.NamespacedName, ep *switchboardv1alpha1.WebhookEndpoint) bool {
+// limits are the bounds FirstAdmission applies.
+func (f *FirstAttempts) limits() AdmissionLimits {
+	return AdmissionLimits{FailingGrace: failingGrace, MaxFailures: f.MaxFailures, Cooldown: f.Cooldown, MaxWaiting: f.MaxWaiting, Total: f.Total}
+}
+
+// failing reports whether an admitted first attempt to ep, now that it has its slot, is held
+// back by EndpointHealth; rule names the rule.
+func (f *FirstAttempts) failing(key types.NamespacedName, ep *switchboardv1alpha1.WebhookEndpoint) (held bool, rule string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.defaults()
-	return f.failingLocked(key, ep, 0)
+	facts := f.factsLocked(key, ep, nil) // the attempt itself does not count as another
+	route, rule := EndpointHealth.Decide(facts, f.limits())
+	return route != RouteFirstAttempt, rule
 }
 
-// failingLocked applies endpointFailing to ep. A streak ends when a first attempt
-// succeeds, or when ep's status shows a later success (the controller's retry).
-func (f *FirstAttempts) failingLocked(key types.NamespacedName, ep *switchboardv1alpha1.WebhookEndpoint, others int) bool {
+// factsLocked gathers what the rules look at for ep, with l its admitted first attempts. A
+// failure streak ends when a first attempt succeeds, or when ep's status shows a later
+// success (the controller's retry).
+func (f *FirstAttempts) factsLocked(key types.NamespacedName, ep *switchboardv1alpha1.WebhookEndpoint, l *endpointLoad) AdmissionFacts {
 	streak := f.failures[key]
 	if last := ep.Status.LastDeliveryAt; streak.count > 0 && ep.Status.FailingSince == nil && last != nil && last.After(streak.last) {
 		delete(f.failures, key)
 		streak = failureStreak{}
 	}
-	return endpointFailing(ep.Status, streak, f.Clock.Now(), failingGrace, f.MaxFailures, f.Pacing.Now(), f.Cooldown, others)
+	facts := AdmissionFacts{Deliverable: webhooks.Deliverable(ep), Streak: streak.count, Total: f.total}
+	if streak.count > 0 {
+		facts.SinceStreak = f.Pacing.Now().Sub(streak.noted)
+	}
+	if fs := ep.Status.FailingSince; fs != nil {
+		facts.Failing, facts.FailingFor = true, f.Clock.Now().Sub(fs.Time)
+	}
+	if l != nil {
+		facts.Admitted = l.admitted
+	}
+	return facts
 }
 
 // noteOutcome counts a first attempt's result; a success is also the endpoint's progress
@@ -291,7 +335,7 @@ func (f *FirstAttempts) noteOutcome(key types.NamespacedName, ok bool, at time.T
 	}
 	delete(f.failures, key)
 	if l := f.load[key]; l != nil {
-		l.progress = f.Pacing.Now()
+		l.noteSuccess(f.Pacing.Now())
 		f.signalLocked()
 	}
 }
@@ -307,9 +351,14 @@ func (e *Engine) FirstAttempt(ctx context.Context, a FirstAttempt) (webhooks.Res
 		return webhooks.Result{}, time.Time{}, Abandoned, nil
 	}
 	// Admitted already: past a streak's cooldown it goes ahead (at most the slots at once).
-	if e.First.failing(epKey, a.Endpoint) {
+	if held, _ := e.First.failing(epKey, a.Endpoint); held {
 		release()
 		return webhooks.Result{}, time.Time{}, NotAttempted, nil
+	}
+	// An endpoint with a rate limit: the attempt waits for its turn, holding its slot.
+	if err := e.Throttle.Wait(ctx, a.Endpoint); err != nil {
+		release()
+		return webhooks.Result{}, time.Time{}, Abandoned, nil
 	}
 	out := e.Attempt(ctx, release, AttemptRequest{Endpoint: a.Endpoint, Secret: a.Secret, DeliveryName: a.DeliveryName,
 		EventID: a.EventID.String(), EventType: a.EventType, Body: a.Body})

@@ -15,22 +15,29 @@ func endpointNamed(name string) *switchboardv1alpha1.WebhookEndpoint {
 	return &switchboardv1alpha1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "acct"}}
 }
 
+// admit is Admit for a delivery of an event claimed for the first time; ok is whether it
+// became a first attempt.
+func admit(f *FirstAttempts, ep *switchboardv1alpha1.WebhookEndpoint) (done func(), ok bool) {
+	done, route, _ := f.Admit(ep, false)
+	return done, route == RouteFirstAttempt
+}
+
 func TestAdmitBoundsWaitingPerEndpointAndInAll(t *testing.T) {
 	f := &FirstAttempts{MaxWaiting: 2, Total: 3}
 	a, b := endpointNamed("whep-a"), endpointNamed("whep-b")
-	doneA1, ok1 := f.Admit(a)
-	_, ok2 := f.Admit(a)
+	doneA1, ok1 := admit(f, a)
+	_, ok2 := admit(f, a)
 	if !ok1 || !ok2 {
 		t.Fatal("the first two attempts to an endpoint were not admitted")
 	}
-	if _, ok := f.Admit(a); ok {
-		t.Fatal("a third attempt to one endpoint was admitted past MaxWaiting")
+	if _, route, rule := f.Admit(a, false); route != RouteController || rule != EndpointQueueFull.Name {
+		t.Fatalf("a third attempt to one endpoint: %s by %s, want the controller by %s", route, rule, EndpointQueueFull.Name)
 	}
-	if _, ok := f.Admit(b); !ok {
+	if _, ok := admit(f, b); !ok {
 		t.Fatal("another endpoint was refused while room was left")
 	}
-	if _, ok := f.Admit(b); ok {
-		t.Fatal("admitted past Total")
+	if _, route, rule := f.Admit(b, false); route != RouteController || rule != EngineFull.Name {
+		t.Fatalf("past Total: %s by %s, want the controller by %s", route, rule, EngineFull.Name)
 	}
 	if got := f.Free(); got != 0 {
 		t.Errorf("Free = %d, want 0", got)
@@ -40,42 +47,8 @@ func TestAdmitBoundsWaitingPerEndpointAndInAll(t *testing.T) {
 	if got := f.Free(); got != 1 {
 		t.Errorf("Free = %d after one finished, want 1", got)
 	}
-	if _, ok := f.Admit(a); !ok {
+	if _, ok := admit(f, a); !ok {
 		t.Error("the freed place was not given again")
-	}
-}
-
-func TestEndpointFailing(t *testing.T) {
-	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
-	since := func(d time.Duration) switchboardv1alpha1.WebhookEndpointStatus {
-		return switchboardv1alpha1.WebhookEndpointStatus{FailingSince: &metav1.Time{Time: t0.Add(-d)}}
-	}
-	healthy := switchboardv1alpha1.WebhookEndpointStatus{}
-	for _, tc := range []struct {
-		name   string
-		status switchboardv1alpha1.WebhookEndpointStatus
-		streak int
-		// ago is how long since the streak's last failure; others the first attempts under way.
-		ago    time.Duration
-		others int
-		want   bool
-	}{
-		{"healthy", healthy, 0, 0, 0, false},
-		{"status failing for a moment (mixed answers)", since(time.Second), 0, 0, 0, false},
-		{"status failing for the grace (down)", since(10 * time.Second), 0, 0, 0, true},
-		{"seven first attempts failed in a row", healthy, 7, 0, 0, false},
-		{"eight in a row (went down, or hangs)", healthy, 8, 0, 0, true},
-		{"eight in a row, within the cooldown", healthy, 8, 999 * time.Millisecond, 0, true},
-		{"past the cooldown: one probe", healthy, 8, time.Second, 0, false},
-		{"past the cooldown, a probe under way", healthy, 9, time.Second, 1, true},
-		{"the status decides whatever the cooldown", since(time.Minute), 8, time.Minute, 0, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			streak := failureStreak{count: tc.streak, last: t0, noted: t0.Add(-tc.ago)}
-			if got := endpointFailing(tc.status, streak, t0, failingGrace, 8, t0, time.Second, tc.others); got != tc.want {
-				t.Errorf("endpointFailing = %v, want %v", got, tc.want)
-			}
-		})
 	}
 }
 
@@ -85,13 +58,13 @@ func TestAdmitSendsAFailingEndpointToTheController(t *testing.T) {
 	f := &FirstAttempts{Clock: clk, Pacing: clk, MaxFailures: 2, Cooldown: time.Second}
 	ep := endpointNamed("whep-a")
 	ep.Status.FailingSince = &metav1.Time{Time: t0.Add(-time.Minute)}
-	if _, ok := f.Admit(ep); ok {
+	if _, ok := admit(f, ep); ok {
 		t.Error("an endpoint whose status has said failing for a minute was admitted")
 	}
 	ep.Status.FailingSince = &metav1.Time{Time: t0}
-	admit := func(want bool, why string) {
+	expect := func(want bool, why string) {
 		t.Helper()
-		done, ok := f.Admit(ep)
+		done, ok := admit(f, ep)
 		if ok != want {
 			t.Errorf("admitted = %v, want %v: %s", ok, want, why)
 		}
@@ -99,42 +72,75 @@ func TestAdmitSendsAFailingEndpointToTheController(t *testing.T) {
 			done()
 		}
 	}
-	admit(true, "status failing for a moment only (one failure among successes)")
+	expect(true, "status failing for a moment only (one failure among successes)")
 	ep.Status.FailingSince = nil
 	// First attempts fail in a row; the status does not show it yet.
 	f.noteOutcome(keyOf(ep), false, t0.Add(time.Second))
-	admit(true, "one failure")
+	expect(true, "one failure")
 	f.noteOutcome(keyOf(ep), false, t0.Add(2*time.Second))
-	admit(false, "MaxFailures in a row")
+	expect(false, "MaxFailures in a row")
 	// The status shows a later attempt, but failing: still refused.
 	ep.Status.FailingSince = &metav1.Time{Time: t0.Add(time.Second)}
 	ep.Status.LastDeliveryAt = &metav1.Time{Time: t0.Add(3 * time.Second)}
-	admit(false, "status failing after the streak")
+	expect(false, "status failing after the streak")
 	// The status shows an older success: still refused.
 	ep.Status.FailingSince = nil
 	ep.Status.LastDeliveryAt = &metav1.Time{Time: t0}
-	admit(false, "a success older than the streak")
+	expect(false, "a success older than the streak")
 	// Past the cooldown one first attempt probes the endpoint; a second waits for its answer.
 	clk.SetTime(t0.Add(time.Second))
-	probe, ok := f.Admit(ep)
+	probe, ok := admit(f, ep)
 	if !ok {
 		t.Fatal("no probe past the cooldown")
 	}
-	admit(false, "a probe is under way")
+	expect(false, "a probe is under way")
 	f.noteOutcome(keyOf(ep), false, clk.Now())
 	probe()
-	admit(false, "the probe failed: a new cooldown")
+	expect(false, "the probe failed: a new cooldown")
 	// The controller's retry succeeded and the status shows it.
 	ep.Status.LastDeliveryAt = &metav1.Time{Time: t0.Add(time.Minute)}
-	admit(true, "the status showed a later success")
+	expect(true, "the status showed a later success")
 	ep.Status.LastDeliveryAt = nil
-	admit(true, "the streak was forgotten once cleared")
+	expect(true, "the streak was forgotten once cleared")
 	// A first attempt that succeeds ends a streak too.
 	f.noteOutcome(keyOf(ep), false, t0.Add(time.Hour))
 	f.noteOutcome(keyOf(ep), false, t0.Add(time.Hour+time.Second))
-	admit(false, "MaxFailures in a row again")
+	expect(false, "MaxFailures in a row again")
 	f.noteOutcome(keyOf(ep), true, t0.Add(time.Hour+2*time.Second))
-	admit(true, "a first attempt succeeded")
+	expect(true, "a first attempt succeeded")
+}
+
+// paced is an endpoint with admitted first attempts whose last 16 successes came interval
+// apart, the newest at last.
+func paced(admitted int, last time.Time, interval time.Duration) *endpointLoad {
+	l := &endpointLoad{admitted: admitted}
+	for i := paceSamples - 1; i >= 0; i-- {
+		l.noteSuccess(last.Add(-time.Duration(i) * interval))
+	}
+	return l
+}
+
+func TestDrainTime(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	l := &endpointLoad{admitted: 100}
+	if _, ok := l.drainTime(); ok {
+		t.Error("a pace from no success")
+	}
+	l.noteSuccess(t0)
+	if _, ok := l.drainTime(); ok {
+		t.Error("a pace from one success")
+	}
+	l.noteSuccess(t0.Add(10 * time.Millisecond))
+	if d, ok := l.drainTime(); !ok || d != time.Second {
+		t.Errorf("two successes 10 ms apart, 100 queued: %s %v, want 1s", d, ok)
+	}
+	// More than the samples: only the latest count.
+	for i := range 40 {
+		l.noteSuccess(t0.Add(time.Second + time.Duration(i)*time.Millisecond))
+	}
+	if d, _ := l.drainTime(); d != 100*time.Millisecond {
+		t.Errorf("after a faster run: %s, want 100ms", d)
+	}
 }
 
 func keyOf(ep *switchboardv1alpha1.WebhookEndpoint) types.NamespacedName {
@@ -158,9 +164,15 @@ func TestClaimRoom(t *testing.T) {
 		{"a stalled endpoint paces nothing", map[types.NamespacedName]*endpointLoad{
 			a: {admitted: 10, progress: t0}, b: {admitted: 256, progress: t0.Add(-stall)}}, 246},
 		{"only stalled endpoints", map[types.NamespacedName]*endpointLoad{b: {admitted: 256, progress: t0.Add(-time.Minute)}}, 256},
+		{"a fast endpoint paces the claims (256 queued, 1 ms apart: 256 ms of work)", map[types.NamespacedName]*endpointLoad{
+			a: paced(256, t0, time.Millisecond)}, 0},
+		{"a slow endpoint does not (256 queued, 50 ms apart: 12.8 s of work)", map[types.NamespacedName]*endpointLoad{
+			a: paced(256, t0, 50*time.Millisecond), b: {admitted: 6, progress: t0}}, 250},
+		{"a slow endpoint with little queued still paces", map[types.NamespacedName]*endpointLoad{
+			a: paced(16, t0, 50*time.Millisecond)}, 240},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := claimRoom(tc.load, t0, stall, 256); got != tc.want {
+			if got := claimRoom(tc.load, t0, stall, time.Second, 256); got != tc.want {
 				t.Errorf("claimRoom = %d, want %d", got, tc.want)
 			}
 		})
@@ -175,7 +187,7 @@ func TestRoomFollowsAdmittedAttemptsAndProgress(t *testing.T) {
 	ep := endpointNamed("whep-a")
 	var dones []func()
 	for range 3 {
-		done, ok := f.Admit(ep)
+		done, ok := admit(f, ep)
 		if !ok {
 			t.Fatal("refused below MaxWaiting")
 		}

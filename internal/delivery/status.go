@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
 // SetDeliveryConditions sets Ready and Delivered from the phase.
@@ -39,11 +40,8 @@ func Truncate(s string, n int) string {
 // SigningSecret reads the endpoint's current secret ("" when not there yet): from the cache,
 // and past it before concluding it is missing.
 func SigningSecret(ctx context.Context, cached, api client.Reader, ep *switchboardv1alpha1.WebhookEndpoint) (string, error) {
-	if ep.Spec.SigningSecretRef == nil {
-		return "", nil
-	}
 	sec := &corev1.Secret{}
-	key := types.NamespacedName{Namespace: ep.Namespace, Name: ep.Spec.SigningSecretRef.Name}
+	key := types.NamespacedName{Namespace: ep.Namespace, Name: webhooks.SigningSecretName(ep)}
 	err := cached.Get(ctx, key, sec)
 	if apierrors.IsNotFound(err) {
 		err = api.Get(ctx, key, sec)

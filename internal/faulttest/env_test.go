@@ -353,13 +353,16 @@ func (e *env) createEndpoint(t *testing.T, r *replica, scenario string) *inbox {
 		t.Fatalf("create the webhook endpoint: %d %s", status, body)
 	}
 	var created struct {
+		Endpoint struct {
+			PublicID string `json:"public_id"`
+		} `json:"endpoint"`
 		Secret string `json:"secret"`
 	}
 	if err := json.Unmarshal(body, &created); err != nil || created.Secret == "" {
 		t.Fatalf("create the webhook endpoint: %s (%v)", body, err)
 	}
 	in := e.receiver.inbox(scenario, created.Secret)
-	in.key, in.number = key, number
+	in.key, in.number, in.endpoint = key, number, created.Endpoint.PublicID
 	return in
 }
 
@@ -442,12 +445,13 @@ type delivery struct {
 }
 
 type inbox struct {
-	// key and number are the scenario's account's owner key and phone number.
-	key, number string
-	verifier    webhookverify.Verifier
-	mu          sync.Mutex
-	got         []delivery
-	bad         int
+	// key and number are the scenario's account's owner key and phone number, endpoint the
+	// endpoint's public_id.
+	key, number, endpoint string
+	verifier              webhookverify.Verifier
+	mu                    sync.Mutex
+	got                   []delivery
+	bad                   int
 	// delay holds each answer back (deliveries in flight when a process is killed).
 	delay time.Duration
 	// inFlight is how many requests are being answered now, maxInFlight the most at once.

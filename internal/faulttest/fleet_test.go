@@ -189,3 +189,49 @@ func TestFleetDeliversWhileKubeAPIServerIsFrozen(t *testing.T) {
 		resumedAt.Sub(frozenAt).Round(100*time.Millisecond), len(calls), len(during), p50.Round(time.Millisecond), p99.Round(time.Millisecond),
 		tl.repeats, last.Sub(resumedAt).Round(10*time.Millisecond), e.leaseHolder(ctx, lease))
 }
+
+// An endpoint with a rate limit, two replicas delivering to it: the receiver never gets more
+// than the limit across both (plus the one turn each replica's bucket may hold), every call
+// is delivered, and both replicas send.
+func TestFleetHoldsAnEndpointsRateLimit(t *testing.T) {
+	e := setup(t)
+	const lease, limit = "fault-fleet-rate", 10
+	a := e.startClaiming(t, "rate-a", lease)
+	b := e.startClaiming(t, "rate-b", lease)
+	in := e.createEndpoint(t, a, "fleet-rate")
+	if status, _, body := e.do("PATCH", "http://"+a.api+"/v1/webhooks/"+in.endpoint, in.key, map[string]any{"rate_limit": limit}); status != 200 {
+		t.Fatalf("set the rate limit: %d %s", status, body)
+	}
+	stop := make(chan struct{})
+	wait := e.reportLoad(t, []*replica{a, b}, in, "rate", 50*time.Millisecond, stop)
+	time.Sleep(4 * time.Second)
+	close(stop)
+	calls := wait()
+	tl := in.waitAll(t, keys(calls), 2*time.Minute)
+	if tl.repeats != 0 || tl.badSignatures != 0 {
+		t.Errorf("%d repeats, %d bad signatures", tl.repeats, tl.badSignatures)
+	}
+	ds := in.deliveries()
+	slices.SortFunc(ds, func(x, y delivery) int { return x.at.Compare(y.at) })
+	most, bySender := 0, map[int]int{}
+	for i, d := range ds {
+		bySender[d.from]++
+		n := 0
+		for _, later := range ds[i:] {
+			if later.at.Sub(d.at) < time.Second {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	if most > limit+2 {
+		t.Errorf("the receiver got %d deliveries within one second; the limit is %d a second (+1 a replica)", most, limit)
+	}
+	if span, want := ds[len(ds)-1].at.Sub(ds[0].at), time.Duration(len(ds)-3)*time.Second/limit; span < want {
+		t.Errorf("%d deliveries in %s: faster than %d a second", len(ds), span, limit)
+	}
+	if bySender[a.cmd.Process.Pid] == 0 || bySender[b.cmd.Process.Pid] == 0 {
+		t.Errorf("deliveries by sending process %v: want both replicas to send", bySender)
+	}
+	t.Logf("FIGURES fleet-rate: %d calls, limit %d/s, most in one second %d, by process %v", len(calls), limit, most, bySender)
+}

@@ -59,6 +59,10 @@ var (
 		// Up to the spec's retry schedule: seconds when healthy, hours when an endpoint recovers late.
 		Buckets: []float64{.1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 4 * 3600, 24 * 3600},
 	})
+	webhookDeliveriesRouted = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_webhook_deliveries_routed_total",
+		Help: "Deliveries of claimed events by route (first_attempt, controller, cancelled) and the admission rule that chose it (Admitted when none held it back).",
+	}, []string{"route", "rule"})
 	webhookSwitchOffs = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "switchboard_webhook_endpoint_switch_offs_total",
 		Help: "Webhook endpoints switched off after failing continuously for 24 hours.",
@@ -99,7 +103,7 @@ var (
 
 // collectors are every metric of this package.
 var collectors = []prometheus.Collector{apiRequests, apiDuration, apiRateLimited,
-	webhookAttempts, webhookDeliveriesFinished, webhookEventToSuccess, webhookSwitchOffs,
+	webhookAttempts, webhookDeliveriesFinished, webhookDeliveriesRouted, webhookEventToSuccess, webhookSwitchOffs,
 	transcriptionJobs, transcriptionJobDuration, transcriptionChargedMinutes, transcriptionChargedPence, transcriptionRefundedPence,
 	ingestReports, collectErrors, gauges}
 
@@ -152,6 +156,11 @@ func WebhookDeliveryFinished(phase switchboardv1alpha1.WebhookDeliveryPhase) {
 // WebhookEventSucceeded records how long after its event a delivery succeeded.
 func WebhookEventSucceeded(sinceEvent time.Duration) {
 	webhookEventToSuccess.Observe(max(sinceEvent, 0).Seconds())
+}
+
+// WebhookDeliveryRouted counts a delivery of a claimed event made by route, as rule decided.
+func WebhookDeliveryRouted(route, rule string) {
+	webhookDeliveriesRouted.WithLabelValues(route, rule).Inc()
 }
 
 // WebhookEndpointSwitchedOff counts a switch-off.

@@ -13,6 +13,8 @@ import (
 // Demo is the account `switchboard seed --demo` creates.
 type Demo struct {
 	AccountID, OwnerKey string
+	// MemberKey is a read-only member's key.
+	MemberKey string
 }
 
 // SeedDemo runs `bin seed --demo` (which first migrates with bin's own migrations) and reads
@@ -24,6 +26,9 @@ func (e *Env) SeedDemo(t *testing.T, bin string) Demo {
 	for _, line := range strings.Split(out, "\n") {
 		if key, ok := strings.CutPrefix(line, "owner key "); ok {
 			d.OwnerKey = strings.TrimSpace(key)
+		}
+		if key, ok := strings.CutPrefix(line, "read-only member key "); ok {
+			d.MemberKey = strings.TrimSpace(key)
 		}
 		if id, ok := strings.CutPrefix(line, "account "); ok {
 			d.AccountID = strings.TrimSpace(id)

@@ -35,6 +35,7 @@ type Delivery struct {
 	EventID, CallID, Type string
 	Sender                string // the replica's name, "" when not found
 	At                    time.Time
+	Body                  []byte // as received
 }
 
 // Inbox is what one endpoint received.
@@ -120,7 +121,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	time.Sleep(delay)
 	in.mu.Lock()
 	in.got = append(in.got, Delivery{EventID: req.Header.Get(webhookverify.HeaderDelivery), CallID: p.Call.ID,
-		Type: p.Type, Sender: sender, At: time.Now()})
+		Type: p.Type, Sender: sender, At: time.Now(), Body: body})
 	in.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 }

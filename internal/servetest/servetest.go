@@ -179,6 +179,8 @@ type Replica struct {
 	Name                  string
 	API, Platform, Probes string
 	LogPath               string
+	bin                   string
+	args                  []string
 	cmd                   *exec.Cmd
 	exited                chan struct{}
 }
@@ -188,12 +190,8 @@ type Replica struct {
 func (e *Env) StartReplica(t *testing.T, bin, name, leaseID string, extra ...string) *Replica {
 	t.Helper()
 	r := &Replica{Name: name, API: testenv.FreeAddr(t), Platform: testenv.FreeAddr(t), Probes: testenv.FreeAddr(t),
-		LogPath: filepath.Join(e.Dir, name+".log"), exited: make(chan struct{})}
-	logFile, err := os.Create(r.LogPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	args := append([]string{"serve",
+		LogPath: filepath.Join(e.Dir, name+".log")}
+	r.args = append([]string{"serve",
 		"--kubeconfig=" + e.Kubeconfig, "--database-url=" + e.DBURL,
 		"--api-bind-address=" + r.API, "--public-base-url=http://" + r.API, "--platform-bind-address=" + r.Platform,
 		"--health-probe-bind-address=" + r.Probes, "--metrics-bind-address=0",
@@ -203,7 +201,31 @@ func (e *Env) StartReplica(t *testing.T, bin, name, leaseID string, extra ...str
 		"--leader-election-lease-duration=" + LeaseDuration.String(), "--leader-election-renew-deadline=" + RenewDeadline.String(),
 		"--leader-election-retry-period=" + RetryPeriod.String(), "--kube-api-timeout=" + KubeAPITimeout.String(),
 	}, extra...)
-	r.cmd = exec.Command(bin, args...)
+	r.bin = bin
+	e.start(t, r)
+	return r
+}
+
+// Restart stops r (SIGTERM) and starts the same binary with the same flags and addresses
+// again, as a server restart looks to its clients; it returns the new process.
+func (e *Env) Restart(t *testing.T, r *Replica) *Replica {
+	t.Helper()
+	r.Stop()
+	next := &Replica{Name: r.Name, API: r.API, Platform: r.Platform, Probes: r.Probes, LogPath: r.LogPath, bin: r.bin, args: r.args}
+	e.start(t, next)
+	return next
+}
+
+// start runs r's process and waits until it serves.
+func (e *Env) start(t *testing.T, r *Replica) {
+	t.Helper()
+	r.exited = make(chan struct{})
+	logFile, err := os.OpenFile(r.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := r.Name
+	r.cmd = exec.Command(r.bin, r.args...)
 	r.cmd.Env = append(os.Environ(), "SWITCHBOARD_PLATFORM_TOKEN="+PlatformToken,
 		"SWITCHBOARD_LINK_SIGNING_KEY="+strings.Repeat("s", 32), "KUBECONFIG=")
 	r.cmd.Stdout, r.cmd.Stderr = logFile, logFile
@@ -225,7 +247,7 @@ func (e *Env) StartReplica(t *testing.T, bin, name, leaseID string, extra ...str
 		api, _, _ := Do("GET", "http://"+r.API+"/v1/me", "", nil)
 		ready, _, _ := Do("GET", "http://"+r.Probes+"/readyz", "", nil)
 		if api == http.StatusUnauthorized && ready == http.StatusOK {
-			return r
+			return
 		}
 		if !r.Running() {
 			t.Fatalf("%s exited before serving:\n%s", name, Tail(r.LogPath, 40))

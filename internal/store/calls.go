@@ -211,18 +211,23 @@ func scanCall(r pgx.CollectableRow) (Call, error) {
 	return c, nil
 }
 
+// callPageSQL selects the calls of one page of f, newest first, from those matching where.
+// LIMIT and OFFSET are written into the statement (validated integers) rather than passed
+// as parameters: with parameters, PostgreSQL's generic plan assumes an offset of a tenth of
+// the rows and never beats a custom plan, so the statement was planned again on every
+// request, and planning cost more than executing.
+func callPageSQL(where string, f CallFilter) string {
+	return `SELECT * FROM calls c WHERE ` + where + ` ORDER BY c.started_at DESC, c.id DESC LIMIT ` +
+		strconv.Itoa(f.Limit) + ` OFFSET ` + strconv.Itoa(f.Offset)
+}
+
 // ListCalls returns one page of the account's calls matching f, newest first, and how many
 // match in all.
 func (s *Store) ListCalls(ctx context.Context, accountID int64, f CallFilter) ([]Call, int, error) {
 	args := callQueryArgs{accountID}
 	where := callConditions(f, &args)
 	pageArgs := append(callQueryArgs{}, args...)
-	// LIMIT and OFFSET are written into the statement (validated integers) rather than passed
-	// as parameters: with parameters, PostgreSQL's generic plan assumes an offset of a tenth
-	// of the rows and never beats a custom plan, so the statement was planned again on every
-	// request, and planning cost more than executing.
-	inner := `SELECT * FROM calls c WHERE ` + where + ` ORDER BY c.started_at DESC, c.id DESC LIMIT ` +
-		strconv.Itoa(f.Limit) + ` OFFSET ` + strconv.Itoa(f.Offset)
+	inner := callPageSQL(where, f)
 	countSQL, countArgs, fromBuckets := callCountSQL(accountID, f, where, args)
 	planOnce := f.Search == "" && f.SearchDigits == "" && f.Sentiment == "" && f.Urgency == ""
 	if planOnce && fromBuckets {

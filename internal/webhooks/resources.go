@@ -3,6 +3,7 @@ package webhooks
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,10 +67,9 @@ func Subscribed(ep *switchboardv1alpha1.WebhookEndpoint, t string) bool {
 	return false
 }
 
-// AnnotationSwitchedOff is set (to the time, RFC 3339) together with spec.paused, in one
-// write, when the controller switches an endpoint off; both facts are then always seen
-// together, even through a stale cache. Setting spec.paused back to false switches the
-// endpoint on; the controller then clears its failure record and removes the annotation.
+// AnnotationSwitchedOff marks an endpoint switched off by an earlier release, which paused it
+// (spec.paused) and set this annotation (to the time, RFC 3339) in one write. It is read, never
+// written: a switch-off is now status only (SwitchedOff). The API's switch-on removes it.
 const AnnotationSwitchedOff = "switchboard.dev/switched-off-at"
 
 // AnnotationFirstAttempt marks a delivery whose first attempt the engine made before it
@@ -77,15 +77,58 @@ const AnnotationSwitchedOff = "switchboard.dev/switched-off-at"
 // controller waits for the first retry rather than attempt again.
 const AnnotationFirstAttempt = "switchboard.dev/first-attempt-at"
 
-// Deliverable reports whether deliveries are sent to ep now: not paused (switching off
-// pauses too), not being deleted.
+// Deliverable reports whether deliveries are sent to ep now: not paused, not switched off,
+// not being deleted.
 func Deliverable(ep *switchboardv1alpha1.WebhookEndpoint) bool {
-	return ep.DeletionTimestamp == nil && !ep.Spec.Paused
+	return ep.DeletionTimestamp == nil && !ep.Spec.Paused && !SwitchedOff(ep)
 }
 
-// SwitchedOff reports whether ep is switched off (paused by the controller for failing).
+// SwitchedOff reports whether a switch-off for failing is in force: the controller recorded
+// one (status.switchedOffAt) and the owner has not set the endpoint active since
+// (spec.activatedAt), or an earlier release switched it off (AnnotationSwitchedOff with
+// spec.paused).
 func SwitchedOff(ep *switchboardv1alpha1.WebhookEndpoint) bool {
-	return ep.Spec.Paused && ep.Annotations[AnnotationSwitchedOff] != ""
+	if ep.Spec.Paused && ep.Annotations[AnnotationSwitchedOff] != "" {
+		return true
+	}
+	off := ep.Status.SwitchedOffAt
+	return off != nil && (ep.Spec.ActivatedAt == nil || ep.Spec.ActivatedAt.Before(off))
+}
+
+// SwitchOn records the owner's wish that a switched-off endpoint deliver again: spec.activatedAt
+// at now, or at the switch-off if a clock behind the controller's says earlier, so the wish is
+// never older than the switch-off it ends. It also unpauses an endpoint an earlier release
+// switched off.
+func SwitchOn(ep *switchboardv1alpha1.WebhookEndpoint, now time.Time) {
+	at := metav1.NewTime(now.UTC().Truncate(time.Second))
+	if off := ep.Status.SwitchedOffAt; off != nil && at.Before(off) {
+		at = *off.DeepCopy()
+	}
+	ep.Spec.ActivatedAt = &at
+	if _, ok := ep.Annotations[AnnotationSwitchedOff]; ok {
+		delete(ep.Annotations, AnnotationSwitchedOff)
+		ep.Spec.Paused = false
+	}
+}
+
+// SwitchOffTime is when the controller records a switch-off decided at now: now, or just after
+// the owner's last switch-on if that is not before now (a clock ahead of the controller's),
+// so the switch-off is never hidden by an older wish.
+func SwitchOffTime(ep *switchboardv1alpha1.WebhookEndpoint, now time.Time) time.Time {
+	off := now.UTC().Truncate(time.Second)
+	if a := ep.Spec.ActivatedAt; a != nil && !a.Time.Before(off) {
+		off = a.Add(time.Second)
+	}
+	return off
+}
+
+// SigningSecretName is the Secret that holds the endpoint's signing secret: the one
+// spec.signingSecretRef names, or the generated "<name>-signing".
+func SigningSecretName(ep *switchboardv1alpha1.WebhookEndpoint) string {
+	if ep.Spec.SigningSecretRef != nil {
+		return ep.Spec.SigningSecretRef.Name
+	}
+	return SecretName(ep.Name)
 }
 
 // SecretName is the Secret a generated signing secret lives in.

@@ -152,6 +152,8 @@ type View struct {
 	// Status is active or paused.
 	Status       string
 	FailingSince *time.Time
+	// RateLimit is the most deliveries per second; nil: no cap.
+	RateLimit *int
 }
 
 // ViewOf presents ep.
@@ -160,13 +162,18 @@ func ViewOf(ep *switchboardv1alpha1.WebhookEndpoint) View {
 	for _, e := range ep.Spec.Events {
 		v.Events = append(v.Events, string(e))
 	}
-	// Switching off also sets spec.paused, so a switched-off endpoint shows as paused.
-	if ep.Spec.Paused {
+	// The spec has no name for the state a switch-off leaves: it shows as paused, and
+	// setting it active switches it on.
+	if ep.Spec.Paused || webhooks.SwitchedOff(ep) {
 		v.Status = "paused"
 	}
 	if ep.Status.FailingSince != nil {
 		t := ep.Status.FailingSince.UTC()
 		v.FailingSince = &t
+	}
+	if ep.Spec.RateLimit != nil {
+		r := int(*ep.Spec.RateLimit)
+		v.RateLimit = &r
 	}
 	return v
 }
@@ -178,6 +185,30 @@ type Input struct {
 	Events *[]string
 	// Status is active or paused (Update only).
 	Status *string
+	// RateLimit caps deliveries per second (MinRateLimit to MaxRateLimit); SetRateLimit says
+	// whether the input gives it at all (false leaves it as it is; true with RateLimit nil
+	// removes the cap).
+	RateLimit    *int
+	SetRateLimit bool
+}
+
+// The range of an endpoint's rate_limit, deliveries per second.
+const (
+	MinRateLimit = 1
+	MaxRateLimit = 1000
+)
+
+// checkRateLimit validates in's rate limit; the result is the spec value.
+func checkRateLimit(bad *InvalidError, in Input) *int32 {
+	if !in.SetRateLimit || in.RateLimit == nil {
+		return nil
+	}
+	if v := *in.RateLimit; v < MinRateLimit || v > MaxRateLimit {
+		bad.add("rate_limit", fmt.Sprintf("The rate limit must be a whole number of deliveries per second from %d to %d, or null for none.", MinRateLimit, MaxRateLimit))
+		return nil
+	}
+	v := int32(*in.RateLimit)
+	return &v
 }
 
 // Delivery is one delivery of an event to an endpoint, live or finished.
@@ -272,6 +303,7 @@ func (s *Endpoints) Create(ctx context.Context, acct Account, in Input) (*switch
 	name := checkName(bad, in.Name, true)
 	url := s.checkURL(ctx, bad, in.URL, true)
 	evts := checkEvents(bad, in.Events, true)
+	rateLimit := checkRateLimit(bad, in)
 	if err := bad.orNil(); err != nil {
 		return nil, "", err
 	}
@@ -296,7 +328,7 @@ func (s *Endpoints) Create(ctx context.Context, acct Account, in Input) (*switch
 		ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: tenancy.Namespace(acct.PublicID),
 			Labels: map[string]string{switchboardv1alpha1.AccountLabel: acct.PublicID}},
 		Spec: switchboardv1alpha1.WebhookEndpointSpec{AccountID: acct.PublicID, DisplayName: name, URL: url, Events: evts,
-			SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: webhooks.SecretName(id)}},
+			RateLimit: rateLimit, SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: webhooks.SecretName(id)}},
 	}
 	if err := s.Kube.Create(ctx, ep); err != nil {
 		return nil, "", refused(err)
@@ -333,6 +365,7 @@ func (s *Endpoints) Update(ctx context.Context, account, id string, in Input) (e
 	name := checkName(bad, in.Name, false)
 	url := s.checkURL(ctx, bad, in.URL, false)
 	evts := checkEvents(bad, in.Events, false)
+	rateLimit := checkRateLimit(bad, in)
 	if in.Status != nil && *in.Status != "active" && *in.Status != "paused" {
 		bad.add("status", "The status must be active or paused.")
 	}
@@ -353,9 +386,15 @@ func (s *Endpoints) Update(ctx context.Context, account, id string, in Input) (e
 	if in.Events != nil {
 		ep.Spec.Events = evts
 	}
+	if in.SetRateLimit {
+		ep.Spec.RateLimit = rateLimit
+	}
 	if in.Status != nil {
 		paused := *in.Status == "paused"
 		switchedOn = !paused && webhooks.SwitchedOff(ep)
+		if switchedOn {
+			webhooks.SwitchOn(ep, s.Clock.Now())
+		}
 		ep.Spec.Paused = paused
 	}
 	if err := s.Kube.Patch(ctx, ep, client.MergeFrom(base)); err != nil {
@@ -386,14 +425,7 @@ func (s *Endpoints) Rotate(ctx context.Context, account, id string) (*switchboar
 		return nil, "", err
 	}
 	secret := webhooks.NewSecret()
-	if ep.Spec.SigningSecretRef == nil {
-		base := ep.DeepCopy()
-		ep.Spec.SigningSecretRef = &switchboardv1alpha1.LocalSecretReference{Name: webhooks.SecretName(ep.Name)}
-		if err := s.Kube.Patch(ctx, ep, client.MergeFrom(base)); err != nil {
-			return nil, "", refused(err)
-		}
-	}
-	key := types.NamespacedName{Namespace: ep.Namespace, Name: ep.Spec.SigningSecretRef.Name}
+	key := types.NamespacedName{Namespace: ep.Namespace, Name: webhooks.SigningSecretName(ep)}
 	sec := &corev1.Secret{}
 	err = s.Reader.Get(ctx, key, sec)
 	switch {

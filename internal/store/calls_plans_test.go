@@ -1,0 +1,108 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
+)
+
+// planNode is the part of EXPLAIN (FORMAT JSON) the test reads.
+type planNode struct {
+	NodeType  string     `json:"Node Type"`
+	Relation  string     `json:"Relation Name"`
+	IndexName string     `json:"Index Name"`
+	Plans     []planNode `json:"Plans"`
+}
+
+// scans lists the plan's scans of a table as "Node Type" or "Node Type index".
+func (n planNode) scans(table string, out []string) []string {
+	if n.Relation == table {
+		out = append(out, strings.TrimSpace(n.NodeType+" "+n.IndexName))
+	}
+	for _, c := range n.Plans {
+		out = c.scans(table, out)
+	}
+	return out
+}
+
+// The call list's page of every filter the API offers reads calls through an index, never a
+// sequential scan, on an account with tens of thousands of calls: an index dropped or a
+// condition written so that no index can serve it fails here.
+func TestCallListPagesUseIndexes(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.NewStore(t)
+	exec := sqlExecutor(t, st)
+	big, err := st.CreateAccount(ctx, store.NewAccount{Name: "Big", Plan: plans.Business})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := st.CreateAccount(ctx, store.NewAccount{Name: "Other", Plan: plans.Business})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 60,000 calls over 120 days for the big account, 5,000 for another; every seventh
+	// voicemail, one in ten with a sentiment and an urgency, callers spread over 5,000 numbers.
+	for _, a := range []struct {
+		id int64
+		n  int
+	}{{big.ID, 60000}, {other.ID, 5000}} {
+		exec(`INSERT INTO calls (account_id, public_id, from_e164, to_e164, caller_name, disposition, filtered, started_at, sentiment, urgency)
+			SELECT $1::bigint, 'call_plan_' || $1::bigint || '_' || g, '+4477009' || lpad((g % 5000)::text, 5, '0'), '+442079460000',
+				'Caller ' || (g % 5000), (ARRAY['answered','no-answer','voicemail','failed','busy','answered','answered'])[1 + g % 7],
+				g % 50 = 0, now() - (g * interval '170 seconds'),
+				CASE WHEN g % 10 = 0 THEN (ARRAY['positive','neutral','negative'])[1 + g % 3] END,
+				CASE WHEN g % 10 = 0 THEN (ARRAY['low','normal','high'])[1 + (g / 10) % 3] END
+			FROM generate_series(1, $2::int) g`, a.id, a.n)
+	}
+	exec(`ANALYZE calls`)
+	weekAgo := time.Now().AddDate(0, 0, -7)
+	for _, tc := range []struct {
+		name   string
+		filter store.CallFilter
+		index  string // the index the page should use ("" for any)
+	}{
+		{"default (business calls: nearly all, either index serves)", store.CallFilter{Activity: "business"}, ""},
+		{"all", store.CallFilter{Activity: "all"}, "calls_account_started"},
+		{"filtered", store.CallFilter{Activity: "filtered"}, "calls_account_activity_started"},
+		{"a later page", store.CallFilter{Activity: "all", Offset: 1000}, "calls_account_started"},
+		{"last 7 days", store.CallFilter{Activity: "all", From: &weekAgo}, "calls_account_started"},
+		{"status", store.CallFilter{Activity: "all", Status: "voicemail"}, "calls_account_disposition_started"},
+		{"sentiment", store.CallFilter{Activity: "all", Sentiment: "negative"}, "calls_account_sentiment_started"},
+		{"urgency", store.CallFilter{Activity: "all", Urgency: "high"}, "calls_account_urgency_started"},
+		{"search by number", store.CallFilter{Activity: "all", Search: "900123", SearchDigits: "900123"}, ""},
+		{"search by name", store.CallFilter{Activity: "all", Search: "caller 4242"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := tc.filter
+			f.Limit = 25
+			raw, err := st.ExplainCallPage(ctx, big.ID, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var plan []struct {
+				Plan planNode `json:"Plan"`
+			}
+			if err := json.Unmarshal([]byte(raw), &plan); err != nil || len(plan) != 1 {
+				t.Fatalf("plan %s: %v", raw, err)
+			}
+			scans := plan[0].Plan.scans("calls", nil)
+			if len(scans) == 0 {
+				t.Fatalf("no scan of calls in %s", raw)
+			}
+			for _, s := range scans {
+				if strings.HasPrefix(s, "Seq Scan") {
+					t.Errorf("a sequential scan of calls: %v", scans)
+				}
+				if tc.index != "" && !strings.HasSuffix(s, " "+tc.index) {
+					t.Errorf("calls read by %v, want the index %s", scans, tc.index)
+				}
+			}
+		})
+	}
+}
