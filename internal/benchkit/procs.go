@@ -99,6 +99,14 @@ func FindPostmaster(backend int) {
 	}
 }
 
+// CountPostmaster counts the PostgreSQL server whose postmaster is pid (pgcluster's
+// ServerPID) among the benchmark's processes.
+func CountPostmaster(pid int) {
+	procMu.Lock()
+	postmaster = pid
+	procMu.Unlock()
+}
+
 func procStat(pid int) (string, int64, bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {

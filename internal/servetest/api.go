@@ -19,7 +19,7 @@ type Demo struct {
 
 // SeedDemo runs `bin seed --demo` (which first migrates with bin's own migrations) and reads
 // the account's public id and its owner's API key from its output.
-func (e *Env) SeedDemo(t *testing.T, bin string) Demo {
+func (e *Env) SeedDemo(t testing.TB, bin string) Demo {
 	t.Helper()
 	out := e.Run(t, bin, "seed", "--demo", "--calls=1")
 	var d Demo
@@ -41,7 +41,7 @@ func (e *Env) SeedDemo(t *testing.T, bin string) Demo {
 }
 
 // LiveNumber is the first number the platform API of r lists.
-func LiveNumber(t *testing.T, r *Replica) string {
+func LiveNumber(t testing.TB, r *Replica) string {
 	t.Helper()
 	status, _, body := Do("GET", "http://"+r.Platform+"/platform/v1/numbers", PlatformToken, nil)
 	var list struct {
@@ -60,7 +60,7 @@ type Endpoint struct {
 
 // CreateEndpoint adds a webhook endpoint for call.ended at the receiver's path /hook/<name>
 // through r's public API, and the inbox that verifies its signatures.
-func (e *Env) CreateEndpoint(t *testing.T, r *Replica, key, name string) (Endpoint, *Inbox) {
+func (e *Env) CreateEndpoint(t testing.TB, r *Replica, key, name string) (Endpoint, *Inbox) {
 	t.Helper()
 	path := "/hook/" + name
 	status, _, body := Do("POST", "http://"+r.API+"/v1/webhooks", key, map[string]any{
@@ -87,7 +87,7 @@ func Report(ref, number string) map[string]any {
 }
 
 // ReportCall sends Report(ref, number) to r and returns the call's public id.
-func ReportCall(t *testing.T, r *Replica, ref, number string) string {
+func ReportCall(t testing.TB, r *Replica, ref, number string) string {
 	t.Helper()
 	status, _, body := Do("POST", "http://"+r.Platform+"/platform/v1/calls", PlatformToken, Report(ref, number))
 	id, err := CallID(status, body)

@@ -45,6 +45,8 @@ type Inbox struct {
 	got      []Delivery
 	bad      int
 	delay    time.Duration // each answer is held back this long (a slow receiver)
+	// inFlight is how many requests are being answered now, maxInFlight the most at once.
+	inFlight, maxInFlight int
 }
 
 // SetSecret makes the inbox verify with secret from now on (a rotated or restored secret).
@@ -98,7 +100,14 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	in.mu.Lock()
 	verifier := in.verifier
+	in.inFlight++
+	in.maxInFlight = max(in.maxInFlight, in.inFlight)
 	in.mu.Unlock()
+	defer func() {
+		in.mu.Lock()
+		in.inFlight--
+		in.mu.Unlock()
+	}()
 	body, err := verifier.Request(req)
 	if err != nil {
 		in.mu.Lock()
@@ -124,6 +133,18 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		Type: p.Type, Sender: sender, At: time.Now(), Body: body})
 	in.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// MaxInFlight is the most requests the inbox was answering at once since it was made or
+// last reset; reset starts a new count from the requests in flight now.
+func (in *Inbox) MaxInFlight(reset bool) int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	n := in.maxInFlight
+	if reset {
+		in.maxInFlight = in.inFlight
+	}
+	return n
 }
 
 // Deliveries is a copy of what the inbox received.
@@ -181,7 +202,7 @@ func (in *Inbox) Tally(calls []string) Tally {
 }
 
 // WaitAll waits until every call has been delivered, or fails after timeout.
-func (in *Inbox) WaitAll(t *testing.T, calls []string, timeout time.Duration) Tally {
+func (in *Inbox) WaitAll(t testing.TB, calls []string, timeout time.Duration) Tally {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -199,6 +220,18 @@ func (in *Inbox) WaitAll(t *testing.T, calls []string, timeout time.Duration) Ta
 // senderOf names the replica whose process owns the local TCP port (the client end of a
 // delivery's connection), "" when none of this Env's replicas does.
 func (e *Env) senderOf(port int) string {
+	// /proc/net/tcp is read in pages, and a table that changes between two pages (other
+	// connections opening and closing under load) may skip the row: look again.
+	for range 5 {
+		if name := e.senderOfOnce(port); name != "" {
+			return name
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return ""
+}
+
+func (e *Env) senderOfOnce(port int) string {
 	inode := socketInode(port)
 	if inode == "" {
 		return ""

@@ -60,7 +60,7 @@ type Env struct {
 }
 
 // Start starts the parts; everything stops when the test ends.
-func Start(t *testing.T) *Env {
+func Start(t testing.TB) *Env {
 	t.Helper()
 	ctx := context.Background()
 	e := &Env{Dir: t.TempDir()}
@@ -162,7 +162,7 @@ current-context: envtest
 
 // Run runs a switchboard command (migrate, seed, admin ...) against the database and
 // returns its standard output.
-func (e *Env) Run(t *testing.T, bin string, args ...string) string {
+func (e *Env) Run(t testing.TB, bin string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+e.DBURL)
@@ -187,7 +187,7 @@ type Replica struct {
 
 // StartReplica runs `bin serve` with the flags an operator would give outside a pod (leader
 // election on) and waits until its API and readiness probe answer.
-func (e *Env) StartReplica(t *testing.T, bin, name, leaseID string, extra ...string) *Replica {
+func (e *Env) StartReplica(t testing.TB, bin, name, leaseID string, extra ...string) *Replica {
 	t.Helper()
 	r := &Replica{Name: name, API: testenv.FreeAddr(t), Platform: testenv.FreeAddr(t), Probes: testenv.FreeAddr(t),
 		LogPath: filepath.Join(e.Dir, name+".log")}
@@ -353,7 +353,7 @@ func Tail(path string, lines int) string {
 }
 
 // WaitFor polls cond every 100 ms and fails the test after timeout.
-func WaitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+func WaitFor(t testing.TB, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
@@ -365,7 +365,7 @@ func WaitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 }
 
 // BuildCurrent builds this tree's switchboard binary into dir.
-func BuildCurrent(t *testing.T, dir string) string {
+func BuildCurrent(t testing.TB, dir string) string {
 	t.Helper()
 	root, err := controlplane.ModuleRoot()
 	if err != nil {
@@ -382,7 +382,7 @@ func BuildCurrent(t *testing.T, dir string) string {
 
 // PreviousRelease is the previous release's binary: $PREVIOUS_RELEASE_BIN (make test sets it),
 // else what hack/previous-release.sh builds (once, cached) from the commit the Makefile pins.
-func PreviousRelease(t *testing.T) string {
+func PreviousRelease(t testing.TB) string {
 	t.Helper()
 	if bin := os.Getenv("PREVIOUS_RELEASE_BIN"); bin != "" {
 		return bin
