@@ -15,6 +15,9 @@ type Access struct {
 	Permission        auth.Ability
 	OwnerOnly         bool
 	NeedsIntegrations bool
+	// IntegrationsInService: the route's service applies the Integrations gate itself (so other
+	// callers of the service get the same rule); NeedsIntegrations still documents it.
+	IntegrationsInService bool
 }
 
 const (
@@ -54,7 +57,7 @@ func authorize(req *restful.Request, resp *restful.Response, chain *restful.Filt
 		writeError(resp, http.StatusForbidden, "Only an account owner's key can do this.")
 		return
 	}
-	if a.NeedsIntegrations {
+	if a.NeedsIntegrations && !a.IntegrationsInService {
 		if reason := integrationsRefusal(p); reason != "" {
 			writeAddonRefusal(resp, reason)
 			return

@@ -2,9 +2,7 @@ package apiserver
 
 import (
 	"net/http"
-	"strings"
 	"time"
-	"unicode"
 
 	restful "github.com/emicklei/go-restful/v3"
 
@@ -24,9 +22,9 @@ const (
 )
 
 var (
-	callActivities = []string{"business", "filtered", "all"}
-	callSentiments = []string{"positive", "neutral", "negative"}
-	callUrgencies  = []string{"low", "normal", "high"}
+	callActivities = store.CallActivities
+	callSentiments = store.CallSentiments
+	callUrgencies  = store.CallUrgencies
 )
 
 type callsResource struct{ *Server }
@@ -74,7 +72,7 @@ func (r callsResource) callFilter(req *restful.Request, fe fieldErrors) (store.C
 	f := store.CallFilter{
 		Activity:     queryEnum(req, fe, "activity", "business", callActivities...),
 		Search:       search,
-		SearchDigits: callSearchDigits(search),
+		SearchDigits: store.CallSearchDigits(search),
 		From:         window.From,
 		To:           window.To,
 		Status:       queryEnum(req, fe, "status", "", store.CallDispositions...),
@@ -84,16 +82,6 @@ func (r callsResource) callFilter(req *restful.Request, fe fieldErrors) (store.C
 		Offset:       paging.Offset(),
 	}
 	return f, paging
-}
-
-// callSearchDigits is the number part of a call search: its digits when it reads as a phone
-// number (digits, spaces, "+" and punctuation), none when it has letters. "Unit 4" is a name;
-// matching its "4" against every number would return nearly every call.
-func callSearchDigits(q string) string {
-	if strings.IndexFunc(q, unicode.IsLetter) >= 0 {
-		return ""
-	}
-	return searchDigits(q)
 }
 
 func (r callsResource) list(req *restful.Request, resp *restful.Response) {

@@ -79,16 +79,8 @@ func plural(n int, word string) string {
 	return s
 }
 
-// addonMessages explain each refusal reason to people; clients act on reason.
-var addonMessages = map[string]string{
-	plans.ReasonAddonRequired:    "This operation needs the Integrations add-on. Add it to your plan to use it.",
-	plans.ReasonPlanRequired:     "This operation needs Integrations, which your plan does not offer. Change plan to use it.",
-	plans.ReasonAccountInactive:  "This account is paused, so Integrations operations are unavailable.",
-	plans.ReasonPlatformDisabled: "Integrations have been switched off for this account by the service.",
-}
-
 func writeAddonRefusal(resp *restful.Response, reason string) {
 	writeJSON(resp, http.StatusForbidden, AddonRefusalBody{
-		Reason: reason, Capability: plans.AddonIntegrations, Message: addonMessages[reason], PricingURL: plans.PricingURL,
+		Reason: reason, Capability: plans.AddonIntegrations, Message: plans.RefusalMessages[reason], PricingURL: plans.PricingURL,
 	})
 }

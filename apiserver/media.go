@@ -12,12 +12,10 @@ import (
 	restful "github.com/emicklei/go-restful/v3"
 	openapi "github.com/swaggest/openapi-go"
 
+	"github.com/switchboard-dev/switchboard/internal/links"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
-
-// mediaRecordingsPath is where signed recording links point; no API key is needed there.
-const mediaRecordingsPath = APIRoot + "/media/recordings/"
 
 // AudioBody documents an audio response (the recording's own type, e.g. audio/wav).
 type AudioBody struct{}
@@ -130,7 +128,7 @@ func checkRecordingLink(key []byte, publicID, expires, sig string, now time.Time
 	if err != nil {
 		return linkInvalid
 	}
-	want, _ := hex.DecodeString(signRecordingLink(key, publicID, expires))
+	want, _ := hex.DecodeString(links.RecordingSignature(key, publicID, expires))
 	if !hmac.Equal(got, want) {
 		return linkInvalid
 	}

@@ -6,6 +6,7 @@ import (
 	restful "github.com/emicklei/go-restful/v3"
 
 	"github.com/switchboard-dev/switchboard/internal/metrics"
+	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
 )
 
 // recordMetrics counts every request by route template (never the raw path: it holds ids),
@@ -20,8 +21,8 @@ func (s *Server) recordMetrics(req *restful.Request, resp *restful.Response, cha
 
 // webhookLimitNames are the metric labels of the webhook routes' own limits.
 var webhookLimitNames = map[string]string{
-	"webhooks-add":     metrics.LimitWebhookAdd,
-	"webhooks-test":    metrics.LimitWebhookTest,
-	"webhooks-resend":  metrics.LimitWebhookResend,
-	"webhooks-recover": metrics.LimitWebhookRecover,
+	manage.OpAdd:     metrics.LimitWebhookAdd,
+	manage.OpTest:    metrics.LimitWebhookTest,
+	manage.OpResend:  metrics.LimitWebhookResend,
+	manage.OpRecover: metrics.LimitWebhookRecover,
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
 )
 
 // This file makes the generated description say everything the server enforces: what the
@@ -190,10 +191,10 @@ func factsByOperation(c *restful.Container) map[string]routeFacts {
 
 // operationLimits states the per-account limits of the operations that have one.
 var operationLimits = map[string]string{
-	"createWebhook":            "Limited to " + strconv.Itoa(webhookAddPerMinute) + " a minute per account.",
-	"testWebhook":              "Limited to " + strconv.Itoa(webhookTestPerMinute) + " a minute per account.",
-	"resendWebhookDelivery":    "Limited to " + strconv.Itoa(webhookResendPerMinute) + " a minute per account.",
-	"recoverWebhookDeliveries": "Limited to " + strconv.Itoa(webhookRecoverPerMinute) + " a minute per account.",
+	"createWebhook":            "Limited to " + strconv.Itoa(manage.PerMinute[manage.OpAdd]) + " a minute per account.",
+	"testWebhook":              "Limited to " + strconv.Itoa(manage.PerMinute[manage.OpTest]) + " a minute per account.",
+	"resendWebhookDelivery":    "Limited to " + strconv.Itoa(manage.PerMinute[manage.OpResend]) + " a minute per account.",
+	"recoverWebhookDeliveries": "Limited to " + strconv.Itoa(manage.PerMinute[manage.OpRecover]) + " a minute per account.",
 }
 
 type jsonObject = map[string]any

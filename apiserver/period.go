@@ -1,13 +1,16 @@
 package apiserver
 
 import (
+	"slices"
 	"time"
 
 	restful "github.com/emicklei/go-restful/v3"
+
+	listperiod "github.com/switchboard-dev/switchboard/internal/period"
 )
 
 // Periods of the list filters (spec: GET /calls, GET /reception-messages).
-var periods = []string{"all", "today", "7d", "30d", "month", "custom"}
+var periods = append(slices.Clone(listperiod.Presets), "custom")
 
 // TimeWindow is a half-open interval [From, To); nil ends are unbounded.
 type TimeWindow struct {
@@ -34,22 +37,14 @@ func periodWindow(fe fieldErrors, period string, from time.Time, hasFrom bool, t
 		d := time.Date(t.Year(), t.Month(), t.Day()+plusDays, 0, 0, 0, 0, loc)
 		return &d
 	}
-	local := now.In(loc)
 	if period != "custom" && (hasFrom || hasTo) {
 		fe.add("period", "date_from and date_to are used with period=custom.")
 		return TimeWindow{}
 	}
 	switch period {
-	case "today":
-		return TimeWindow{From: day(local, 0), To: day(local, 1)}
-	case "7d":
-		return TimeWindow{From: day(local, -6), To: day(local, 1)}
-	case "30d":
-		return TimeWindow{From: day(local, -29), To: day(local, 1)}
-	case "month":
-		start := time.Date(local.Year(), local.Month(), 1, 0, 0, 0, 0, loc)
-		end := start.AddDate(0, 1, 0)
-		return TimeWindow{From: &start, To: &end}
+	case "today", "7d", "30d", "month":
+		from, to := listperiod.Window(period, loc, now)
+		return TimeWindow{From: from, To: to}
 	case "custom":
 		if !hasFrom && !hasTo {
 			fe.add("date_from", "period=custom needs date_from, date_to or both.")
@@ -81,10 +76,4 @@ func periodParams(ws *restful.WebService, def string) []*restful.Parameter {
 }
 
 // accountLocation is the account's time zone (Europe/London when unreadable).
-func accountLocation(tz string) *time.Location {
-	if loc, err := time.LoadLocation(tz); err == nil {
-		return loc
-	}
-	loc, _ := time.LoadLocation("Europe/London")
-	return loc
-}
+func accountLocation(tz string) *time.Location { return listperiod.Location(tz) }

@@ -1,26 +1,21 @@
 package apiserver
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"net/http"
-	"net/url"
-	"strconv"
 	"time"
 
 	restful "github.com/emicklei/go-restful/v3"
 
 	"github.com/switchboard-dev/switchboard/internal/auth"
-	"github.com/switchboard-dev/switchboard/internal/billing"
-	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/links"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/transcription"
 )
 
 // DefaultLinkTTL is how long a recording link works (spec: Limits, recording link lifetime).
-const DefaultLinkTTL = 10 * time.Minute
+const DefaultLinkTTL = links.RecordingTTL
 
 // MediaConfig configures recording links and the audio they serve.
 type MediaConfig struct {
@@ -148,18 +143,7 @@ func (r recordingsResource) streamURL(req *restful.Request, resp *restful.Respon
 
 // recordingLink is the signed address of a recording's audio, working until expires.
 func (r recordingsResource) recordingLink(publicID string, expires time.Time) string {
-	exp := strconv.FormatInt(expires.Unix(), 10)
-	q := url.Values{"expires": {exp}, "sig": {signRecordingLink(r.cfg.Media.SigningKey, publicID, exp)}}
-	return r.cfg.BaseURL + mediaRecordingsPath + url.PathEscape(publicID) + "?" + q.Encode()
-}
-
-// signRecordingLink is the hex HMAC-SHA256 of the recording id and expiry time (Unix seconds,
-// as written in the link). The fields are separated by a byte that neither contains, and the
-// purpose is bound in, so no other signed value can be passed off as a link signature.
-func signRecordingLink(key []byte, publicID, expires string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte("switchboard recording link v1\x00" + publicID + "\x00" + expires))
-	return hex.EncodeToString(m.Sum(nil))
+	return links.Recording(r.cfg.BaseURL, r.cfg.Media.SigningKey, publicID, expires)
 }
 
 func (r recordingsResource) transcript(req *restful.Request, resp *restful.Response) {
@@ -199,28 +183,15 @@ func (r recordingsResource) estimate(req *restful.Request, resp *restful.Respons
 		r.respond(req, resp, "recording", nil, err)
 		return
 	}
-	// The allowance is per calendar month and the spending limit per day, both in the account's time zone.
-	now := r.cfg.Clock.Now().In(accountLocation(p.Account.TimeZone))
-	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location())
-	month := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, now.Location())
-	in, err := r.store.GetTranscriptionPriceInputs(ctx, p.Account.ID, rec.ID, month, today)
+	svc := transcription.Service{Store: r.store, Clock: r.cfg.Clock}
+	q, err := svc.Estimate(ctx, p.Account, rec)
 	if err != nil {
 		r.internalError(req, resp, err)
 		return
 	}
-	plan, _ := plans.Lookup(in.Plan) // an unknown plan: no allowance, and not available
-	charge := billing.Estimate(billing.Input{
-		Minutes:              billing.MinutesFor(rec.DurationSeconds, rec.SizeBytes),
-		RatePencePerMin:      in.RatePencePerMin,
-		PlanAllowanceMinutes: plan.MonthlyAllowanceMinutes,
-		AllowanceUsedMinutes: in.AllowanceUsedMinutes,
-		BundleMinutes:        in.BundleMinutes,
-		BalancePence:         in.BalancePence,
-		SpentTodayPence:      in.SpentTodayPence,
-		DailySpendLimitPence: in.DailySpendLimitPence,
-	})
+	charge, in := q.Charge, q.Inputs
 	writeJSON(resp, http.StatusOK, TranscriptEstimate{
-		Available:       plans.TranscriptionGate(in.Plan, in.TranscriptionDisabled) == "",
+		Available:       q.Available,
 		Minutes:         charge.Minutes,
 		CostPence:       charge.CostPence,
 		RatePencePerMin: in.RatePencePerMin,

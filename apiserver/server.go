@@ -4,7 +4,6 @@
 package apiserver
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -222,20 +221,13 @@ type userRequests struct {
 
 const attrUserRequests = "switchboard.userRequests"
 
-// allow counts a hit on subject and reports whether it is within limit per minute.
-func (s *Server) allow(ctx context.Context, subject string, limit int) (bool, int, error) {
-	now := s.cfg.Clock.Now()
-	window := now.Truncate(time.Minute)
-	n, err := s.store.HitRateLimit(ctx, subject, window)
-	if err != nil {
-		return false, 0, err
-	}
-	return n <= limit, retryAfterSeconds(now, window), nil
-}
-
 // retryAfterSeconds is the whole seconds until the window ends (at least 1).
 func retryAfterSeconds(now, window time.Time) int {
-	d := window.Add(time.Minute).Sub(now)
+	return wholeSeconds(window.Add(time.Minute).Sub(now))
+}
+
+// wholeSeconds is d rounded up to whole seconds, at least 1 (a Retry-After).
+func wholeSeconds(d time.Duration) int {
 	secs := int((d + time.Second - 1) / time.Second)
 	if secs < 1 {
 		secs = 1

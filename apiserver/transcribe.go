@@ -7,7 +7,6 @@ import (
 	restful "github.com/emicklei/go-restful/v3"
 
 	"github.com/switchboard-dev/switchboard/internal/billing"
-	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
 )
@@ -44,21 +43,13 @@ func (r callsResource) transcribe(req *restful.Request, resp *restful.Response) 
 		return
 	}
 	p := principal(req)
-	if p.User.Role != "owner" && !p.User.CanTranscribe {
-		writeError(resp, http.StatusForbidden, "This key's user is no longer allowed to start transcriptions; the account owner can allow it again.")
-		return
-	}
-	switch plans.TranscriptionGate(p.Account.Plan, p.Account.TranscriptionDisabled) {
-	case plans.TranscriptionNotInPlan:
-		writeError(resp, http.StatusForbidden, "The account's plan does not include transcription.")
-		return
-	case plans.TranscriptionSwitchedOff:
-		writeError(resp, http.StatusForbidden, "Transcription is switched off for this account.")
-		return
-	}
 	svc := transcription.Service{Store: r.store, Kube: r.cfg.Kube, Clock: r.cfg.Clock, Log: r.cfg.Log, Queue: r.cfg.TranscriptionJobs}
-	res, err := svc.Start(req.Request.Context(), store.TranscribeRequest{AccountID: p.Account.ID, CallPublicID: req.PathParameter("call")})
+	res, err := svc.Request(req.Request.Context(), p.User, p.Account, req.PathParameter("call"))
+	var refused *transcription.RefusedError
 	switch {
+	case errors.As(err, &refused):
+		writeError(resp, http.StatusForbidden, refused.Message)
+		return
 	case errors.Is(err, store.ErrNoRecording):
 		fe := fieldErrors{}
 		fe.add("call", "The call has no recording to transcribe.")

@@ -3,7 +3,6 @@ package apiserver
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -19,19 +18,13 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
 )
 
-// Rate limits of the webhook operations, per account per minute (spec Limits).
-const (
-	webhookAddPerMinute    = 20
-	webhookTestPerMinute   = 10
-	webhookResendPerMinute = 30
-	// A recovery queues many deliveries at once; repeating it soon adds nothing.
-	webhookRecoverPerMinute = 5
-)
-
 // WebhooksConfig configures the webhook operations. They read and write WebhookEndpoint and
 // WebhookDelivery resources (Config.Kube) in the account's namespace; the API keeps no copy,
 // so a change made with kubectl shows here and the other way round.
 type WebhooksConfig struct {
+	// Service is the webhooks service shared with the portal; nil: one is built on Config.Kube,
+	// Reader and URLPolicy.
+	Service *manage.Endpoints
 	// Reader reads past the manager's cache (read-after-write for the caller); default Config.Kube.
 	Reader client.Reader
 	// URLPolicy checks endpoint addresses (https, public internet only).
@@ -42,6 +35,9 @@ type WebhooksConfig struct {
 // They need Config.Kube.
 func Webhooks(wc WebhooksConfig) func(*Server) Resource {
 	return func(s *Server) Resource {
+		if wc.Service != nil {
+			return webhooksResource{Server: s, svc: wc.Service}
+		}
 		if wc.Reader == nil {
 			wc.Reader = s.cfg.Kube
 		}
@@ -181,7 +177,8 @@ func (r webhooksResource) AddToContainer(c *restful.Container) {
 	endpointParam := idParam(ws, "endpoint", "The endpoint's public_id.", kubeNamePattern, kubeNameMaxLength)
 	eventParam := idParam(ws, "eventId", "The delivery's event_id (a UUID).", uuidPattern, uuidMaxLength).DataFormat("uuid")
 	manageAccess := Access{Permission: auth.WebhooksManage, OwnerOnly: true}
-	gated := Access{Permission: auth.WebhooksManage, OwnerOnly: true, NeedsIntegrations: true}
+	// The service applies the gate (and the rate limits), so the portal gets the same rule.
+	gated := Access{Permission: auth.WebhooksManage, OwnerOnly: true, NeedsIntegrations: true, IntegrationsInService: true}
 	withBody := func(rb *restful.RouteBuilder) *restful.RouteBuilder {
 		return rb.Consumes(restful.MIME_JSON).
 			Returns(http.StatusBadRequest, "The body is empty or not valid JSON.", ErrorBody{}).
@@ -242,14 +239,14 @@ func (r webhooksResource) AddToContainer(c *restful.Container) {
 // ---- operations: request -> manage.Endpoints -> answer ----
 
 func (r webhooksResource) list(req *restful.Request, resp *restful.Response) {
-	p := principal(req)
-	eps, err := r.svc.List(req.Request.Context(), p.Account.PublicID)
+	acct := account(req)
+	eps, err := r.svc.List(req.Request.Context(), acct.PublicID)
 	if err != nil {
 		r.webhookError(req, resp, err)
 		return
 	}
 	// Adding needs Integrations too, so can_add is false while POST /webhooks would be refused.
-	out := WebhookList{CanAdd: manage.CanAdd(len(eps)) && integrationsRefusal(p) == "", Events: manage.Subscribable(),
+	out := WebhookList{CanAdd: manage.CanAdd(acct, len(eps)), Events: manage.Subscribable(),
 		Max: switchboardv1alpha1.MaxWebhookEndpointsPerAccount, Endpoints: make([]Webhook, 0, len(eps))}
 	for i := range eps {
 		out.Endpoints = append(out.Endpoints, webhookView(&eps[i]))
@@ -258,9 +255,6 @@ func (r webhooksResource) list(req *restful.Request, resp *restful.Response) {
 }
 
 func (r webhooksResource) create(req *restful.Request, resp *restful.Response) {
-	if !r.limit(req, resp, "webhooks-add", webhookAddPerMinute) {
-		return
-	}
 	var in WebhookCreate
 	if !readJSON(req, resp, &in) {
 		return
@@ -310,9 +304,6 @@ func (r webhooksResource) rotate(req *restful.Request, resp *restful.Response) {
 }
 
 func (r webhooksResource) test(req *restful.Request, resp *restful.Response) {
-	if !r.limit(req, resp, "webhooks-test", webhookTestPerMinute) {
-		return
-	}
 	if err := r.svc.Test(req.Request.Context(), account(req), req.PathParameter("endpoint")); err != nil {
 		r.webhookError(req, resp, err)
 		return
@@ -335,9 +326,6 @@ func (r webhooksResource) deliveries(req *restful.Request, resp *restful.Respons
 }
 
 func (r webhooksResource) resend(req *restful.Request, resp *restful.Response) {
-	if !r.limit(req, resp, "webhooks-resend", webhookResendPerMinute) {
-		return
-	}
 	err := r.svc.Resend(req.Request.Context(), account(req), req.PathParameter("endpoint"), req.PathParameter("eventId"))
 	if err != nil {
 		r.webhookError(req, resp, err)
@@ -347,9 +335,6 @@ func (r webhooksResource) resend(req *restful.Request, resp *restful.Response) {
 }
 
 func (r webhooksResource) recover(req *restful.Request, resp *restful.Response) {
-	if !r.limit(req, resp, "webhooks-recover", webhookRecoverPerMinute) {
-		return
-	}
 	var in WebhookRecover
 	if !readJSON(req, resp, &in) {
 		return
@@ -375,15 +360,21 @@ func (r webhooksResource) recover(req *restful.Request, resp *restful.Response) 
 
 // account is the caller's account as the webhooks service knows it.
 func account(req *restful.Request) manage.Account {
-	a := principal(req).Account
-	return manage.Account{ID: a.ID, PublicID: a.PublicID, Name: a.Name}
+	return manage.AccountOf(principal(req).Account)
 }
 
 // webhookError answers a refusal of the webhooks service with the spec's status.
 func (r webhooksResource) webhookError(req *restful.Request, resp *restful.Response, err error) {
 	var conflict *manage.ConflictError
 	var invalid *manage.InvalidError
+	var addon *manage.AddonRefusedError
+	var limited *manage.RateLimitedError
 	switch {
+	case errors.As(err, &addon):
+		writeAddonRefusal(resp, addon.Reason)
+	case errors.As(err, &limited):
+		metrics.APIRateLimited(webhookLimitNames[limited.Operation])
+		tooManyRequests(resp, wholeSeconds(limited.RetryAfter))
 	case errors.Is(err, manage.ErrEndpointNotFound):
 		notFound(resp, "endpoint")
 	case errors.Is(err, manage.ErrDeliveryNotFound):
@@ -397,37 +388,8 @@ func (r webhooksResource) webhookError(req *restful.Request, resp *restful.Respo
 	}
 }
 
-// limit counts a hit on the account's limit for op; false when over it (429 written).
-func (r webhooksResource) limit(req *restful.Request, resp *restful.Response, op string, perMinute int) bool {
-	ok, retryAfter, err := r.allow(req.Request.Context(), fmt.Sprintf("%s:account:%d", op, principal(req).Account.ID), perMinute)
-	if err != nil {
-		r.internalError(req, resp, err)
-		return false
-	}
-	if !ok {
-		metrics.APIRateLimited(webhookLimitNames[op])
-		tooManyRequests(resp, retryAfter)
-	}
-	return ok
-}
-
 func webhookView(ep *switchboardv1alpha1.WebhookEndpoint) Webhook {
-	w := Webhook{PublicID: ep.Name, Name: ep.Spec.DisplayName, URL: ep.Spec.URL, Events: make([]string, 0, len(ep.Spec.Events)), Status: "active"}
-	for _, e := range ep.Spec.Events {
-		w.Events = append(w.Events, string(e))
-	}
-	// The spec has no name for the state a switch-off leaves: it shows as paused, and
-	// setting it active switches it on.
-	if ep.Spec.Paused || webhooks.SwitchedOff(ep) {
-		w.Status = "paused"
-	}
-	if ep.Status.FailingSince != nil {
-		t := ep.Status.FailingSince.UTC()
-		w.FailingSince = &t
-	}
-	if ep.Spec.RateLimit != nil {
-		r := int(*ep.Spec.RateLimit)
-		w.RateLimit = &r
-	}
-	return w
+	v := manage.ViewOf(ep)
+	return Webhook{PublicID: v.PublicID, Name: v.Name, URL: v.URL, Events: v.Events, Status: v.Status, FailingSince: v.FailingSince,
+		RateLimit: v.RateLimit}
 }

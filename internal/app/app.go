@@ -32,6 +32,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
 )
 
 // Options configure a running service.
@@ -278,8 +279,10 @@ func Run(ctx context.Context, o Options) error {
 	if err := mgr.Add(terms); err != nil {
 		return err
 	}
-	resources := []func(*apiserver.Server) apiserver.Resource{apiserver.Webhooks(apiserver.WebhooksConfig{Reader: kube,
-		URLPolicy: webhooks.URLPolicy{AllowPrivateTargets: o.Webhooks.AllowPrivateTargets}})}
+	// One webhooks service for the API and the portal: the same rules, limits and gate.
+	endpoints := &manage.Endpoints{Kube: kube, Reader: kube, Store: st, Clock: o.Clock,
+		URLPolicy: webhooks.URLPolicy{AllowPrivateTargets: o.Webhooks.AllowPrivateTargets}}
+	resources := []func(*apiserver.Server) apiserver.Resource{apiserver.Webhooks(apiserver.WebhooksConfig{Service: endpoints})}
 	live, err := setupRealtime(mgr, st, o)
 	if err != nil {
 		return err
@@ -301,7 +304,8 @@ func Run(ctx context.Context, o Options) error {
 		mailer = webhooks.SMTPMailer{Addr: o.Webhooks.SMTPAddr, From: o.Webhooks.MailFrom}
 	}
 	accountPortal := portal.New(portal.Config{BaseURL: base, Mailer: mailer, Clock: o.Clock, Log: o.Log.WithName("portal"),
-		IdleTimeout: o.Portal.IdleTimeout, Lifetime: o.Portal.Lifetime}, st)
+		IdleTimeout: o.Portal.IdleTimeout, Lifetime: o.Portal.Lifetime, Webhooks: endpoints, LinkSigningKey: o.LinkSigningKey,
+		Transcriptions: transcriptions}, st)
 	defer accountPortal.Wait()
 	public := http.NewServeMux()
 	public.Handle(portal.Root, accountPortal.Handler())

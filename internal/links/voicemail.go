@@ -1,4 +1,5 @@
-// Package links signs and checks the voicemail pages that voicemail.received events point at
+// Package links signs and checks the links the service hands out: recording audio links, and
+// the voicemail pages that voicemail.received events point at
 // (links.shared_page): anyone holding such a link can hear the voicemail and read its
 // transcript, so it carries an HMAC and an expiry and is treated as a secret.
 package links

@@ -83,6 +83,14 @@ func IntegrationsGate(plan string, addons []string, accountStatus string, platfo
 	return ReasonPlanRequired
 }
 
+// RefusalMessages explain each Integrations refusal reason to people (clients act on the reason).
+var RefusalMessages = map[string]string{
+	ReasonAddonRequired:    "This operation needs the Integrations add-on. Add it to your plan to use it.",
+	ReasonPlanRequired:     "This operation needs Integrations, which your plan does not offer. Change plan to use it.",
+	ReasonAccountInactive:  "This account is paused, so Integrations operations are unavailable.",
+	ReasonPlatformDisabled: "Integrations have been switched off for this account by the service.",
+}
+
 // Why an account may not transcribe (TranscriptionGate).
 const (
 	TranscriptionNotInPlan   = "not_in_plan"

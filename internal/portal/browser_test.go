@@ -1,9 +1,14 @@
 package portal_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +26,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
 
+	"github.com/switchboard-dev/switchboard/api/webhookverify"
 	"github.com/switchboard-dev/switchboard/internal/app"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/seed"
@@ -175,32 +181,124 @@ func (b *browser) text(sel string) string {
 	return value(b, "read "+sel, chromedp.Text(sel))
 }
 
-// portalTest is the whole service (app.Run) with a real SMTP sink and a browser.
-type portalTest struct {
-	t    *testing.T
-	base string
-	st   *store.Store
-	box  *mailbox
-	b    *browser
-	demo seed.DemoAccount
+// receiver is a real HTTPS webhook receiver that verifies each delivery's signature with the
+// secret the portal showed (api/webhookverify) and keeps what arrived.
+type receiver struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	secret string
+	got    []delivered
 }
+
+// delivered is one delivery that arrived, and whether its signature verified.
+type delivered struct {
+	Event, ID string
+	Verified  error
+}
+
+func startReceiver(t *testing.T) *receiver {
+	rc := &receiver{}
+	rc.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var payload struct{ Event, ID string }
+		_ = json.Unmarshal(body, &payload)
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		rc.got = append(rc.got, delivered{Event: payload.Event, ID: payload.ID, Verified: webhookverify.Verify(rc.secret, r.Header, body)})
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+func (rc *receiver) setSecret(s string) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.secret = s
+}
+
+// await waits for a delivery that match accepts and returns it.
+func (rc *receiver) await(t *testing.T, what string, match func(delivered) bool) delivered {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		rc.mu.Lock()
+		for _, d := range rc.got {
+			if match(d) {
+				rc.mu.Unlock()
+				return d
+			}
+		}
+		rc.mu.Unlock()
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s did not arrive at the receiver within 60 s", what)
+	return delivered{}
+}
+
+func (rc *receiver) count(match func(delivered) bool) int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	n := 0
+	for _, d := range rc.got {
+		if match(d) {
+			n++
+		}
+	}
+	return n
+}
+
+// portalTest is the whole service (app.Run) with a real SMTP sink, a real HTTPS webhook
+// receiver and a browser.
+type portalTest struct {
+	t        *testing.T
+	base     string
+	platform string
+	st       *store.Store
+	box      *mailbox
+	hooks    *receiver
+	b        *browser
+	demo     seed.DemoAccount
+}
+
+// platformToken authenticates the test's reports to the platform ingestion API.
+const platformToken = "portal-test-platform"
 
 func startPortal(t *testing.T) *portalTest {
 	ctx, cancel := context.WithCancel(context.Background())
 	env := testenv.Start(t)
 	box := startMailbox(t)
-	demo, err := seed.Demo(ctx, env.Store, seed.DemoOptions{Calls: 5})
+	hooks := startReceiver(t)
+	// The service trusts the receiver's certificate, and may send to loopback (off by default).
+	caFile := filepath.Join(t.TempDir(), "receiver-ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hooks.srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The demo's audio goes where the service reads recordings from.
+	recordings := t.TempDir()
+	audio, err := recordingstore.NewLocal(recordings)
 	if err != nil {
 		t.Fatal(err)
 	}
-	apiAddr := testenv.FreeAddr(t)
+	t.Cleanup(func() { _ = audio.Close() })
+	demo, err := seed.Demo(ctx, env.Store, seed.DemoOptions{Calls: 5, Recordings: audio})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiAddr, platformAddr := testenv.FreeAddr(t), testenv.FreeAddr(t)
 	ready := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
 		done <- app.Run(ctx, app.Options{DatabaseURL: env.DatabaseURL, APIAddr: apiAddr, MetricsAddr: "0", ProbeAddr: "0",
 			PublicBaseURL: "http://" + apiAddr, RequestsPerMinute: 600, RestConfig: env.ControlPlane.Config, Clock: clock.RealClock{},
-			Log: logr.Discard(), Recordings: recordingstore.Config{Dir: t.TempDir()}, LinkSigningKey: []byte(strings.Repeat("k", 32)),
-			Webhooks: app.WebhookOptions{SMTPAddr: box.addr, MailFrom: "portal@switchboard.test"}, Ready: func() { close(ready) }})
+			Log: logr.Discard(), Recordings: recordingstore.Config{Dir: recordings}, LinkSigningKey: []byte(strings.Repeat("k", 32)),
+			PlatformAddr: platformAddr, PlatformToken: platformToken,
+			Webhooks: app.WebhookOptions{SMTPAddr: box.addr, MailFrom: "portal@switchboard.test", AllowPrivateTargets: true, CAFile: caFile},
+			Ready:    func() { close(ready) }})
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -220,7 +318,8 @@ func startPortal(t *testing.T) *portalTest {
 	case <-time.After(90 * time.Second):
 		t.Fatal("the service did not start within 90 s")
 	}
-	return &portalTest{t: t, base: "http://" + apiAddr, st: env.Store, box: box, b: startBrowser(t), demo: demo}
+	return &portalTest{t: t, base: "http://" + apiAddr, platform: "http://" + platformAddr, st: env.Store, box: box, hooks: hooks,
+		b: startBrowser(t), demo: demo}
 }
 
 // signIn asks for a link by email as a person would, opens it from the mailbox and continues.
@@ -366,6 +465,11 @@ func TestPortalInBrowser(t *testing.T) {
 		if status != http.StatusForbidden {
 			t.Fatalf("a member without the allowance posting the create form got %d, want 403", status)
 		}
+		// Webhooks are for owners: a member gets a page saying so.
+		p.b.run("webhooks page as a member", chromedp.Navigate(p.base+"/portal/webhooks"), chromedp.WaitVisible("#message"))
+		if got := p.b.text("#title"); got != "Not allowed" {
+			t.Errorf("a member's webhooks page is %q, want Not allowed", got)
+		}
 		p.signOut()
 		p.signIn(p.demo.OwnerEmail)
 		p.b.run("grant the allowance on the team page", chromedp.Navigate(p.base+"/portal/team"),
@@ -447,4 +551,210 @@ func TestPortalInBrowser(t *testing.T) {
 			t.Errorf("another account's call shows %q, want Not found", got)
 		}
 	})
+
+	t.Run("add a webhook to a real HTTPS receiver, test it, read its log, pause it, resend a cancelled delivery", func(t *testing.T) {
+		p.t = t
+		p.b.t = t
+		// Still signed in as the owner from the step before (sign-in links are limited per email).
+		p.b.run("add an endpoint", chromedp.Navigate(p.base+"/portal/webhooks"),
+			chromedp.SendKeys("#endpoint-name", "Receiver"), chromedp.SendKeys("#endpoint-url", p.hooks.srv.URL+"/hooks"),
+			chromedp.Click(`input[name=event][value="call.ended"]`), chromedp.Click("#add-endpoint"), chromedp.WaitVisible("#secret-value"))
+		secret := strings.TrimSpace(p.b.text("#secret-value"))
+		if !strings.HasPrefix(secret, "whsec_") {
+			t.Fatalf("the secret shown is %q", secret)
+		}
+		p.hooks.setSecret(secret)
+		endpoint := value(p.b, "the endpoint's id", chromedp.Evaluate[string](`document.getElementById("endpoint").dataset.endpoint`))
+		page := p.base + "/portal/webhooks/" + endpoint
+		// The list shows it, active; the secret is not on the list.
+		p.b.run("list endpoints", chromedp.Navigate(p.base+"/portal/webhooks"))
+		if got := p.b.text(fmt.Sprintf(`tr[data-endpoint=%q] .status`, endpoint)); got != "Active" {
+			t.Errorf("the new endpoint's status is %q, want Active", got)
+		}
+		if list := p.b.text("#endpoints"); strings.Contains(list, secret) {
+			t.Error("the endpoint list shows the signing secret")
+		}
+
+		p.b.run("send a test event", chromedp.Navigate(page), chromedp.Click("#send-test"), chromedp.WaitVisible("#notice"))
+		test := p.hooks.await(t, "the test event", func(d delivered) bool { return d.Event == "test" })
+		if test.Verified != nil {
+			t.Fatalf("the test event's signature did not verify with the secret the portal showed: %v", test.Verified)
+		}
+		p.awaitRow(page, fmt.Sprintf(`tr[data-event=%q][data-status="succeeded"]`, test.ID), "the test delivery in the log as succeeded")
+
+		p.b.run("pause the endpoint", chromedp.Navigate(page), chromedp.Click("#pause"), chromedp.WaitVisible("#resume"))
+		if got := p.b.text("#endpoint-status"); got != "Paused" {
+			t.Errorf("after pausing, the status shows %q", got)
+		}
+		// A paused endpoint takes no test event: the page says why instead of failing.
+		status := value(p.b, "post a test to a paused endpoint", chromedp.Evaluate[int](fmt.Sprintf(`fetch("/portal/webhooks/%s/test", {method: "POST"}).then(r => r.status)`, endpoint),
+			chromedp.EvalAwaitPromise))
+		if status != http.StatusConflict {
+			t.Errorf("a test event to a paused endpoint answered %d, want 409", status)
+		}
+
+		// A call ends while the endpoint is paused: its delivery is recorded as cancelled, not sent.
+		p.reportCall(t)
+		cancelled := `tr[data-status="cancelled"]`
+		p.awaitRow(page, cancelled, "the paused endpoint's call.ended delivery recorded as cancelled")
+		eventID := value(p.b, "the cancelled delivery's event", chromedp.Evaluate[string](`document.querySelector('tr[data-status="cancelled"]').dataset.event`))
+		if n := p.hooks.count(func(d delivered) bool { return d.ID == eventID }); n != 0 {
+			t.Fatalf("a paused endpoint received the event %d times", n)
+		}
+
+		p.b.run("set the endpoint active", chromedp.Click("#resume"), chromedp.WaitVisible("#pause"))
+		p.b.run("resend the cancelled delivery", chromedp.Click(fmt.Sprintf(`tr[data-event=%q][data-status="cancelled"] .resend`, eventID)),
+			chromedp.WaitVisible("#notice"))
+		resent := p.hooks.await(t, "the resent call.ended", func(d delivered) bool { return d.ID == eventID })
+		if resent.Event != "call.ended" || resent.Verified != nil {
+			t.Fatalf("the resent delivery is %+v", resent)
+		}
+		p.awaitRow(page, fmt.Sprintf(`tr[data-event=%q][data-status="succeeded"]`, eventID), "the resent delivery in the log as succeeded")
+	})
+
+	t.Run("the calls list leads to a call page whose audio player plays the recording", func(t *testing.T) {
+		p.t = t
+		p.b.t = t
+		calls, _, err := p.st.ListCalls(ctx, p.demo.AccountID, store.CallFilter{Activity: "all", Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var recorded *store.Call
+		for i := range calls {
+			if calls[i].RecordingPublicID != nil {
+				recorded = &calls[i]
+				break
+			}
+		}
+		if recorded == nil {
+			t.Fatal("the demo account has no recorded call")
+		}
+		p.b.run("open the calls list", chromedp.Navigate(p.base+"/portal/calls?activity=all"), chromedp.WaitVisible("#calls"))
+		rows := value(p.b, "count rows", chromedp.Evaluate[int](`document.querySelectorAll("#calls tr[data-call]").length`))
+		if rows != min(len(calls), 25) {
+			t.Errorf("the calls list shows %d rows, want %d", rows, min(len(calls), 25))
+		}
+		p.b.run("open the recorded call", chromedp.Click(fmt.Sprintf(`tr[data-call=%q] a`, recorded.PublicID)), chromedp.WaitVisible("#recording"))
+		src := value(p.b, "the audio's address", chromedp.Evaluate[string](`document.getElementById("recording").src`))
+		resp, err := http.Get(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		audio, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "audio/") || !bytes.HasPrefix(audio, []byte("RIFF")) {
+			t.Fatalf("the audio player's src answered %d %s with %d bytes", resp.StatusCode, resp.Header.Get("Content-Type"), len(audio))
+		}
+		// The status filter narrows the list to that outcome.
+		p.b.run("filter by outcome", chromedp.Navigate(p.base+"/portal/calls?activity=all&status="+recorded.Disposition), chromedp.WaitVisible("#calls"))
+		other := value(p.b, "rows of another outcome", chromedp.Evaluate[int](fmt.Sprintf(
+			`[...document.querySelectorAll("#calls tr[data-call] td:nth-child(4)")].filter(td => td.textContent !== %q).length`, recorded.Disposition)))
+		if other != 0 {
+			t.Errorf("filtering by %s still lists %d calls of another outcome", recorded.Disposition, other)
+		}
+	})
+
+	t.Run("a voicemail's transcription shows its estimate first, then starts", func(t *testing.T) {
+		p.t = t
+		p.b.t = t
+		const caller = "+447700900654"
+		p.report(t, map[string]any{"disposition": "voicemail", "from": caller, "duration_seconds": 30,
+			"recording": map[string]any{"kind": "voicemail", "duration_seconds": 25, "audio_base64": base64.StdEncoding.EncodeToString(seed.ToneWAV(2))}})
+		calls, _, err := p.st.ListCalls(ctx, p.demo.AccountID, store.CallFilter{Activity: "all", Search: caller, SearchDigits: store.CallSearchDigits(caller), Limit: 1})
+		if err != nil || len(calls) != 1 || calls[0].RecordingPublicID == nil {
+			t.Fatalf("the reported voicemail: %v %v", calls, err)
+		}
+		p.b.run("ask to transcribe", chromedp.Navigate(p.base+"/portal/calls/"+calls[0].PublicID), chromedp.Click("#transcribe"),
+			chromedp.WaitVisible("#estimate"))
+		if got := p.b.text("#estimate-minutes"); got != "1 minute" {
+			t.Errorf("the estimate for 25 s of audio says %q, want 1 minute", got)
+		}
+		p.b.run("start the transcription", chromedp.Click("#start-transcription"), chromedp.WaitVisible("#notice"))
+		if got := p.b.text("#notice"); !strings.Contains(got, "transcription has started") {
+			t.Errorf("after starting, the call page says %q", got)
+		}
+		if status, err := p.st.GetTranscript(ctx, p.demo.AccountID, mustRecordingID(t, p.st, p.demo.AccountID, *calls[0].RecordingPublicID)); err != nil || status.Status == "" {
+			t.Errorf("no transcript was started: %+v %v", status, err)
+		}
+	})
+
+	t.Run("the balance page shows the balance in pounds", func(t *testing.T) {
+		p.t = t
+		p.b.t = t
+		acct, err := p.st.GetAccount(ctx, p.demo.AccountID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.b.run("open the balance page", chromedp.Navigate(p.base+"/portal/balance"), chromedp.WaitVisible("#balance"))
+		if want := fmt.Sprintf("£%d.%02d", acct.BalancePence/100, acct.BalancePence%100); p.b.text("#balance") != want || acct.BalancePence <= 0 {
+			t.Errorf("the balance page shows %q; the account has %d pence", p.b.text("#balance"), acct.BalancePence)
+		}
+		entries, _, err := p.st.ListLedgerEntries(ctx, p.demo.AccountID, 50, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := value(p.b, "ledger rows", chromedp.Evaluate[int](`document.querySelectorAll("#ledger tbody tr").length`))
+		if len(entries) == 0 || rows != len(entries) {
+			t.Errorf("the ledger shows %d rows for %d entries", rows, len(entries))
+		}
+	})
+}
+
+// awaitRow reloads page until selector matches something on it.
+func (p *portalTest) awaitRow(page, selector, what string) {
+	p.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		p.b.run("open "+page, chromedp.Navigate(page), chromedp.WaitVisible("#deliveries"))
+		n := value(p.b, "look for "+what, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, selector)))
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.b.fail(what, fmt.Errorf("nothing matches %s after 60 s", selector))
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+func mustRecordingID(t *testing.T, st *store.Store, accountID int64, publicID string) int64 {
+	t.Helper()
+	rec, err := st.GetRecording(context.Background(), accountID, publicID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec.ID
+}
+
+// reportCall reports an unanswered call to the demo account's first number, as the telephony
+// platform does; it produces a call.ended event.
+func (p *portalTest) reportCall(t *testing.T) {
+	t.Helper()
+	p.report(t, nil)
+}
+
+// report reports a call to the demo account's first number, with the fields of change.
+func (p *portalTest) report(t *testing.T, change map[string]any) {
+	t.Helper()
+	nums, err := p.st.ListNumbers(context.Background(), p.demo.AccountID)
+	if err != nil || len(nums) == 0 {
+		t.Fatalf("the demo account's numbers: %v %v", nums, err)
+	}
+	started := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
+	report := map[string]any{"platform_ref": fmt.Sprintf("portal-test-%d", started.UnixNano()), "to": nums[0].E164,
+		"from": "+447700900321", "disposition": "no-answer", "started_at": started, "duration_seconds": 20, "talk_seconds": 0}
+	maps.Copy(report, change)
+	body, _ := json.Marshal(report)
+	req, _ := http.NewRequest(http.MethodPost, p.platform+"/platform/v1/calls", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+platformToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("report a call: %d %s", resp.StatusCode, msg)
+	}
 }

@@ -24,7 +24,9 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/transcription"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
 )
 
 // Root is the path under which the portal is served.
@@ -61,6 +63,12 @@ type Config struct {
 	// SignInsPerEmail and SignInsPerAddress bound sign-in requests per minute.
 	SignInsPerEmail   int
 	SignInsPerAddress int
+	// LinkSigningKey signs the audio player's recording links (the API's key); empty: no player.
+	LinkSigningKey []byte
+	// Transcriptions starts and prices transcriptions, as for the API; nil: no transcribe button.
+	Transcriptions *transcription.Service
+	// Webhooks is the webhooks service the API uses; nil: the webhooks page says it is not available.
+	Webhooks *manage.Endpoints
 }
 
 // Portal serves the pages.
@@ -73,7 +81,7 @@ type Portal struct {
 	mailWG   sync.WaitGroup
 }
 
-//go:embed templates/*.html
+//go:embed templates/*.html templates/*.tmpl
 var templateFiles embed.FS
 
 // sessionUserKey holds the signed-in user's internal id in the session.
@@ -131,11 +139,24 @@ func (p *Portal) Handler() http.Handler {
 	mux.HandleFunc("GET /portal/keys", p.signedIn(p.keys))
 	mux.HandleFunc("POST /portal/keys", p.signedIn(p.createKey))
 	mux.HandleFunc("POST /portal/keys/{key}/revoke", p.signedIn(p.revokeKey))
+	mux.HandleFunc("GET /portal/calls", p.signedIn(p.calls))
+	mux.HandleFunc("GET /portal/balance", p.signedIn(p.balance))
 	mux.HandleFunc("GET /portal/calls/{call}", p.signedIn(p.call))
+	mux.HandleFunc("GET /portal/calls/{call}/transcribe", p.signedIn(p.transcribeQuote))
+	mux.HandleFunc("POST /portal/calls/{call}/transcribe", p.signedIn(p.transcribe))
 	mux.HandleFunc("GET /portal/team", p.signedIn(p.team))
 	mux.HandleFunc("POST /portal/team/invite", p.signedIn(p.invite))
 	mux.HandleFunc("POST /portal/team/{user}/allowances", p.signedIn(p.setAllowances))
 	mux.HandleFunc("POST /portal/team/{user}/remove", p.signedIn(p.removeUser))
+	mux.HandleFunc("GET /portal/webhooks", p.signedIn(p.owner(p.webhooks)))
+	mux.HandleFunc("POST /portal/webhooks", p.signedIn(p.owner(p.createWebhook)))
+	mux.HandleFunc("GET /portal/webhooks/{endpoint}", p.signedIn(p.owner(p.webhook)))
+	mux.HandleFunc("POST /portal/webhooks/{endpoint}", p.signedIn(p.owner(p.updateWebhook)))
+	mux.HandleFunc("POST /portal/webhooks/{endpoint}/status", p.signedIn(p.owner(p.setWebhookStatus)))
+	mux.HandleFunc("POST /portal/webhooks/{endpoint}/rotate", p.signedIn(p.owner(p.rotateWebhook)))
+	mux.HandleFunc("POST /portal/webhooks/{endpoint}/test", p.signedIn(p.owner(p.testWebhook)))
+	mux.HandleFunc("POST /portal/webhooks/{endpoint}/delete", p.signedIn(p.owner(p.deleteWebhook)))
+	mux.HandleFunc("POST /portal/webhooks/{endpoint}/deliveries/{event}/resend", p.signedIn(p.owner(p.resendDelivery)))
 	mux.HandleFunc("/portal/", func(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, http.StatusNotFound, "message.html", page{Title: "Not found", Message: "There is nothing at this address."})
 	})

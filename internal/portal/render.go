@@ -14,16 +14,20 @@ import (
 
 // page is what every template receives; each page uses the fields it needs.
 type page struct {
-	Title   string
-	Message string
-	Error   string
-	Notice  string
-	Next    string
-	Token   string
-	Viewer  *viewer
-	Keys    *keysView
-	Team    *teamView
-	Call    *callView
+	Title    string
+	Message  string
+	Error    string
+	Notice   string
+	Next     string
+	Token    string
+	Viewer   *viewer
+	Keys     *keysView
+	Team     *teamView
+	Call     *callView
+	Calls    *callsView
+	Balance  *balanceView
+	Webhooks *webhooksView
+	Webhook  *webhookView
 }
 
 var funcs = template.FuncMap{
@@ -42,6 +46,25 @@ var funcs = template.FuncMap{
 	"join":      strings.Join,
 	"effective": func(as auth.Abilities) string { return strings.Join(as.Effective(), ", ") },
 	"isOwner":   func(u store.User) bool { return u.Role == "owner" },
+	// statusLabel words an endpoint's status for people.
+	"statusLabel": func(status string) string {
+		switch status {
+		case "active":
+			return "Active"
+		case "paused":
+			return "Paused"
+		}
+		return strings.ToUpper(status[:min(1, len(status))]) + strings.ReplaceAll(status[min(1, len(status)):], "_", " ")
+	},
+	"pounds": pounds,
+	"int64":  func(n int) int64 { return int64(n) },
+	"fields": func(f webhookForm, events []string) endpointFields { return endpointFields{Form: f, Events: events} },
+}
+
+// endpointFields is what the endpoint-fields partial receives.
+type endpointFields struct {
+	Form   webhookForm
+	Events []string
 }
 
 // parsePages parses each page with the layout into its own set.
@@ -56,7 +79,7 @@ func parsePages() map[string]*template.Template {
 		if base == "layout.html" {
 			continue
 		}
-		pages[base] = template.Must(template.New(base).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", n))
+		pages[base] = template.Must(template.New(base).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/*.tmpl", n))
 	}
 	return pages
 }

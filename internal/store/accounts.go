@@ -295,8 +295,9 @@ type Principal struct {
 	Abilities   auth.Abilities
 }
 
-// Authenticate finds the live key with this digest. Revoked keys, unknown keys and keys
-// of users who left give ErrNotFound.
+// Authenticate finds the live key with this digest and notes that it was used
+// (api_keys.last_used_at, at most once a minute per key, in the same statement). Revoked keys,
+// unknown keys and keys of users who left give ErrNotFound.
 func (s *Store) Authenticate(ctx context.Context, digest []byte) (Principal, error) {
 	p, _, err := s.authenticate(ctx, digest, nil)
 	return p, err
@@ -329,7 +330,13 @@ func (s *Store) authenticate(ctx context.Context, digest []byte, windowStart *ti
 			INSERT INTO rate_limit_windows (subject, window_start, count)
 			SELECT 'user:' || k.user_id, $2::timestamptz, 1 FROM k WHERE $2::timestamptz IS NOT NULL
 			ON CONFLICT (subject, window_start) DO UPDATE SET count = rate_limit_windows.count + 1
-			RETURNING count)
+			RETURNING count),
+		-- When the key was last used, written at most once a minute per key: most requests
+		-- match no row and write nothing. A request racing another at the minute's turn waits
+		-- for that one's row lock, then finds the fresh time and writes nothing either.
+		used AS (
+			UPDATE api_keys SET last_used_at = now() FROM k
+			WHERE api_keys.id = k.key_id AND (api_keys.last_used_at IS NULL OR api_keys.last_used_at < now() - interval '1 minute'))
 		SELECT k.key_id, k.key_public_id, k.abilities,
 			k.user_id, k.account_id, k.user_public_id, k.user_name, k.email, k.role, k.can_manage_api_keys, k.can_transcribe,
 			k.acct_id, k.account_public_id, k.account_name, k.status, k.plan, k.addons, k.integrations_disabled,

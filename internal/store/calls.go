@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -42,6 +43,28 @@ type Call struct {
 
 // Call outcomes (calls.disposition), the values of the list's status filter.
 var CallDispositions = []string{"answered", "no-answer", "voicemail", "failed", "in-progress", "busy", "blocked"}
+
+// The values CallFilter's Activity, Sentiment and Urgency take (Activity's first is the default).
+var (
+	CallActivities = []string{"business", "filtered", "all"}
+	CallSentiments = []string{"positive", "neutral", "negative"}
+	CallUrgencies  = []string{"low", "normal", "high"}
+)
+
+// CallSearchDigits is the number part of a call search: its digits when it reads as a phone
+// number (digits, spaces, "+" and punctuation), none when it has letters. "Unit 4" is a name;
+// matching its "4" against every number would return nearly every call.
+func CallSearchDigits(q string) string {
+	if strings.IndexFunc(q, unicode.IsLetter) >= 0 {
+		return ""
+	}
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, q)
+}
 
 // CallFilter selects calls of one account. Empty fields do not filter.
 type CallFilter struct {

@@ -1,6 +1,8 @@
-// Package manage is the webhooks service behind the /v1/webhooks API: it owns the
-// five-endpoint limit and its lock, the resend rule and the merge of live deliveries with
-// the history. The HTTP handlers only translate requests and answers. It is a package of
+// Package manage is the webhooks service behind the /v1/webhooks API and the portal's
+// webhooks page: it owns the Integrations gate of adding, testing, resending and recovering,
+// the per-account rate limits of those operations, the five-endpoint limit and its lock, the
+// resend rule, how an endpoint is presented (View) and the merge of live deliveries with the
+// history. The HTTP handlers only translate requests and answers. It is a package of
 // its own because it reads the store, which imports internal/webhooks for DeliveryStatus.
 package manage
 
@@ -28,6 +30,7 @@ import (
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/events"
+	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
@@ -71,11 +74,108 @@ func (e *InvalidError) orNil() error {
 	return e
 }
 
-// Account is the caller's account.
+// AddonRefusedError is an operation the Integrations gate refuses (the spec's 403 add-on
+// refusal); Reason is one of the plans.Reason* values.
+type AddonRefusedError struct{ Reason string }
+
+func (e *AddonRefusedError) Error() string { return "the account lacks Integrations: " + e.Reason }
+
+// RateLimitedError is an operation past its per-account limit (the spec's 429).
+type RateLimitedError struct {
+	// Operation is one of the Op* names.
+	Operation  string
+	RetryAfter time.Duration
+}
+
+func (e *RateLimitedError) Error() string {
+	return fmt.Sprintf("too many %s requests for this account; try again in %s", e.Operation, e.RetryAfter)
+}
+
+// The operations with a per-account rate limit, and their limits per minute (spec Limits).
+const (
+	OpAdd     = "webhooks-add"
+	OpTest    = "webhooks-test"
+	OpResend  = "webhooks-resend"
+	OpRecover = "webhooks-recover"
+)
+
+// PerMinute is each limited operation's requests per account per minute. A recovery queues
+// many deliveries at once; repeating it soon adds nothing.
+var PerMinute = map[string]int{OpAdd: 20, OpTest: 10, OpResend: 30, OpRecover: 5}
+
+// Account is the caller's account: who it is, and what its Integrations gate needs.
 type Account struct {
 	ID       int64
 	PublicID string
 	Name     string
+	// Status, Plan, Addons and IntegrationsDisabled decide the Integrations gate.
+	Status               string
+	Plan                 string
+	Addons               []string
+	IntegrationsDisabled bool
+}
+
+// AccountOf is the service's view of a stored account.
+func AccountOf(a store.Account) Account {
+	return Account{ID: a.ID, PublicID: a.PublicID, Name: a.Name, Status: a.Status, Plan: a.Plan, Addons: a.Addons,
+		IntegrationsDisabled: a.IntegrationsDisabled}
+}
+
+// IntegrationsRefusal is why the Integrations gate refuses the account ("" when it passes).
+func (a Account) IntegrationsRefusal() string {
+	return plans.IntegrationsGate(a.Plan, a.Addons, a.Status, a.IntegrationsDisabled)
+}
+
+// admit is the Integrations gate and then the account's rate limit of op, in that order.
+func (s *Endpoints) admit(ctx context.Context, acct Account, op string) error {
+	if reason := acct.IntegrationsRefusal(); reason != "" {
+		return &AddonRefusedError{Reason: reason}
+	}
+	now := s.Clock.Now()
+	window := now.Truncate(time.Minute)
+	n, err := s.Store.HitRateLimit(ctx, fmt.Sprintf("%s:account:%d", op, acct.ID), window)
+	if err != nil {
+		return err
+	}
+	if n > PerMinute[op] {
+		return &RateLimitedError{Operation: op, RetryAfter: window.Add(time.Minute).Sub(now)}
+	}
+	return nil
+}
+
+// View is an endpoint as the API and the portal present it.
+type View struct {
+	PublicID string
+	Name     string
+	URL      string
+	Events   []string
+	// Status is active or paused.
+	Status       string
+	FailingSince *time.Time
+	// RateLimit is the most deliveries per second; nil: no cap.
+	RateLimit *int
+}
+
+// ViewOf presents ep.
+func ViewOf(ep *switchboardv1alpha1.WebhookEndpoint) View {
+	v := View{PublicID: ep.Name, Name: ep.Spec.DisplayName, URL: ep.Spec.URL, Events: make([]string, 0, len(ep.Spec.Events)), Status: "active"}
+	for _, e := range ep.Spec.Events {
+		v.Events = append(v.Events, string(e))
+	}
+	// The spec has no name for the state a switch-off leaves: it shows as paused, and
+	// setting it active switches it on.
+	if ep.Spec.Paused || webhooks.SwitchedOff(ep) {
+		v.Status = "paused"
+	}
+	if ep.Status.FailingSince != nil {
+		t := ep.Status.FailingSince.UTC()
+		v.FailingSince = &t
+	}
+	if ep.Spec.RateLimit != nil {
+		r := int(*ep.Spec.RateLimit)
+		v.RateLimit = &r
+	}
+	return v
 }
 
 // Input is a new endpoint (Create: all required) or a change to one (Update: nil keeps).
@@ -193,8 +293,12 @@ func kubeName(name string) bool {
 
 // Create adds an endpoint and its signing secret, unless the account has
 // MaxWebhookEndpointsPerAccount already (ConflictError). It returns the secret: the only time
-// it is shown.
+// it is shown. Like Test, Resend and Recover it needs Integrations (AddonRefusedError) and
+// counts against its per-account limit (RateLimitedError).
 func (s *Endpoints) Create(ctx context.Context, acct Account, in Input) (*switchboardv1alpha1.WebhookEndpoint, string, error) {
+	if err := s.admit(ctx, acct, OpAdd); err != nil {
+		return nil, "", err
+	}
 	bad := &InvalidError{}
 	name := checkName(bad, in.Name, true)
 	url := s.checkURL(ctx, bad, in.URL, true)
@@ -247,8 +351,11 @@ func checkRoom(existing int) error {
 	return nil
 }
 
-// CanAdd reports whether an account with existing endpoints may add one.
-func CanAdd(existing int) bool { return checkRoom(existing) == nil }
+// CanAdd reports whether acct, with existing endpoints, may add one: under the endpoint limit
+// and through the Integrations gate.
+func CanAdd(acct Account, existing int) bool {
+	return checkRoom(existing) == nil && acct.IntegrationsRefusal() == ""
+}
 
 // Update changes the endpoint's name, url, events or status. switchedOn is true when the
 // change switches on an endpoint switched off for failing (the controller then clears its
@@ -340,6 +447,9 @@ func (s *Endpoints) Rotate(ctx context.Context, account, id string) (*switchboar
 
 // Test queues a signed test event to an active endpoint (ConflictError otherwise).
 func (s *Endpoints) Test(ctx context.Context, acct Account, id string) error {
+	if err := s.admit(ctx, acct, OpTest); err != nil {
+		return err
+	}
 	ep, err := s.Get(ctx, acct.PublicID, id)
 	if err != nil {
 		return err
@@ -376,6 +486,9 @@ func (s *Endpoints) Deliveries(ctx context.Context, acct Account, id string) ([]
 // Resend sends the endpoint's delivery of eventID again, as a fresh delivery with the same
 // event id (see ResendRule).
 func (s *Endpoints) Resend(ctx context.Context, acct Account, id, eventID string) error {
+	if err := s.admit(ctx, acct, OpResend); err != nil {
+		return err
+	}
 	ep, err := s.Get(ctx, acct.PublicID, id)
 	if err != nil {
 		return err
@@ -416,6 +529,9 @@ const MaxRecoveredPerCall = 10000
 // and returns how many it queued. since must be within RecoverWindowDays and not in the
 // future (InvalidError); the endpoint must be active (ConflictError).
 func (s *Endpoints) Recover(ctx context.Context, acct Account, id string, since *time.Time) (int, error) {
+	if err := s.admit(ctx, acct, OpRecover); err != nil {
+		return 0, err
+	}
 	now := s.Clock.Now()
 	bad := &InvalidError{}
 	switch {

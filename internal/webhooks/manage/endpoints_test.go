@@ -43,7 +43,7 @@ func TestEndpoints(t *testing.T) {
 	svc := &manage.Endpoints{Kube: kube, Reader: kube, Store: st, Clock: clk, URLPolicy: webhooks.URLPolicy{Resolver: publicName{}}}
 	newAccount := func(t *testing.T) manage.Account {
 		a := apitest.NewTenant(t, st, plans.Business).Account
-		return manage.Account{ID: a.ID, PublicID: a.PublicID, Name: a.Name}
+		return manage.AccountOf(a)
 	}
 	input := func() manage.Input {
 		name, url, evts := "Hook", "https://hooks.example.com/in", []string{"call.ended"}

@@ -10,16 +10,25 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
 func TestCheckRoom(t *testing.T) {
+	business := Account{Status: "active", Plan: plans.Business}
 	for existing, want := range map[int]bool{0: true, 4: true, 5: false, 6: false} {
 		err := checkRoom(existing)
 		var conflict *ConflictError
-		if (err == nil) != want || (err != nil && !errors.As(err, &conflict)) || CanAdd(existing) != want {
+		if (err == nil) != want || (err != nil && !errors.As(err, &conflict)) || CanAdd(business, existing) != want {
 			t.Errorf("%d endpoints: %v, want room %v", existing, err, want)
+		}
+	}
+	// Adding needs Integrations too, whatever the room.
+	for _, acct := range []Account{{Status: "active", Plan: plans.Team}, {Status: "paused", Plan: plans.Business},
+		{Status: "active", Plan: plans.Business, IntegrationsDisabled: true}} {
+		if CanAdd(acct, 0) {
+			t.Errorf("%+v may add an endpoint without passing the Integrations gate", acct)
 		}
 	}
 }
