@@ -1,11 +1,13 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
@@ -59,6 +61,20 @@ func prepare(o *Options) (*prepared, error) {
 		if err := checkWritable(o.Recordings.Dir); err != nil {
 			p.close()
 			return nil, err
+		}
+	}
+	if s3, ok := p.recordings.(*recordingstore.S3); ok {
+		// A bucket that does not exist is a setting to fix, not an outage: refuse to start.
+		// One that cannot be reached now may come back: recordings answer 503 meanwhile.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := s3.CheckBucket(ctx)
+		cancel()
+		switch {
+		case errors.Is(err, recordingstore.ErrNoBucket):
+			p.close()
+			return nil, fmt.Errorf("%w: create it, or name another with --s3-bucket", err)
+		case err != nil:
+			o.Log.Info("WARNING: the recording store cannot be reached; recordings are unavailable until it can", "error", err.Error())
 		}
 	}
 	if p.api, err = listen("the v1 API", "--api-bind-address", o.APIAddr); err != nil {

@@ -52,15 +52,19 @@ func NewS3(cfg S3Config) (*S3, error) {
 	return &S3{client: client, bucket: cfg.Bucket}, nil
 }
 
-// CheckBucket reports an error when the bucket cannot be reached or does not exist; call it
-// at start-up, since a missing object and a missing bucket look alike when reading.
+// ErrNoBucket is CheckBucket's error for a bucket the store answers does not exist.
+var ErrNoBucket = errors.New("the bucket does not exist")
+
+// CheckBucket reports an error when the bucket cannot be reached or does not exist
+// (ErrNoBucket); call it at start-up, since a missing object and a missing bucket look alike
+// when reading.
 func (s *S3) CheckBucket(ctx context.Context) error {
 	ok, err := s.client.BucketExists(ctx, s.bucket)
 	if err != nil {
 		return fmt.Errorf("recording store: bucket %q: %w", s.bucket, err)
 	}
 	if !ok {
-		return fmt.Errorf("recording store: bucket %q does not exist", s.bucket)
+		return fmt.Errorf("recording store: bucket %q: %w", s.bucket, ErrNoBucket)
 	}
 	return nil
 }
