@@ -164,6 +164,7 @@ func (w *Dispatcher) Start(ctx context.Context) error {
 			return nil
 		case <-ticker.C:
 		case <-wake:
+			sleepCtx(ctx, wakeGap-time.Since(lastPass))
 		case <-roomA:
 			sleepCtx(ctx, roomGap-time.Since(lastPass))
 		case <-roomB:
@@ -171,6 +172,11 @@ func (w *Dispatcher) Start(ctx context.Context) error {
 		}
 	}
 }
+
+// wakeGap is the least time between two passes woken by commits: under steady ingestion every
+// commit notifies, and a pass per commit would list the account's endpoints on kube-apiserver
+// for a handful of events each time. The first commit after a quiet spell passes at once.
+const wakeGap = 20 * time.Millisecond
 
 // roomGap is the least time between two passes woken by room: each finished first attempt
 // frees room for one event, and a pass per attempt would claim events one at a time.
