@@ -123,7 +123,7 @@ func ibWantStatus(t *testing.T, h *harness, key, method, path string, body any, 
 }
 
 // ibNumber adds a number.
-func ibNumber(t *testing.T, st *store.Store, accountID int64, e164, label string) store.NumberSummary {
+func ibNumber(t *testing.T, st *store.Store, accountID int64, e164, label string) store.NumberRow {
 	t.Helper()
 	n, err := st.CreateNumber(context.Background(), store.NewNumber{AccountID: accountID, E164: e164, Label: label})
 	if err != nil {

@@ -146,8 +146,9 @@ func TestSeedDemo(t *testing.T) {
 		t.Fatalf("demo numbers: %+v, %v", nums, err)
 	}
 	r, err := st.GetRouting(ctx, p.Account.ID, nums[1].PublicID, time.Now())
-	if err != nil || r.Default == nil || r.Default.Mode != "voicemail" || len(r.Schedules) != 1 || r.Schedules[0].Name != "Office hours" ||
-		r.Schedules[0].ForwardTargets[0].E164 != "+447700900900" || !r.Number.CallTranscriptionEnabled {
+	def, schedules := routesOfKind(r, store.RouteDefault), routesOfKind(r, store.RouteSchedule)
+	if err != nil || len(def) != 1 || def[0].Settings.Mode != "voicemail" || len(schedules) != 1 || schedules[0].Name != "Office hours" ||
+		schedules[0].Settings.ForwardTargets[0].E164 != "+447700900900" || !r.Number.CallTranscriptionEnabled {
 		t.Fatalf("demo routing: %+v, %v", r, err)
 	}
 	var calls, recorded, transcribed int

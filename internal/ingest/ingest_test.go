@@ -37,7 +37,7 @@ type fixture struct {
 	platform   string // ingestion API base URL
 	api        string // public API base URL
 	account    store.Account
-	number     store.NumberSummary
+	number     store.NumberRow
 	clock      *clocktesting.FakeClock
 	recorded   []int64
 }

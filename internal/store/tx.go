@@ -126,7 +126,7 @@ func (t *Tx) SetNumberState(ctx context.Context, id int64, status, ownership str
 }
 
 // ReplaceNumberRoutes replaces all of a number's routes (default, schedules in order, override).
-func (t *Tx) ReplaceNumberRoutes(ctx context.Context, numberID int64, routes []NewRoute) error {
+func (t *Tx) ReplaceNumberRoutes(ctx context.Context, numberID int64, routes []NumberRoute) error {
 	return replaceNumberRoutes(ctx, t.tx, numberID, routes)
 }
 
