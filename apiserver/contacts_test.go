@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-dev/switchboard/apiserver"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
 // contactJSON is a contact as the API shows it.
@@ -99,7 +100,7 @@ func phones(numbers ...string) []map[string]any {
 func countContacts(t *testing.T, h *harness, accountID int64) int {
 	t.Helper()
 	var n int
-	if err := h.store.Pool.QueryRow(context.Background(), `SELECT count(*) FROM contacts WHERE account_id = $1`, accountID).Scan(&n); err != nil {
+	if err := storetest.SQL(t, h.store).QueryRow(context.Background(), `SELECT count(*) FROM contacts WHERE account_id = $1`, accountID).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -199,7 +200,7 @@ func TestContactsUpsertByExternalID(t *testing.T) {
 		t.Errorf("%d contacts, want 4", n)
 	}
 	var phoneRows int
-	if err := h.store.Pool.QueryRow(context.Background(), `SELECT count(*) FROM contact_phones WHERE account_id = $1`, tenant.Account.ID).Scan(&phoneRows); err != nil {
+	if err := storetest.SQL(t, h.store).QueryRow(context.Background(), `SELECT count(*) FROM contact_phones WHERE account_id = $1`, tenant.Account.ID).Scan(&phoneRows); err != nil {
 		t.Fatal(err)
 	}
 	if phoneRows != 1 {
@@ -392,7 +393,7 @@ func TestContactsDelete(t *testing.T) {
 		t.Errorf("%d contacts left", n)
 	}
 	var phones int
-	if err := h.store.Pool.QueryRow(context.Background(), `SELECT count(*) FROM contact_phones WHERE account_id = $1`,
+	if err := storetest.SQL(t, h.store).QueryRow(context.Background(), `SELECT count(*) FROM contact_phones WHERE account_id = $1`,
 		tenant.Account.ID).Scan(&phones); err != nil || phones != 0 {
 		t.Errorf("a deleted contact left %d phones (%v): they would still name callers", phones, err)
 	}
@@ -708,7 +709,7 @@ func TestContactsConcurrentBulkUpsertsMakeNoDuplicates(t *testing.T) {
 		}
 	}
 	var phoneRows int
-	if err := h.store.Pool.QueryRow(context.Background(), `SELECT count(*) FROM contact_phones WHERE account_id = $1 AND e164 <> ''`, tenant.Account.ID).Scan(&phoneRows); err != nil {
+	if err := storetest.SQL(t, h.store).QueryRow(context.Background(), `SELECT count(*) FROM contact_phones WHERE account_id = $1 AND e164 <> ''`, tenant.Account.ID).Scan(&phoneRows); err != nil {
 		t.Fatal(err)
 	}
 	if phoneRows != 1000 {

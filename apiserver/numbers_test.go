@@ -9,6 +9,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
 func TestNumbersAndRouting(t *testing.T) {
@@ -36,7 +37,7 @@ func TestNumbersAndRouting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.store.Pool.Exec(ctx, `INSERT INTO numbers (account_id, public_id, e164, status) VALUES ($1, 'num_released', '+442079460000', 'released')`, tenant.Account.ID); err != nil {
+	if _, err := storetest.SQL(t, h.store).Exec(ctx, `INSERT INTO numbers (account_id, public_id, e164, status) VALUES ($1, 'num_released', '+442079460000', 'released')`, tenant.Account.ID); err != nil {
 		t.Fatal(err)
 	}
 

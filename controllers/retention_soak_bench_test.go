@@ -73,11 +73,7 @@ func BenchmarkRetentionSoak(b *testing.B) {
 		b.Fatal(err)
 	}
 	dbURL := storetest.NewDatabaseURL(b)
-	st, err := store.Open(context.Background(), dbURL+poolParam(dbURL))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(st.Close)
+	st := storetest.Open(b, dbURL+poolParam(dbURL))
 	platform := httptest.NewServer(ingest.New(ingest.Config{Token: e2eToken, LinkSigningKey: []byte("a link signing key of 32 bytes!!"),
 		Links: events.Links{APIBaseURL: "https://api.example.test", DashboardURL: "https://app.example.test"}, Log: logr.Discard()}, st))
 	b.Cleanup(platform.Close)
@@ -152,7 +148,7 @@ func BenchmarkRetentionSoak(b *testing.B) {
 				ids = append(ids, u)
 			}
 		}
-		rows, err := st.Pool.Query(context.Background(), `SELECT e.id, c.public_id FROM events e JOIN calls c ON c.id = e.call_id
+		rows, err := storetest.SQL(b, st).Query(context.Background(), `SELECT e.id, c.public_id FROM events e JOIN calls c ON c.id = e.call_id
 			WHERE e.id = ANY($1)`, ids)
 		if err != nil {
 			b.Fatal(err)
@@ -186,7 +182,7 @@ func BenchmarkRetentionSoak(b *testing.B) {
 		evBytes, _ := st.TableBytes(context.Background(), store.EventsTable)
 		hiBytes, _ := st.TableBytes(context.Background(), store.DeliveryHistoryTable)
 		var callBytes int64
-		_ = st.Pool.QueryRow(context.Background(), `SELECT pg_total_relation_size('calls')`).Scan(&callBytes)
+		_ = storetest.SQL(b, st).QueryRow(context.Background(), `SELECT pg_total_relation_size('calls')`).Scan(&callBytes)
 		parts, _ := st.Partitions(context.Background(), store.EventsTable)
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)

@@ -83,7 +83,7 @@ func (r *e2eRun) offer(n, rate int) {
 
 // created maps each delivered event to the time its call was reported.
 func (r *e2eRun) created() {
-	rows, err := r.st.Pool.Query(context.Background(), `SELECT e.id, c.public_id FROM events e JOIN calls c ON c.id = e.call_id
+	rows, err := storetest.SQL(r.b, r.st).Query(context.Background(), `SELECT e.id, c.public_id FROM events e JOIN calls c ON c.id = e.call_id
 		WHERE e.account_id = $1`, r.tenant.Account.ID)
 	if err != nil {
 		r.b.Fatal(err)
@@ -123,13 +123,9 @@ func BenchmarkWebhookEndToEnd(b *testing.B) {
 		b.Fatal(err)
 	}
 	dbURL := storetest.NewDatabaseURL(b)
-	st, err := store.Open(context.Background(), dbURL+poolParam(dbURL))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(st.Close)
+	st := storetest.Open(b, dbURL+poolParam(dbURL))
 	var backend int
-	if err := st.Pool.QueryRow(context.Background(), `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+	if err := storetest.SQL(b, st).QueryRow(context.Background(), `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
 		b.Fatal(err)
 	}
 	benchkit.FindPostmaster(backend)
@@ -150,7 +146,7 @@ func BenchmarkWebhookEndToEnd(b *testing.B) {
 			if _, err := st.CreateNumber(context.Background(), store.NewNumber{AccountID: r.tenant.Account.ID, E164: r.number, Label: "Bench"}); err != nil {
 				b.Fatal(err)
 			}
-			statements := startPGStatements(st)
+			statements := startPGStatements(b, st)
 			cpu0, t0 := benchkit.ProcCPU(), time.Now()
 			r.offer(n, rate)
 			fmt.Printf("  reports answered: %.0f/s\n", r.offered)

@@ -21,7 +21,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/benchkit"
 	"github.com/switchboard-dev/switchboard/internal/controlplane"
-	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
@@ -49,13 +48,9 @@ func BenchmarkWebhookIdle(b *testing.B) {
 		b.Fatal(err)
 	}
 	dbURL := storetest.NewDatabaseURL(b)
-	st, err := store.Open(context.Background(), dbURL+poolParam(dbURL))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(st.Close)
+	st := storetest.Open(b, dbURL+poolParam(dbURL))
 	var backend int
-	if err := st.Pool.QueryRow(context.Background(), `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+	if err := storetest.SQL(b, st).QueryRow(context.Background(), `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
 		b.Fatal(err)
 	}
 	benchkit.FindPostmaster(backend)

@@ -47,11 +47,7 @@ func find(t *testing.T, pattern, text string) string {
 func TestAdminCommands(t *testing.T) {
 	ctx := context.Background()
 	url := storetest.NewDatabaseURL(t)
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(t, url)
 	db := "--database-url=" + url
 
 	out := run(t, "admin", "create-account", db, "--name", "Tap & Tile", "--plan", "starter", "--owner-name", "Olu", "--owner-email", "olu@example.com")
@@ -132,11 +128,7 @@ func TestSeedDemo(t *testing.T) {
 	url := storetest.NewDatabaseURL(t)
 	out := run(t, "seed", "--demo", "--database-url="+url, "--calls", "150")
 	accountID, key := find(t, `account (acct_\w+)`, out), find(t, `owner key (sbk_[\w-]+)`, out)
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(t, url)
 	p, err := st.Authenticate(ctx, auth.Digest(key))
 	if err != nil || p.Account.PublicID != accountID {
 		t.Fatalf("demo key: %+v, %v", p, err)
@@ -154,7 +146,7 @@ func TestSeedDemo(t *testing.T) {
 	var calls, recorded, transcribed int
 	var ledgerSum, balance int64
 	var backwards int
-	err = st.Pool.QueryRow(ctx, `SELECT
+	err = storetest.SQL(t, st).QueryRow(ctx, `SELECT
 			(SELECT count(*) FROM calls WHERE account_id = a.id),
 			(SELECT count(*) FROM recordings WHERE account_id = a.id AND call_id IS NOT NULL),
 			(SELECT count(*) FROM transcripts WHERE account_id = a.id AND status = 'completed'),

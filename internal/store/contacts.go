@@ -186,10 +186,10 @@ func (s *Store) ListContacts(ctx context.Context, accountID int64, f ContactFilt
 	cond := strings.Join(where, " AND ")
 
 	var total int
-	if err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM contacts c WHERE `+cond, args...).Scan(&total); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM contacts c WHERE `+cond, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.Pool.Query(ctx, `SELECT `+contactColumns+` FROM contacts c WHERE `+cond+`
+	rows, err := s.pool.Query(ctx, `SELECT `+contactColumns+` FROM contacts c WHERE `+cond+`
 		ORDER BY c.updated_at DESC, c.id DESC LIMIT `+arg(limit)+` OFFSET `+arg(offset), args...)
 	if err != nil {
 		return nil, 0, err
@@ -271,7 +271,7 @@ func (s *Store) ReplaceContact(ctx context.Context, accountID int64, publicID st
 
 // DeleteContact removes one of the account's contacts and its phones.
 func (s *Store) DeleteContact(ctx context.Context, accountID int64, publicID string) error {
-	tag, err := s.Pool.Exec(ctx, `DELETE FROM contacts WHERE account_id = $1 AND public_id = $2`, accountID, publicID)
+	tag, err := s.pool.Exec(ctx, `DELETE FROM contacts WHERE account_id = $1 AND public_id = $2`, accountID, publicID)
 	if err != nil {
 		return err
 	}

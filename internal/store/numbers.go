@@ -46,7 +46,7 @@ func scanNumberRow(dst *NumberRow) []any {
 
 // ListNumbers returns the account's numbers that are not released, ordered by number.
 func (s *Store) ListNumbers(ctx context.Context, accountID int64) ([]NumberRow, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT `+numberRowColumns+` FROM numbers n
+	rows, err := s.pool.Query(ctx, `SELECT `+numberRowColumns+` FROM numbers n
 		WHERE n.account_id = $1 AND n.status <> 'released' ORDER BY n.e164, n.id`, accountID)
 	if err != nil {
 		return nil, err
@@ -61,7 +61,7 @@ func (s *Store) ListNumbers(ctx context.Context, accountID int64) ([]NumberRow, 
 func (s *Store) GetNumber(ctx context.Context, accountID int64, publicID string) (NumberDetail, error) {
 	var n NumberDetail
 	var bpID, bpName *string
-	err := s.Pool.QueryRow(ctx, `SELECT `+numberRowColumns+`, n.ownership, bp.public_id, bp.name, n.release_at,
+	err := s.pool.QueryRow(ctx, `SELECT `+numberRowColumns+`, n.ownership, bp.public_id, bp.name, n.release_at,
 			n.cli_verified, n.forward_cli_mode, n.platform_e164
 		FROM numbers n LEFT JOIN business_profiles bp ON bp.id = n.business_profile_id
 		WHERE n.account_id = $1 AND n.public_id = $2`, accountID, publicID).Scan(
@@ -157,7 +157,7 @@ type (
 func (s *Store) GetRouting(ctx context.Context, accountID int64, publicID string, now time.Time) (NumberRouting, error) {
 	var r NumberRouting
 	var numberID int64
-	err := s.Pool.QueryRow(ctx, `SELECT id, public_id, e164, status, voicemail_transcription_enabled,
+	err := s.pool.QueryRow(ctx, `SELECT id, public_id, e164, status, voicemail_transcription_enabled,
 			call_transcription_enabled, privacy_mode_enabled
 		FROM numbers WHERE account_id = $1 AND public_id = $2`, accountID, publicID).Scan(
 		&numberID, &r.Number.PublicID, &r.Number.E164, &r.Number.Status, &r.Number.VoicemailTranscriptionEnabled,
@@ -165,7 +165,7 @@ func (s *Store) GetRouting(ctx context.Context, accountID int64, publicID string
 	if err != nil {
 		return NumberRouting{}, notFound(err)
 	}
-	rows, err := s.Pool.Query(ctx, `SELECT kind, name, windows, mode, recording_enabled, voicemail_fallback, whisper,
+	rows, err := s.pool.Query(ctx, `SELECT kind, name, windows, mode, recording_enabled, voicemail_fallback, whisper,
 			ai_cover, forward_targets, ivr, override_until
 		FROM number_routes WHERE number_id = $1 AND (kind <> 'override' OR override_until IS NULL OR override_until > $2)
 		ORDER BY kind, position, id`, numberID, now)
