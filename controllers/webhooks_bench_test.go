@@ -85,7 +85,7 @@ func (r *benchRun) startManager() {
 	// As in production, first attempts are made straight from the outbox;
 	// BENCH_FIRST_ATTEMPTS=off measures every delivery as a resource (the design before).
 	if os.Getenv("BENCH_FIRST_ATTEMPTS") == "off" {
-		engine.First = nil
+		engine.First.Off = true
 	}
 	maxPending, _ := strconv.Atoi(os.Getenv("BENCH_MAX_PENDING")) // 0: the default
 	if err := m.Add(&delivery.Dispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: r.st, Clock: r.clk,
