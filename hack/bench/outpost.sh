@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds Hookdeck Outpost (github.com/hookdeck/outpost, a peer of the end-to-end delivery
-# benchmark) from a checkout of its source, for the benchmark only: the source is copied
-# (git archive of its HEAD's Go module; a bare clone works too) into a cache outside this repository and
-# its two binaries, `outpost` (the CLI: migrations) and `outpost-server` (the services), are
-# cached there in outpost-<commit>/, as Outpost's release image ships them. Installs
+# benchmark) from a checkout of its source, for the benchmark only: the source is copied (git
+# archive of its HEAD's Go module; a bare clone works too) into a cache outside this
+# repository and its two binaries, `outpost` (the CLI: migrations) and `outpost-server` (the
+# services), are cached there in outpost-<commit>/, as Outpost's release image ships them. Installs
 # redis-server and rabbitmq-server (Debian packages) when missing. Idempotent: a second run
 # with the same commit only prints the cached CLI's path.
 #
