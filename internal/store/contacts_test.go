@@ -31,7 +31,7 @@ func TestContactNamesForCallers(t *testing.T) {
 
 	save := func(account int64, name string, at time.Time, phones ...store.ContactPhoneInput) store.Contact {
 		t.Helper()
-		c, err := st.UpsertContact(ctx, account, store.ContactInput{Source: "api", DisplayName: name, Phones: phones}, at)
+		c, err := st.UpsertContact(ctx, account, store.ContactInput{Source: "api", DisplayName: name, Phones: phones}, at, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func TestBulkUpsertContactsCountsFailuresAndKeepsTheRest(t *testing.T) {
 		{Source: "crm", DisplayName: "No id", Phones: []store.ContactPhoneInput{{Number: "020 7946 0003"}, {Number: "junk"}}},
 		{Source: "crm", ExternalID: strp("a"), DisplayName: "A again", Phones: nil},
 	}
-	res, err := st.BulkUpsertContacts(ctx, acct, ins, now)
+	res, err := st.BulkUpsertContacts(ctx, acct, ins, now, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
