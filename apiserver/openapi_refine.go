@@ -16,7 +16,6 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
-	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
 )
 
 // This file makes the generated description say everything the server enforces: what the
@@ -172,6 +171,16 @@ type routeFacts struct {
 	doc       string
 	// headers are the route's own response headers by status (ReturnsWithHeaders).
 	headers map[int]map[string]restful.Header
+	// accountPerMinute is the route's own limit per account and minute (0: none).
+	accountPerMinute int
+}
+
+// limitNote states the route's own limit, or "".
+func (f routeFacts) limitNote() string {
+	if f.accountPerMinute == 0 {
+		return ""
+	}
+	return "Limited to " + strconv.Itoa(f.accountPerMinute) + " a minute per account."
 }
 
 func factsByOperation(c *restful.Container) map[string]routeFacts {
@@ -183,18 +192,12 @@ func factsByOperation(c *restful.Container) map[string]routeFacts {
 			for code, re := range r.ResponseErrors {
 				headers[code] = re.Headers
 			}
-			out[r.Operation] = routeFacts{protected: protected, hasBody: r.ReadSample != nil, access: a, doc: r.Doc, headers: headers}
+			perMinute, _ := r.Metadata[metaAccountLimit].(int)
+			out[r.Operation] = routeFacts{protected: protected, hasBody: r.ReadSample != nil, access: a, doc: r.Doc, headers: headers,
+				accountPerMinute: perMinute}
 		}
 	}
 	return out
-}
-
-// operationLimits states the per-account limits of the operations that have one.
-var operationLimits = map[string]string{
-	"createWebhook":            "Limited to " + strconv.Itoa(manage.PerMinute[manage.OpAdd]) + " a minute per account.",
-	"testWebhook":              "Limited to " + strconv.Itoa(manage.PerMinute[manage.OpTest]) + " a minute per account.",
-	"resendWebhookDelivery":    "Limited to " + strconv.Itoa(manage.PerMinute[manage.OpResend]) + " a minute per account.",
-	"recoverWebhookDeliveries": "Limited to " + strconv.Itoa(manage.PerMinute[manage.OpRecover]) + " a minute per account.",
 }
 
 type jsonObject = map[string]any
@@ -312,7 +315,7 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 			if a := accessDescription(f.access); a != "" {
 				desc += "\n\n" + a
 			}
-			if l := operationLimits[id]; l != "" {
+			if l := f.limitNote(); l != "" {
 				desc += " " + l
 			}
 			op["description"] = strings.TrimSpace(desc)
@@ -404,7 +407,7 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 				case http.StatusTooManyRequests:
 					h[headerRetryAfter] = headerRef("Retry-After")
 					resp["description"] = "Too many requests: " + strings.TrimSuffix(rateLimitNote, ".") +
-						map[bool]string{true: ". " + operationLimits[id], false: "."}[operationLimits[id] != ""]
+						map[bool]string{true: ". " + f.limitNote(), false: "."}[f.limitNote() != ""]
 				case http.StatusUnauthorized:
 					h["WWW-Authenticate"] = headerRef("WWW-Authenticate")
 				}
