@@ -135,12 +135,18 @@ const (
 	headerRetryAfter = "Retry-After"
 )
 
-// Limits are stated where they apply (spec: Limits).
-// The limit is the operator's (serve --requests-per-minute), so the description names no number:
-// RateLimit-Limit says the one in force.
-const rateLimitNote = "Requests are limited per user and minute, shared by all the user's keys, to a number the operator sets; " +
-	"every answer to a request with a valid key carries RateLimit-Limit (that number), RateLimit-Remaining and RateLimit-Reset, " +
-	"and a 429 carries Retry-After."
+// rateLimitNote states the per-user limit (spec: Limits). It is the operator's (serve
+// --requests-per-minute): the served description names the serving server's, perMinute; the
+// published one (perMinute 0) names none, and RateLimit-Limit says the one in force.
+func rateLimitNote(perMinute int) string {
+	limit := "to a number the operator sets"
+	if perMinute > 0 {
+		limit = "on this server to " + strconv.Itoa(perMinute)
+	}
+	return "Requests are limited per user and minute, shared by all the user's keys, " + limit + "; " +
+		"every answer to a request with a valid key carries RateLimit-Limit (that number), RateLimit-Remaining and RateLimit-Reset, " +
+		"and a 429 carries Retry-After."
+}
 
 // tagDescriptions describe each tag (the first segment of the path).
 var tagDescriptions = map[string]string{
@@ -216,7 +222,7 @@ func intHeader(desc string) jsonObject {
 }
 
 // refineDocument edits the reflected document (as JSON) with what applies to every operation.
-func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas jsonObject) ([]byte, error) {
+func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas jsonObject, rateLimitNote string) ([]byte, error) {
 	var d jsonObject
 	if err := json.Unmarshal(doc, &d); err != nil {
 		return nil, err
