@@ -57,6 +57,13 @@ func reflectorOptions(requestTypes map[reflect.Type]bool) []func(*jsonschema.Ref
 					AnyOf: []jsonschema.SchemaOrBool{jsonschema.Null.ToSchemaOrBool(), target.ToSchemaOrBool()}}
 			}
 		}),
+		// A nullable field with a fixed set of values (an enum tag) may also be null.
+		jsonschema.InterceptProp(func(p jsonschema.InterceptPropParams) error {
+			if s := p.PropertySchema; p.Processed && s.HasType(jsonschema.Null) && len(s.Enum) > 0 && !slices.Contains(s.Enum, nil) {
+				s.Enum = append(s.Enum, nil)
+			}
+			return nil
+		}),
 		// Every field of a response without omitempty is always sent: list it in required, so
 		// generated clients need no pointer or optional wrapper for it.
 		jsonschema.InterceptSchema(func(p jsonschema.InterceptSchemaParams) (bool, error) {
@@ -248,9 +255,6 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 	}
 	for name, s := range schemas {
 		props := obj(obj(s)["properties"])
-		for prop, values := range propertyEnums["*"] {
-			setEnum(obj(props[prop]), values)
-		}
 		for prop, values := range propertyEnums[name] {
 			setEnum(obj(props[prop]), values)
 		}
@@ -551,19 +555,16 @@ func asList(v any) []any {
 	return l
 }
 
-// propertyEnums are the fixed sets of values of text fields the Go types do not say (the
-// database's CHECK constraints hold them), by schema ("*": every schema) and property.
+// propertyEnums are the fixed sets of values (the database's CHECK constraints) of the numbers
+// schemas, by schema and property: those are reflected from store rows, which carry no
+// schema tags; every facade type states its own with an enum tag.
 var propertyEnums = map[string]map[string][]string{
-	"*":                {"sentiment": {"positive", "neutral", "negative"}, "urgency": {"low", "normal", "high"}},
-	"MeUser":           {"role": {"owner", "member"}},
-	"MeTenant":         {"status": {"active", "paused"}},
-	"Number":           {"status": numberStatuses},
-	"NumberSummary":    {"status": numberStatuses},
-	"RoutingNumber":    {"status": numberStatuses},
-	"CallRoute":        {"mode": routeModes},
-	"ScheduledRoute":   {"mode": routeModes},
-	"OverrideRoute":    {"mode": routeModes},
-	"WebhookEventCall": {"direction": {"inbound", "outbound"}},
+	"Number":         {"status": numberStatuses},
+	"NumberSummary":  {"status": numberStatuses},
+	"RoutingNumber":  {"status": numberStatuses},
+	"CallRoute":      {"mode": routeModes},
+	"ScheduledRoute": {"mode": routeModes},
+	"OverrideRoute":  {"mode": routeModes},
 }
 
 var (
