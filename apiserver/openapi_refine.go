@@ -186,6 +186,8 @@ type routeFacts struct {
 	headers map[int]map[string]restful.Header
 	// accountPerMinute is the route's own limit per account and minute (0: none).
 	accountPerMinute int
+	// idempotent: the route is declared idempotent (it takes an Idempotency-Key).
+	idempotent bool
 }
 
 // limitNote states the route's own limit, or "".
@@ -206,8 +208,9 @@ func factsByOperation(c *restful.Container) map[string]routeFacts {
 				headers[code] = re.Headers
 			}
 			perMinute, _ := r.Metadata[metaAccountLimit].(int)
+			_, idempotent := r.Metadata[metaIdempotent]
 			out[r.Operation] = routeFacts{protected: protected, hasBody: r.ReadSample != nil, access: a, doc: r.Doc, headers: headers,
-				accountPerMinute: perMinute}
+				accountPerMinute: perMinute, idempotent: idempotent}
 		}
 	}
 	return out
@@ -234,6 +237,7 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 	if err := json.Unmarshal(doc, &d); err != nil {
 		return nil, err
 	}
+	// Document-level facts: no route carries them.
 	info := obj(d["info"])
 	info["description"] = "The public v1 API of Switchboard, the call-handling service. Money is integer pence (GBP). " +
 		"Every request carries Authorization: Bearer <API_KEY>, except the signed links under /media and /shared. " +
@@ -244,10 +248,12 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 
 	components := obj(d["components"])
 	schemas := obj(components["schemas"])
+	// The payloads the service sends are no route's request or answer.
 	for name, s := range webhookSchemas {
 		schemas[name] = s
 	}
-	// Event names are an enum wherever an endpoint's events are listed or set.
+	// Event names are an enum wherever an endpoint's events are listed or set: the values are
+	// a Go slice (SubscribableEvents), which a tag cannot name.
 	for _, name := range []string{"WebhookCreate", "WebhookChange", "Webhook", "WebhookList"} {
 		if items := obj(obj(obj(obj(schemas[name])["properties"])["events"])["items"]); items != nil {
 			items["enum"] = toAny(eventNames(false))
@@ -259,6 +265,7 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 			setEnum(obj(props[prop]), values)
 		}
 	}
+	// The abilities are a Go slice (auth.AllAbilities), which a tag cannot name.
 	if items := obj(obj(obj(obj(schemas["Me"])["properties"])["abilities"])["items"]); items != nil {
 		abilities := make([]any, len(auth.AllAbilities))
 		for i, a := range auth.AllAbilities {
@@ -321,6 +328,7 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 					tags = append(tags, s)
 				}
 			}
+			// The reflector takes one summary; the description adds the route's access rule and limit.
 			desc := f.doc
 			if a := accessDescription(f.access); a != "" {
 				desc += "\n\n" + a
@@ -329,10 +337,12 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 				desc += " " + l
 			}
 			op["description"] = strings.TrimSpace(desc)
+			// The reflector cannot clear the document's default security for one operation.
 			if !f.protected {
 				op["security"] = []any{}
 				delete(op, "x-security")
 			}
+			// The reflector marks no request body required.
 			if f.hasBody {
 				if rb := obj(op["requestBody"]); rb != nil {
 					rb["required"] = true
@@ -359,13 +369,8 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 				}
 				s["enum"] = enum
 			}
-			idempotent := false
-			for _, p := range asList(op["parameters"]) {
-				if pm := obj(p); pm["in"] == "header" && pm["name"] == idempotencyKeyHeader {
-					idempotent = true
-				}
-			}
 			responses := obj(op["responses"])
+			// A route declares one body per status; a 403 of a gated route has two.
 			if f.protected && f.access.NeedsIntegrations {
 				if r := obj(responses["403"]); r != nil {
 					r["content"] = jsonObject{"application/json": jsonObject{"schema": jsonObject{
@@ -374,6 +379,7 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 						"or the account lacks Integrations (an add-on refusal, told apart by its reason)."
 				}
 			}
+			// The container, not a route, answers these.
 			errBody := jsonObject{"application/json": jsonObject{"schema": ref("ErrorBody")}}
 			responses["405"] = jsonObject{"description": "The path does not support this method.", "content": errBody,
 				"headers": jsonObject{"Allow": headerRef("Allow")}}
@@ -396,7 +402,7 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 				}
 				h["X-Request-Id"] = headerRef("X-Request-Id")
 				status, _ := strconv.Atoi(code)
-				if idempotent && code != "default" && status != http.StatusConflict && status < 500 {
+				if f.idempotent && code != "default" && status != http.StatusConflict && status < 500 {
 					// A repeat with the same Idempotency-Key replays the first answer and says so.
 					h["Idempotent-Replayed"] = headerRef("Idempotent-Replayed")
 				}
