@@ -29,7 +29,7 @@ const (
 // protect declares a route's access rule, adds the filter that enforces it, and documents
 // the error responses every protected route can give.
 func protect(rb *restful.RouteBuilder, a Access) *restful.RouteBuilder {
-	rb.Metadata(metaAccess, a).Filter(authorize).Filter(storableIDs).Filter(idempotencyFilter).Filter(retryUnavailableRead).
+	rb.Metadata(metaAccess, a).Filter(authorize).Filter(storableIDs).Filter(retryUnavailableRead).
 		Returns(http.StatusUnauthorized, "The key is missing, wrong or revoked.", ErrorBody{}).
 		Returns(http.StatusTooManyRequests, "Too many requests; see Retry-After.", ErrorBody{}).
 		Returns(http.StatusServiceUnavailable, "A service behind the API (the database or kube-apiserver) is briefly unavailable; see Retry-After.", ErrorBody{})

@@ -110,8 +110,8 @@ type CallTranscript struct {
 	SummaryStatus  string   `json:"summary_status" required:"true" enum:"pending,processing,completed,failed,unavailable"`
 	Summary        *string  `json:"summary" required:"true"`
 	Intent         *string  `json:"intent" required:"true"`
-	Sentiment      *string  `json:"sentiment" required:"true"`
-	Urgency        *string  `json:"urgency" required:"true"`
+	Sentiment      *string  `json:"sentiment" required:"true" enum:"positive,neutral,negative"`
+	Urgency        *string  `json:"urgency" required:"true" enum:"low,normal,high"`
 	ActionItems    []string `json:"action_items" required:"true" nullable:"false"`
 	CallbackNumber *string  `json:"callback_number" required:"true"`
 }

@@ -114,7 +114,7 @@ func setUpCallsBench(b *testing.B) {
 					ins[j] = store.ContactInput{Source: "crm", DisplayName: fmt.Sprintf("Customer %d", n),
 						Phones: []store.ContactPhoneInput{{Number: fmt.Sprintf("+4477009%05d", n*37%100_000)}}}
 				}
-				if _, err := st.BulkUpsertContacts(ctx, tenant.Account.ID, ins, now); err != nil {
+				if _, err := st.BulkUpsertContacts(ctx, tenant.Account.ID, ins, now, nil); err != nil {
 					callsBench.err = err
 					return
 				}

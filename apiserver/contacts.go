@@ -138,12 +138,12 @@ func (r contactsResource) AddToContainer(c *restful.Container) {
 		Returns(http.StatusOK, "OK", ContactList{}).
 		Returns(http.StatusUnprocessableEntity, "A query parameter is invalid.", ValidationErrorBody{}), read))
 
-	ws.Route(protect(withBodyErrors(r.idempotent(ws.POST("")).To(r.create).Operation("createContact").
+	ws.Route(protect(withBodyErrors(r.idempotent(ws.POST(""), r.create).Operation("createContact").
 		Doc("Adds a contact; with an external_id, the contact of the same source and external_id is updated instead (still 201).").
 		Reads(ContactWrite{}).
 		Returns(http.StatusCreated, "The contact as saved.", Contact{})), write))
 
-	ws.Route(protect(withBodyErrors(r.idempotent(ws.POST("/bulk-upsert")).To(r.bulkUpsert).Operation("bulkUpsertContacts").
+	ws.Route(protect(withBodyErrors(r.idempotent(ws.POST("/bulk-upsert"), r.bulkUpsert).Operation("bulkUpsertContacts").
 		Doc("Creates or updates up to 500 contacts, each matched on source and external_id. One invalid contact rejects the whole batch with 422.").
 		Reads(BulkUpsertContactsRequest{}).
 		Returns(http.StatusAccepted, "How many contacts were saved and how many failed.", BulkUpsertContactsResult{})), write))
@@ -199,7 +199,7 @@ func isPhoneSearch(q string) bool {
 	return digits
 }
 
-func (r contactsResource) create(req *restful.Request, resp *restful.Response) {
+func (r contactsResource) create(req *restful.Request, resp *restful.Response, claim *store.IdempotencyClaim) {
 	raw, ok := readRawJSON(req, resp, maxBodyBytes)
 	if !ok {
 		return
@@ -210,7 +210,7 @@ func (r contactsResource) create(req *restful.Request, resp *restful.Response) {
 		writeValidation(resp, fe)
 		return
 	}
-	c, err := r.store.UpsertContact(req.Request.Context(), principal(req).Account.ID, in, r.cfg.Clock.Now())
+	c, err := r.store.UpsertContact(req.Request.Context(), principal(req).Account.ID, in, r.cfg.Clock.Now(), claim)
 	if err != nil {
 		r.internalError(req, resp, err)
 		return
@@ -241,7 +241,7 @@ func (r contactsResource) delete(req *restful.Request, resp *restful.Response) {
 	r.respond(req, resp, "contact", ContactDeleted{Deleted: true}, err)
 }
 
-func (r contactsResource) bulkUpsert(req *restful.Request, resp *restful.Response) {
+func (r contactsResource) bulkUpsert(req *restful.Request, resp *restful.Response, claim *store.IdempotencyClaim) {
 	raw, ok := readRawJSON(req, resp, maxBulkBodyBytes)
 	if !ok {
 		return
@@ -275,7 +275,7 @@ func (r contactsResource) bulkUpsert(req *restful.Request, resp *restful.Respons
 		writeValidation(resp, fe)
 		return
 	}
-	res, err := r.store.BulkUpsertContacts(req.Request.Context(), principal(req).Account.ID, ins, r.cfg.Clock.Now())
+	res, err := r.store.BulkUpsertContacts(req.Request.Context(), principal(req).Account.ID, ins, r.cfg.Clock.Now(), claim)
 	if err != nil {
 		r.internalError(req, resp, err)
 		return

@@ -13,7 +13,8 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
-// Idempotency-Key on POST routes, with Stripe's semantics. The store side, and why the key is
+// Idempotency-Key on POST routes, with Stripe's semantics. A route declares it (idempotent,
+// idempotentInKube) and says where its work commits; the store side, and why the key is
 // recorded in the work's own transaction, is internal/store/idempotency.go.
 
 const (
@@ -37,23 +38,64 @@ func idempotencyKeyParam() *restful.Parameter {
 		MinLength(1).MaxLength(maxIdempotencyKeyLen).Pattern(`^[\x20-\x7e]+$`)
 }
 
-// idempotent declares the Idempotency-Key header and its 409/422 on a POST route; protect's
-// filter then applies it (after the access checks, so a refusal is not kept for the key).
-// Call it right after ws.POST: a route's own 409 or 422 text, declared later, replaces this.
-func (s *Server) idempotent(rb *restful.RouteBuilder) *restful.RouteBuilder {
-	return rb.Metadata(metaIdempotent, s).Param(idempotencyKeyParam()).
+// idempotentWork is where a route declared idempotent does its work, and so what commits
+// the key's claim.
+type idempotentWork string
+
+const (
+	// workInStore: the work is a PostgreSQL unit of work, and the store operation doing it
+	// takes the claim and commits it in the same transaction.
+	workInStore idempotentWork = "store"
+	// workInKube: the work is a kube-apiserver write, with no transaction to join. The claim
+	// is completed when the answer is saved, after the write succeeded; a crash between the
+	// two lets a repeat after the lease do the write again (a create then answers as a
+	// create would, a rotation issues another secret).
+	workInKube idempotentWork = "kube"
+)
+
+// claimedHandler is the handler of a route whose work is in the store: it passes claim (nil
+// when no Idempotency-Key was sent) to the store operation that commits the work.
+type claimedHandler func(req *restful.Request, resp *restful.Response, claim *store.IdempotencyClaim)
+
+// idempotent declares that a POST route takes an Idempotency-Key and that its work commits
+// the key's claim (h receives it): the route's metadata, its header and its 409/422 in the
+// description, and the route function that claims the key around h. The route function runs
+// after protect's filters, so a refusal of access is not kept for the key. Call it right
+// after ws.POST: a route's own 409 or 422 text, declared later, replaces this.
+func (s *Server) idempotent(rb *restful.RouteBuilder, h claimedHandler) *restful.RouteBuilder {
+	return declareIdempotent(rb, workInStore).To(func(req *restful.Request, resp *restful.Response) {
+		s.runIdempotent(req, resp, workInStore, h)
+	})
+}
+
+// idempotentInKube is idempotent for a route whose work is a kube-apiserver write
+// (workInKube: the saved answer completes the claim).
+func (s *Server) idempotentInKube(rb *restful.RouteBuilder, h restful.RouteFunction) *restful.RouteBuilder {
+	return declareIdempotent(rb, workInKube).To(func(req *restful.Request, resp *restful.Response) {
+		s.runIdempotent(req, resp, workInKube, func(req *restful.Request, resp *restful.Response, _ *store.IdempotencyClaim) {
+			h(req, resp)
+		})
+	})
+}
+
+func declareIdempotent(rb *restful.RouteBuilder, work idempotentWork) *restful.RouteBuilder {
+	return rb.Metadata(metaIdempotent, work).Param(idempotencyKeyParam()).
 		Returns(http.StatusConflict, idempotencyConflictDoc, ErrorBody{}).
 		Returns(http.StatusUnprocessableEntity, idempotencyValidationDoc, ValidationErrorBody{})
 }
 
-// idempotencyFilter runs the route with its Idempotency-Key claimed (a no-op on routes
-// idempotent did not mark and on requests without the header).
-func idempotencyFilter(req *restful.Request, resp *restful.Response, chain *restful.FilterChain) {
-	s, ok := req.SelectedRoute().Metadata()[metaIdempotent].(*Server)
+// errClaimNotCommitted: a route declared workInStore answered success without its work
+// committing the claim, so a crash before the answer was saved would let a repeat do the
+// work again. A programming error, reported and not shown to the client.
+var errClaimNotCommitted = errors.New("idempotent route's work committed without its Idempotency-Key claim")
+
+// runIdempotent runs h with the request's Idempotency-Key claimed (claim nil when no key
+// was sent), then keeps or releases the key by h's answer.
+func (s *Server) runIdempotent(req *restful.Request, resp *restful.Response, work idempotentWork, h claimedHandler) {
 	values, sent := req.Request.Header[http.CanonicalHeaderKey(idempotencyKeyHeader)]
 	p := principal(req)
-	if !ok || !sent || p == nil {
-		chain.ProcessFilter(req, resp)
+	if !sent || p == nil {
+		h(req, resp, nil)
 		return
 	}
 	if msg := idempotencyKeyProblem(values); msg != "" {
@@ -103,7 +145,6 @@ func idempotencyFilter(req *restful.Request, resp *restful.Response, chain *rest
 	rec := &recordedResponse{header: http.Header{}}
 	real := resp.ResponseWriter
 	resp.ResponseWriter = rec
-	req.Request = req.Request.WithContext(store.WithIdempotencyClaim(ctx, claim))
 	defer func() {
 		if reason := recover(); reason != nil {
 			// The handler failed (recoverPanic answers 500): forget the claim unless work committed.
@@ -112,7 +153,7 @@ func idempotencyFilter(req *restful.Request, resp *restful.Response, chain *rest
 			panic(reason)
 		}
 	}()
-	chain.ProcessFilter(req, resp)
+	h(req, resp, claim)
 	resp.ResponseWriter = real
 
 	saved := store.SavedResponse{Status: rec.statusOr200(), Header: rec.header, Body: rec.body.Bytes()}
@@ -123,6 +164,9 @@ func idempotencyFilter(req *restful.Request, resp *restful.Response, chain *rest
 		saved = store.SavedResponse{Status: http.StatusConflict, Header: http.Header{"Content-Type": {restful.MIME_JSON}},
 			Body: []byte(`{"message":"A request with this Idempotency-Key is still running; retry after it finishes."}` + "\n")}
 	case keepsAnswer(saved.Status):
+		if claimSkipped(work, saved.Status, claim) {
+			s.cfg.Log.Error(errClaimNotCommitted, "idempotency guarantee broken", "route", req.Request.Method+" "+req.SelectedRoutePath())
+		}
 		if err := s.store.CompleteIdempotencyKey(ctx, claim, saved); err != nil {
 			// The work is done and committed; its answer is still the right one to give.
 			s.cfg.Log.Error(err, "idempotency key answer not saved", "route", req.SelectedRoutePath())
@@ -133,6 +177,12 @@ func idempotencyFilter(req *restful.Request, resp *restful.Response, chain *rest
 		}
 	}
 	writeRecorded(resp, saved, false)
+}
+
+// claimSkipped: a route whose work is in the store answered success, yet no unit of work
+// committed the claim.
+func claimSkipped(work idempotentWork, status int, claim *store.IdempotencyClaim) bool {
+	return work == workInStore && status >= 200 && status < 300 && !claim.Committed()
 }
 
 // idempotencyKeyProblem is why the header's values are not a usable key, or "".

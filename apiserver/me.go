@@ -22,14 +22,14 @@ type Me struct {
 // MeTenant is the account as /me shows it.
 type MeTenant struct {
 	Name   string `json:"name" required:"true"`
-	Status string `json:"status" required:"true"`
+	Status string `json:"status" required:"true" enum:"active,paused"`
 }
 
 // MeUser is the key's user.
 type MeUser struct {
 	Name  string `json:"name" required:"true"`
 	Email string `json:"email" required:"true"`
-	Role  string `json:"role" required:"true"`
+	Role  string `json:"role" required:"true" enum:"owner,member"`
 }
 
 // MeRealtime is the live channel's connection details.

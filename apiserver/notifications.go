@@ -53,10 +53,10 @@ func (r notificationsResource) AddToContainer(c *restful.Container) {
 		Returns(http.StatusUnprocessableEntity, "A query parameter is invalid.", ValidationErrorBody{}),
 		Access{Permission: auth.Read, NeedsIntegrations: true}))
 	// read-all is registered before {notification}/read; the paths differ in length anyway.
-	ws.Route(protect(noBodyErrors(r.idempotent(ws.POST("/read-all")).To(r.readAll).Operation("markAllNotificationsRead").
+	ws.Route(protect(noBodyErrors(r.idempotent(ws.POST("/read-all"), r.readAll).Operation("markAllNotificationsRead").
 		Doc("Mark all the key's user's notifications read. No body (an empty body or any JSON is ignored).").
 		Returns(http.StatusOK, "OK", NotificationsReadAllResult{})), write))
-	ws.Route(protect(noBodyErrors(r.idempotent(ws.POST("/{notification}/read")).To(r.read).Operation("markNotificationRead").
+	ws.Route(protect(noBodyErrors(r.idempotent(ws.POST("/{notification}/read"), r.read).Operation("markNotificationRead").
 		Doc("Mark one of the key's user's notifications read. No body (an empty body or any JSON is ignored).").
 		Param(ws.PathParameter("notification", "The notification's id (a UUID).").DataType("string").DataFormat("uuid")).
 		Returns(http.StatusOK, "OK", NotificationReadResult{}).
@@ -82,22 +82,22 @@ func (r notificationsResource) list(req *restful.Request, resp *restful.Response
 	writeJSON(resp, http.StatusOK, NotificationPage{Page: pageOf(r.Server, req, paging, total, convertRows(list, notificationAnswer)), UnreadCount: unreadCount})
 }
 
-func (r notificationsResource) read(req *restful.Request, resp *restful.Response) {
+func (r notificationsResource) read(req *restful.Request, resp *restful.Response, claim *store.IdempotencyClaim) {
 	if !readNoBody(req, resp) {
 		return
 	}
 	p := principal(req)
 	id, unread, err := r.store.MarkNotificationRead(req.Request.Context(), p.Account.ID, p.User.ID,
-		req.PathParameter("notification"), r.cfg.Clock.Now())
+		req.PathParameter("notification"), r.cfg.Clock.Now(), claim)
 	r.respond(req, resp, "notification", NotificationReadResult{ID: id, Read: true, UnreadCount: unread}, err)
 }
 
-func (r notificationsResource) readAll(req *restful.Request, resp *restful.Response) {
+func (r notificationsResource) readAll(req *restful.Request, resp *restful.Response, claim *store.IdempotencyClaim) {
 	if !readNoBody(req, resp) {
 		return
 	}
 	p := principal(req)
-	unread, err := r.store.MarkAllNotificationsRead(req.Request.Context(), p.Account.ID, p.User.ID, r.cfg.Clock.Now())
+	unread, err := r.store.MarkAllNotificationsRead(req.Request.Context(), p.Account.ID, p.User.ID, r.cfg.Clock.Now(), claim)
 	if err != nil {
 		r.internalError(req, resp, err)
 		return

@@ -46,7 +46,7 @@ func ibNotificationsFixture(t *testing.T, h *harness) ibNotifications {
 	f.newest = ibNotification(t, h.store, acct, f.tenant.Owner.ID, "newest", ibNow.Add(-time.Minute))
 	f.memberN = ibNotification(t, h.store, acct, f.member.ID, "member", ibNow.Add(-time.Second))
 	f.foreign = ibNotification(t, h.store, f.other.Account.ID, f.other.Owner.ID, "foreign", ibNow)
-	if _, _, err := h.store.MarkNotificationRead(context.Background(), acct, f.tenant.Owner.ID, f.old.ID, ibNow.Add(-48*time.Hour)); err != nil {
+	if _, _, err := h.store.MarkNotificationRead(context.Background(), acct, f.tenant.Owner.ID, f.old.ID, ibNow.Add(-48*time.Hour), nil); err != nil {
 		t.Fatal(err)
 	}
 	return f

@@ -33,7 +33,7 @@ func (r openAPIResource) AddToContainer(c *restful.Container) {
 	ws.Route(ws.GET("").Operation("getOpenAPI").Doc("This OpenAPI 3.1 description.").
 		Returns(http.StatusOK, "OK", nil).
 		To(func(req *restful.Request, resp *restful.Response) {
-			once.Do(func() { doc, buildErr = BuildOpenAPI(r.container, r.cfg.BaseURL+APIRoot) })
+			once.Do(func() { doc, buildErr = BuildOpenAPI(r.container, r.cfg.BaseURL+APIRoot, r.cfg.RequestsPerMinute) })
 			if buildErr != nil {
 				r.internalError(req, resp, buildErr)
 				return
@@ -45,7 +45,8 @@ func (r openAPIResource) AddToContainer(c *restful.Container) {
 }
 
 // BuildOpenAPI describes every route of the container except the description itself.
-func BuildOpenAPI(c *restful.Container, serverURL string) ([]byte, error) {
+// requestsPerMinute is the serving server's per-user limit, 0 when no server is known.
+func BuildOpenAPI(c *restful.Container, serverURL string, requestsPerMinute int) ([]byte, error) {
 	refl := openapi31.NewReflector()
 	refl.JSONSchemaReflector().DefaultOptions = append(refl.JSONSchemaReflector().DefaultOptions,
 		reflectorOptions(requestBodyTypes(c))...)
@@ -73,7 +74,7 @@ func BuildOpenAPI(c *restful.Container, serverURL string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return refineDocument(doc, factsByOperation(c), webhookSchemas)
+	return refineDocument(doc, factsByOperation(c), webhookSchemas, rateLimitNote(requestsPerMinute))
 }
 
 func addOperation(refl *openapi31.Reflector, route restful.Route) error {
@@ -189,8 +190,8 @@ func paramsStruct(params []*restful.Parameter) any {
 const PublishedServerURL = "https://api.switchboard.example" + APIRoot
 
 // PublishedOpenAPI is the description of the API the service serves (the core resources and
-// the webhook operations), without a running server.
+// the webhook operations), without a running server: so no limit per minute is named.
 func PublishedOpenAPI() ([]byte, error) {
 	c := New(Config{BaseURL: "https://api.switchboard.example"}, nil, Webhooks(WebhooksConfig{}), Realtime(RealtimeConfig{}))
-	return BuildOpenAPI(c, PublishedServerURL)
+	return BuildOpenAPI(c, PublishedServerURL, 0)
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
-	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
 )
 
 // This file makes the generated description say everything the server enforces: what the
@@ -57,6 +56,13 @@ func reflectorOptions(requestTypes map[reflect.Type]bool) []func(*jsonschema.Ref
 				*p.Schema = jsonschema.Schema{Description: p.Schema.Description,
 					AnyOf: []jsonschema.SchemaOrBool{jsonschema.Null.ToSchemaOrBool(), target.ToSchemaOrBool()}}
 			}
+		}),
+		// A nullable field with a fixed set of values (an enum tag) may also be null.
+		jsonschema.InterceptProp(func(p jsonschema.InterceptPropParams) error {
+			if s := p.PropertySchema; p.Processed && s.HasType(jsonschema.Null) && len(s.Enum) > 0 && !slices.Contains(s.Enum, nil) {
+				s.Enum = append(s.Enum, nil)
+			}
+			return nil
 		}),
 		// Every field of a response without omitempty is always sent: list it in required, so
 		// generated clients need no pointer or optional wrapper for it.
@@ -136,12 +142,18 @@ const (
 	headerRetryAfter = "Retry-After"
 )
 
-// Limits are stated where they apply (spec: Limits).
-// The limit is the operator's (serve --requests-per-minute), so the description names no number:
-// RateLimit-Limit says the one in force.
-const rateLimitNote = "Requests are limited per user and minute, shared by all the user's keys, to a number the operator sets; " +
-	"every answer to a request with a valid key carries RateLimit-Limit (that number), RateLimit-Remaining and RateLimit-Reset, " +
-	"and a 429 carries Retry-After."
+// rateLimitNote states the per-user limit (spec: Limits). It is the operator's (serve
+// --requests-per-minute): the served description names the serving server's, perMinute; the
+// published one (perMinute 0) names none, and RateLimit-Limit says the one in force.
+func rateLimitNote(perMinute int) string {
+	limit := "to a number the operator sets"
+	if perMinute > 0 {
+		limit = "on this server to " + strconv.Itoa(perMinute)
+	}
+	return "Requests are limited per user and minute, shared by all the user's keys, " + limit + "; " +
+		"every answer to a request with a valid key carries RateLimit-Limit (that number), RateLimit-Remaining and RateLimit-Reset, " +
+		"and a 429 carries Retry-After."
+}
 
 // tagDescriptions describe each tag (the first segment of the path).
 var tagDescriptions = map[string]string{
@@ -172,6 +184,18 @@ type routeFacts struct {
 	doc       string
 	// headers are the route's own response headers by status (ReturnsWithHeaders).
 	headers map[int]map[string]restful.Header
+	// accountPerMinute is the route's own limit per account and minute (0: none).
+	accountPerMinute int
+	// idempotent: the route is declared idempotent (it takes an Idempotency-Key).
+	idempotent bool
+}
+
+// limitNote states the route's own limit, or "".
+func (f routeFacts) limitNote() string {
+	if f.accountPerMinute == 0 {
+		return ""
+	}
+	return "Limited to " + strconv.Itoa(f.accountPerMinute) + " a minute per account."
 }
 
 func factsByOperation(c *restful.Container) map[string]routeFacts {
@@ -183,18 +207,13 @@ func factsByOperation(c *restful.Container) map[string]routeFacts {
 			for code, re := range r.ResponseErrors {
 				headers[code] = re.Headers
 			}
-			out[r.Operation] = routeFacts{protected: protected, hasBody: r.ReadSample != nil, access: a, doc: r.Doc, headers: headers}
+			perMinute, _ := r.Metadata[metaAccountLimit].(int)
+			_, idempotent := r.Metadata[metaIdempotent]
+			out[r.Operation] = routeFacts{protected: protected, hasBody: r.ReadSample != nil, access: a, doc: r.Doc, headers: headers,
+				accountPerMinute: perMinute, idempotent: idempotent}
 		}
 	}
 	return out
-}
-
-// operationLimits states the per-account limits of the operations that have one.
-var operationLimits = map[string]string{
-	"createWebhook":            "Limited to " + strconv.Itoa(manage.PerMinute[manage.OpAdd]) + " a minute per account.",
-	"testWebhook":              "Limited to " + strconv.Itoa(manage.PerMinute[manage.OpTest]) + " a minute per account.",
-	"resendWebhookDelivery":    "Limited to " + strconv.Itoa(manage.PerMinute[manage.OpResend]) + " a minute per account.",
-	"recoverWebhookDeliveries": "Limited to " + strconv.Itoa(manage.PerMinute[manage.OpRecover]) + " a minute per account.",
 }
 
 type jsonObject = map[string]any
@@ -213,11 +232,12 @@ func intHeader(desc string) jsonObject {
 }
 
 // refineDocument edits the reflected document (as JSON) with what applies to every operation.
-func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas jsonObject) ([]byte, error) {
+func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas jsonObject, rateLimitNote string) ([]byte, error) {
 	var d jsonObject
 	if err := json.Unmarshal(doc, &d); err != nil {
 		return nil, err
 	}
+	// Document-level facts: no route carries them.
 	info := obj(d["info"])
 	info["description"] = "The public v1 API of Switchboard, the call-handling service. Money is integer pence (GBP). " +
 		"Every request carries Authorization: Bearer <API_KEY>, except the signed links under /media and /shared. " +
@@ -228,10 +248,12 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 
 	components := obj(d["components"])
 	schemas := obj(components["schemas"])
+	// The payloads the service sends are no route's request or answer.
 	for name, s := range webhookSchemas {
 		schemas[name] = s
 	}
-	// Event names are an enum wherever an endpoint's events are listed or set.
+	// Event names are an enum wherever an endpoint's events are listed or set: the values are
+	// a Go slice (SubscribableEvents), which a tag cannot name.
 	for _, name := range []string{"WebhookCreate", "WebhookChange", "Webhook", "WebhookList"} {
 		if items := obj(obj(obj(obj(schemas[name])["properties"])["events"])["items"]); items != nil {
 			items["enum"] = toAny(eventNames(false))
@@ -239,13 +261,11 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 	}
 	for name, s := range schemas {
 		props := obj(obj(s)["properties"])
-		for prop, values := range propertyEnums["*"] {
-			setEnum(obj(props[prop]), values)
-		}
 		for prop, values := range propertyEnums[name] {
 			setEnum(obj(props[prop]), values)
 		}
 	}
+	// The abilities are a Go slice (auth.AllAbilities), which a tag cannot name.
 	if items := obj(obj(obj(obj(schemas["Me"])["properties"])["abilities"])["items"]); items != nil {
 		abilities := make([]any, len(auth.AllAbilities))
 		for i, a := range auth.AllAbilities {
@@ -308,18 +328,21 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 					tags = append(tags, s)
 				}
 			}
+			// The reflector takes one summary; the description adds the route's access rule and limit.
 			desc := f.doc
 			if a := accessDescription(f.access); a != "" {
 				desc += "\n\n" + a
 			}
-			if l := operationLimits[id]; l != "" {
+			if l := f.limitNote(); l != "" {
 				desc += " " + l
 			}
 			op["description"] = strings.TrimSpace(desc)
+			// The reflector cannot clear the document's default security for one operation.
 			if !f.protected {
 				op["security"] = []any{}
 				delete(op, "x-security")
 			}
+			// The reflector marks no request body required.
 			if f.hasBody {
 				if rb := obj(op["requestBody"]); rb != nil {
 					rb["required"] = true
@@ -346,13 +369,8 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 				}
 				s["enum"] = enum
 			}
-			idempotent := false
-			for _, p := range asList(op["parameters"]) {
-				if pm := obj(p); pm["in"] == "header" && pm["name"] == idempotencyKeyHeader {
-					idempotent = true
-				}
-			}
 			responses := obj(op["responses"])
+			// A route declares one body per status; a 403 of a gated route has two.
 			if f.protected && f.access.NeedsIntegrations {
 				if r := obj(responses["403"]); r != nil {
 					r["content"] = jsonObject{"application/json": jsonObject{"schema": jsonObject{
@@ -361,6 +379,7 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 						"or the account lacks Integrations (an add-on refusal, told apart by its reason)."
 				}
 			}
+			// The container, not a route, answers these.
 			errBody := jsonObject{"application/json": jsonObject{"schema": ref("ErrorBody")}}
 			responses["405"] = jsonObject{"description": "The path does not support this method.", "content": errBody,
 				"headers": jsonObject{"Allow": headerRef("Allow")}}
@@ -383,7 +402,7 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 				}
 				h["X-Request-Id"] = headerRef("X-Request-Id")
 				status, _ := strconv.Atoi(code)
-				if idempotent && code != "default" && status != http.StatusConflict && status < 500 {
+				if f.idempotent && code != "default" && status != http.StatusConflict && status < 500 {
 					// A repeat with the same Idempotency-Key replays the first answer and says so.
 					h["Idempotent-Replayed"] = headerRef("Idempotent-Replayed")
 				}
@@ -404,7 +423,7 @@ func refineDocument(doc []byte, facts map[string]routeFacts, webhookSchemas json
 				case http.StatusTooManyRequests:
 					h[headerRetryAfter] = headerRef("Retry-After")
 					resp["description"] = "Too many requests: " + strings.TrimSuffix(rateLimitNote, ".") +
-						map[bool]string{true: ". " + operationLimits[id], false: "."}[operationLimits[id] != ""]
+						map[bool]string{true: ". " + f.limitNote(), false: "."}[f.limitNote() != ""]
 				case http.StatusUnauthorized:
 					h["WWW-Authenticate"] = headerRef("WWW-Authenticate")
 				}
@@ -542,19 +561,16 @@ func asList(v any) []any {
 	return l
 }
 
-// propertyEnums are the fixed sets of values of text fields the Go types do not say (the
-// database's CHECK constraints hold them), by schema ("*": every schema) and property.
+// propertyEnums are the fixed sets of values (the database's CHECK constraints) of the numbers
+// schemas, by schema and property: those are reflected from store rows, which carry no
+// schema tags; every facade type states its own with an enum tag.
 var propertyEnums = map[string]map[string][]string{
-	"*":                {"sentiment": {"positive", "neutral", "negative"}, "urgency": {"low", "normal", "high"}},
-	"MeUser":           {"role": {"owner", "member"}},
-	"MeTenant":         {"status": {"active", "paused"}},
-	"Number":           {"status": numberStatuses},
-	"NumberSummary":    {"status": numberStatuses},
-	"RoutingNumber":    {"status": numberStatuses},
-	"CallRoute":        {"mode": routeModes},
-	"ScheduledRoute":   {"mode": routeModes},
-	"OverrideRoute":    {"mode": routeModes},
-	"WebhookEventCall": {"direction": {"inbound", "outbound"}},
+	"Number":         {"status": numberStatuses},
+	"NumberSummary":  {"status": numberStatuses},
+	"RoutingNumber":  {"status": numberStatuses},
+	"CallRoute":      {"mode": routeModes},
+	"ScheduledRoute": {"mode": routeModes},
+	"OverrideRoute":  {"mode": routeModes},
 }
 
 var (

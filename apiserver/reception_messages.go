@@ -90,8 +90,8 @@ type MessageSlip struct {
 	TranscriptStatus         string     `json:"transcript_status" required:"true"`
 	CallerName               string     `json:"caller_name" required:"true"`
 	SummaryStatus            string     `json:"summary_status" required:"true"`
-	Sentiment                *string    `json:"sentiment" required:"true"`
-	Urgency                  *string    `json:"urgency" required:"true"`
+	Sentiment                *string    `json:"sentiment" required:"true" enum:"positive,neutral,negative"`
+	Urgency                  *string    `json:"urgency" required:"true" enum:"low,normal,high"`
 }
 
 // messageSlipAnswer shapes a message slip row as the API answers it.

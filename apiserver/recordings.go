@@ -52,8 +52,8 @@ type RecordingTranscript struct {
 	Summary          *string                      `json:"summary" required:"true"`
 	Segments         []RecordingTranscriptSegment `json:"segments" required:"true"`
 	Intent           *string                      `json:"intent" required:"true"`
-	Sentiment        *string                      `json:"sentiment" required:"true"`
-	Urgency          *string                      `json:"urgency" required:"true"`
+	Sentiment        *string                      `json:"sentiment" required:"true" enum:"positive,neutral,negative"`
+	Urgency          *string                      `json:"urgency" required:"true" enum:"low,normal,high"`
 	ActionItems      []string                     `json:"action_items" required:"true"`
 	CallbackNumber   *string                      `json:"callback_number" required:"true"`
 }

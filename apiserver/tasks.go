@@ -112,8 +112,8 @@ type Task struct {
 	Text           string     `json:"text" required:"true"`
 	Status         string     `json:"status" required:"true" enum:"open,done"`
 	CallbackE164   *string    `json:"callback_e164" required:"true"`
-	Sentiment      *string    `json:"sentiment" required:"true"`
-	Urgency        *string    `json:"urgency" required:"true"`
+	Sentiment      *string    `json:"sentiment" required:"true" enum:"positive,neutral,negative"`
+	Urgency        *string    `json:"urgency" required:"true" enum:"low,normal,high"`
 	SummarySnippet *string    `json:"summary_snippet" required:"true"`
 	CreatedAt      time.Time  `json:"created_at" required:"true"`
 	UpdatedAt      time.Time  `json:"updated_at" required:"true"`

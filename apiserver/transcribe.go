@@ -27,7 +27,7 @@ type TranscribePaymentRequired struct {
 
 // transcribeRoute is POST /calls/{call}/transcribe (registered by callsResource).
 func (r callsResource) transcribeRoute(ws *restful.WebService, callParam *restful.Parameter) *restful.RouteBuilder {
-	return noBodyErrors(r.idempotent(ws.POST("/{call}/transcribe")).To(r.transcribe).Operation("transcribeCall").Param(callParam).
+	return noBodyErrors(r.idempotent(ws.POST("/{call}/transcribe"), r.transcribe).Operation("transcribeCall").Param(callParam).
 		Doc("Start a paid transcription and AI summary of the call's recording. Paid from the plan's monthly allowance, "+
 			"then prepaid bundle minutes, then the prepaid balance at the account's rate; counts toward the daily spending "+
 			"limit. Returns at once; a call already transcribed or pending costs nothing and still answers 202. "+
@@ -38,13 +38,13 @@ func (r callsResource) transcribeRoute(ws *restful.WebService, callParam *restfu
 		Returns(http.StatusUnprocessableEntity, "The call has no recording.", ValidationErrorBody{}))
 }
 
-func (r callsResource) transcribe(req *restful.Request, resp *restful.Response) {
+func (r callsResource) transcribe(req *restful.Request, resp *restful.Response, claim *store.IdempotencyClaim) {
 	if !readNoBody(req, resp) {
 		return
 	}
 	p := principal(req)
 	svc := transcription.Service{Store: r.store, Kube: r.cfg.Kube, Clock: r.cfg.Clock, Log: r.cfg.Log, Queue: r.cfg.TranscriptionJobs}
-	res, err := svc.Request(req.Request.Context(), p.User, p.Account, req.PathParameter("call"))
+	res, err := svc.Request(req.Request.Context(), p.User, p.Account, req.PathParameter("call"), claim)
 	var refused *transcription.RefusedError
 	switch {
 	case errors.As(err, &refused):

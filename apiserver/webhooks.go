@@ -14,6 +14,7 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/metrics"
+	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
 )
@@ -167,6 +168,15 @@ func (optionalRateLimit) JSONSchema() (jsonschema.Schema, error) {
 	return s, nil
 }
 
+// metaAccountLimit is a route's own limit per account and minute (an int), for the description.
+const metaAccountLimit = "switchboard.account-limit"
+
+// accountLimited declares that the webhook service limits the operation op per account
+// (manage.PerMinute), so the description states the limit the service applies.
+func accountLimited(rb *restful.RouteBuilder, op string) *restful.RouteBuilder {
+	return rb.Metadata(metaAccountLimit, manage.PerMinute[op])
+}
+
 type webhooksResource struct {
 	*Server
 	svc *manage.Endpoints
@@ -191,7 +201,7 @@ func (r webhooksResource) AddToContainer(c *restful.Container) {
 	ws.Route(protect(ws.GET("").To(r.list).Operation("listWebhooks").
 		Doc("The account's webhook endpoints, the events they can receive and whether another can be added.").
 		Returns(http.StatusOK, "OK", WebhookList{}), manageAccess))
-	ws.Route(protect(withBody(r.idempotent(ws.POST("")).To(r.create).Operation("createWebhook").
+	ws.Route(protect(withBody(r.idempotentInKube(accountLimited(ws.POST(""), manage.OpAdd), r.create).Operation("createWebhook").
 		Doc("Adds an endpoint (at most 5). The signing secret is returned only here.").
 		Reads(WebhookCreate{}).
 		Returns(http.StatusCreated, "The endpoint and its signing secret.", WebhookWithSecret{}).
@@ -205,11 +215,11 @@ func (r webhooksResource) AddToContainer(c *restful.Container) {
 		Doc("Removes the endpoint; its deliveries stop at once, including an attempt in flight.").
 		Returns(http.StatusNoContent, "Removed.", nil).
 		Returns(http.StatusNotFound, noEndpoint, ErrorBody{}), manageAccess))
-	ws.Route(protect(r.idempotent(ws.POST("/{endpoint}/rotate")).To(r.rotate).Operation("rotateWebhookSecret").Param(endpointParam).
+	ws.Route(protect(r.idempotentInKube(ws.POST("/{endpoint}/rotate"), r.rotate).Operation("rotateWebhookSecret").Param(endpointParam).
 		Doc("Issues a new signing secret, returned only here; later attempts are signed with it.").
 		Returns(http.StatusOK, "The endpoint and its new signing secret.", WebhookWithSecret{}).
 		Returns(http.StatusNotFound, noEndpoint, ErrorBody{}), manageAccess))
-	ws.Route(protect(r.idempotent(ws.POST("/{endpoint}/test")).To(r.test).Operation("testWebhook").Param(endpointParam).
+	ws.Route(protect(r.idempotent(accountLimited(ws.POST("/{endpoint}/test"), manage.OpTest), r.test).Operation("testWebhook").Param(endpointParam).
 		Doc("Queues a signed test event to an active endpoint.").
 		Returns(http.StatusAccepted, "Queued.", WebhookQueued{}).
 		Returns(http.StatusNotFound, noEndpoint, ErrorBody{}).
@@ -218,13 +228,13 @@ func (r webhooksResource) AddToContainer(c *restful.Container) {
 		Doc("The latest 100 deliveries of the last 30 days, newest first.").
 		Returns(http.StatusOK, "OK", WebhookDeliveryList{}).
 		Returns(http.StatusNotFound, noEndpoint, ErrorBody{}), manageAccess))
-	ws.Route(protect(r.idempotent(ws.POST("/{endpoint}/deliveries/{eventId}/resend")).To(r.resend).Operation("resendWebhookDelivery").
+	ws.Route(protect(r.idempotent(accountLimited(ws.POST("/{endpoint}/deliveries/{eventId}/resend"), manage.OpResend), r.resend).Operation("resendWebhookDelivery").
 		Param(endpointParam).Param(eventParam).
 		Doc("Sends a failed or cancelled delivery again as a fresh delivery with the same event id.").
 		Returns(http.StatusAccepted, "Queued.", WebhookQueued{}).
 		Returns(http.StatusNotFound, "No such endpoint, or no delivery of that event to it.", ErrorBody{}).
 		Returns(http.StatusConflict, "The delivery is neither failed nor cancelled, or the endpoint is not active.", ErrorBody{}), gated))
-	ws.Route(protect(withBody(r.idempotent(ws.POST("/{endpoint}/recover")).To(r.recover).Operation("recoverWebhookDeliveries").
+	ws.Route(protect(withBody(r.idempotent(accountLimited(ws.POST("/{endpoint}/recover"), manage.OpRecover), r.recover).Operation("recoverWebhookDeliveries").
 		Param(endpointParam).
 		Doc("Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` "+
 			"ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. "+
@@ -303,8 +313,8 @@ func (r webhooksResource) rotate(req *restful.Request, resp *restful.Response) {
 	writeJSON(resp, http.StatusOK, WebhookWithSecret{Endpoint: webhookView(ep), Secret: secret})
 }
 
-func (r webhooksResource) test(req *restful.Request, resp *restful.Response) {
-	if err := r.svc.Test(req.Request.Context(), account(req), req.PathParameter("endpoint")); err != nil {
+func (r webhooksResource) test(req *restful.Request, resp *restful.Response, claim *store.IdempotencyClaim) {
+	if err := r.svc.Test(req.Request.Context(), account(req), req.PathParameter("endpoint"), claim); err != nil {
 		r.webhookError(req, resp, err)
 		return
 	}
@@ -325,8 +335,8 @@ func (r webhooksResource) deliveries(req *restful.Request, resp *restful.Respons
 	writeJSON(resp, http.StatusOK, out)
 }
 
-func (r webhooksResource) resend(req *restful.Request, resp *restful.Response) {
-	err := r.svc.Resend(req.Request.Context(), account(req), req.PathParameter("endpoint"), req.PathParameter("eventId"))
+func (r webhooksResource) resend(req *restful.Request, resp *restful.Response, claim *store.IdempotencyClaim) {
+	err := r.svc.Resend(req.Request.Context(), account(req), req.PathParameter("endpoint"), req.PathParameter("eventId"), claim)
 	if err != nil {
 		r.webhookError(req, resp, err)
 		return
@@ -334,7 +344,7 @@ func (r webhooksResource) resend(req *restful.Request, resp *restful.Response) {
 	writeJSON(resp, http.StatusAccepted, WebhookQueued{Queued: true})
 }
 
-func (r webhooksResource) recover(req *restful.Request, resp *restful.Response) {
+func (r webhooksResource) recover(req *restful.Request, resp *restful.Response, claim *store.IdempotencyClaim) {
 	var in WebhookRecover
 	if !readJSON(req, resp, &in) {
 		return
@@ -348,7 +358,7 @@ func (r webhooksResource) recover(req *restful.Request, resp *restful.Response) 
 		}
 		since = &t
 	}
-	n, err := r.svc.Recover(req.Request.Context(), account(req), req.PathParameter("endpoint"), since)
+	n, err := r.svc.Recover(req.Request.Context(), account(req), req.PathParameter("endpoint"), since, claim)
 	if err != nil {
 		r.webhookError(req, resp, err)
 		return

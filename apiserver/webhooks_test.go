@@ -81,6 +81,7 @@ func TestWebhooks(t *testing.T) {
 	t.Run("no bad input gives a 500", h.testBadInput)
 	t.Run("ids that cannot be Kubernetes names are 404", h.testIdsThatCannotBeNames)
 	t.Run("Idempotency-Key on create", h.testIdempotentCreate)
+	t.Run("Idempotency-Key claims commit with the work", h.testClaimsCommitted)
 }
 
 func (h *webhookHarness) create(t *testing.T, key, url string) map[string]any {

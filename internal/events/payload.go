@@ -45,7 +45,7 @@ type PayloadAccount struct {
 // PayloadCall is the call the event is about.
 type PayloadCall struct {
 	ID              string     `json:"id"`
-	Direction       string     `json:"direction"`
+	Direction       string     `json:"direction" enum:"inbound,outbound"`
 	From            string     `json:"from"`
 	To              string     `json:"to"`
 	StartedAt       time.Time  `json:"started_at"`
@@ -75,7 +75,7 @@ type PayloadCard struct {
 	Subject        string   `json:"subject"`
 	Gist           string   `json:"gist"`
 	Mood           string   `json:"mood"`
-	Urgency        string   `json:"urgency"`
+	Urgency        string   `json:"urgency" enum:"low,normal,high"`
 	ToDos          []string `json:"to_dos"`
 	CallbackNumber *string  `json:"callback_number"`
 }

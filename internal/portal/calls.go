@@ -179,7 +179,7 @@ func (p *Portal) transcribe(w http.ResponseWriter, r *http.Request, v viewer) {
 		return
 	}
 	id := r.PathValue("call")
-	res, err := p.cfg.Transcriptions.Request(r.Context(), v.User, v.Account, id)
+	res, err := p.cfg.Transcriptions.Request(r.Context(), v.User, v.Account, id, nil)
 	var refused *transcription.RefusedError
 	switch {
 	case errors.As(err, &refused):

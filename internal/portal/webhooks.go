@@ -198,7 +198,7 @@ func (p *Portal) rotateWebhook(w http.ResponseWriter, r *http.Request, v viewer)
 
 func (p *Portal) testWebhook(w http.ResponseWriter, r *http.Request, v viewer) {
 	id := r.PathValue("endpoint")
-	if err := p.cfg.Webhooks.Test(r.Context(), manage.AccountOf(v.Account), id); err != nil {
+	if err := p.cfg.Webhooks.Test(r.Context(), manage.AccountOf(v.Account), id, nil); err != nil {
 		p.webhookFail(w, r, v, err)
 		return
 	}
@@ -207,7 +207,7 @@ func (p *Portal) testWebhook(w http.ResponseWriter, r *http.Request, v viewer) {
 
 func (p *Portal) resendDelivery(w http.ResponseWriter, r *http.Request, v viewer) {
 	id := r.PathValue("endpoint")
-	if err := p.cfg.Webhooks.Resend(r.Context(), manage.AccountOf(v.Account), id, r.PathValue("event")); err != nil {
+	if err := p.cfg.Webhooks.Resend(r.Context(), manage.AccountOf(v.Account), id, r.PathValue("event"), nil); err != nil {
 		p.webhookFail(w, r, v, err)
 		return
 	}

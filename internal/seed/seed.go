@@ -218,7 +218,7 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 		}
 		ext := fmt.Sprintf("crm-%03d", i+1)
 		if _, err := st.UpsertContact(ctx, acct.ID, store.ContactInput{Source: "hubspot", ExternalID: &ext, DisplayName: c.name,
-			Phones: []store.ContactPhoneInput{{Number: c.e164, Label: "mobile"}}}, now); err != nil {
+			Phones: []store.ContactPhoneInput{{Number: c.e164, Label: "mobile"}}}, now, nil); err != nil {
 			return DemoAccount{}, fmt.Errorf("create contact %s: %w", c.name, err)
 		}
 	}

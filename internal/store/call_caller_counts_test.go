@@ -85,23 +85,23 @@ func TestCallerNameSearchTotals(t *testing.T) {
 	// A contact names the calls of its numbers: caller 02 (network name "Tom Baker") becomes
 	// "Okafor Plumbing", caller 00 ("Grace Okafor") becomes "Tom Smith".
 	plumbing, err := st.UpsertContact(ctx, acct.ID, store.ContactInput{Source: "api", DisplayName: "Okafor Plumbing",
-		Phones: []store.ContactPhoneInput{{Number: "+447700900002"}}}, now)
+		Phones: []store.ContactPhoneInput{{Number: "+447700900002"}}}, now, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.UpsertContact(ctx, acct.ID, store.ContactInput{Source: "api", DisplayName: "Tom Smith",
-		Phones: []store.ContactPhoneInput{{Number: "+447700900000"}}}, now); err != nil {
+		Phones: []store.ContactPhoneInput{{Number: "+447700900000"}}}, now, nil); err != nil {
 		t.Fatal(err)
 	}
 	// The other account's contacts change nothing here.
 	if _, err := st.UpsertContact(ctx, other.ID, store.ContactInput{Source: "api", DisplayName: "Baker Okafor",
-		Phones: []store.ContactPhoneInput{{Number: "+447700900003"}}}, now); err != nil {
+		Phones: []store.ContactPhoneInput{{Number: "+447700900003"}}}, now, nil); err != nil {
 		t.Fatal(err)
 	}
 	check("with contacts")
 	// A later contact with the same number takes over its calls' name.
 	if _, err := st.UpsertContact(ctx, acct.ID, store.ContactInput{Source: "api", DisplayName: "Nobody Special",
-		Phones: []store.ContactPhoneInput{{Number: "+447700900002"}}}, now.Add(time.Minute)); err != nil {
+		Phones: []store.ContactPhoneInput{{Number: "+447700900002"}}}, now.Add(time.Minute), nil); err != nil {
 		t.Fatal(err)
 	}
 	check("a newer contact for the same number")
@@ -170,7 +170,7 @@ func TestCallerCountsUnderConcurrentDirectoryChanges(t *testing.T) {
 			for i := range 40 {
 				ext := fmt.Sprintf("race-%d", w)
 				c, err := st.UpsertContact(ctx, acct.ID, store.ContactInput{Source: "crm", ExternalID: &ext, DisplayName: "Racer",
-					Phones: []store.ContactPhoneInput{{Number: number(i)}, {Number: number(i + w + 3)}}}, now.Add(time.Duration(i)*time.Second))
+					Phones: []store.ContactPhoneInput{{Number: number(i)}, {Number: number(i + w + 3)}}}, now.Add(time.Duration(i)*time.Second), nil)
 				if err != nil {
 					errs <- err
 					return

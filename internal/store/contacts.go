@@ -213,10 +213,14 @@ func getContactByID(ctx context.Context, q pgx.Tx, id int64) (Contact, error) {
 // stay); two calls at once still make one contact, because the insert resolves conflicts on
 // the (account_id, source, external_id) unique index. Without one, a new contact is added.
 // Its phones are replaced by in.Phones in the same transaction; unreadable numbers are dropped.
-func (s *Store) UpsertContact(ctx context.Context, accountID int64, in ContactInput, now time.Time) (Contact, error) {
+// The transaction commits claim (nil without an Idempotency-Key).
+func (s *Store) UpsertContact(ctx context.Context, accountID int64, in ContactInput, now time.Time, claim *IdempotencyClaim) (Contact, error) {
 	phones := normalPhones(in.Phones)
 	var out Contact
 	err := s.inTxRetry(ctx, func(tx pgx.Tx) error {
+		if err := commitIdempotencyClaim(ctx, tx, claim); err != nil {
+			return err
+		}
 		var id int64
 		var inserted bool
 		err := tx.QueryRow(ctx, `INSERT INTO contacts (account_id, public_id, display_name, first_name, last_name,
@@ -358,13 +362,23 @@ type bulkRow struct {
 //
 // If the batch as a whole cannot be saved for a reason tied to its data, each contact is
 // saved on its own and those that still fail are counted as failed. Errors not tied to
-// the data (lost connection, cancelled request) are returned.
-func (s *Store) BulkUpsertContacts(ctx context.Context, accountID int64, ins []ContactInput, now time.Time) (BulkContactsResult, error) {
+// the data (lost connection, cancelled request) are returned. Every transaction that saves
+// contacts commits claim (nil without an Idempotency-Key).
+func (s *Store) BulkUpsertContacts(ctx context.Context, accountID int64, ins []ContactInput, now time.Time,
+	claim *IdempotencyClaim) (BulkContactsResult, error) {
 	if len(ins) == 0 {
 		return BulkContactsResult{}, nil
 	}
 	rows := bulkRows(ins)
-	err := s.inTxRetry(ctx, func(tx pgx.Tx) error { return bulkSave(ctx, tx, accountID, rows, now) })
+	save := func(rows []bulkRow) func(pgx.Tx) error {
+		return func(tx pgx.Tx) error {
+			if err := commitIdempotencyClaim(ctx, tx, claim); err != nil {
+				return err
+			}
+			return bulkSave(ctx, tx, accountID, rows, now)
+		}
+	}
+	err := s.inTxRetry(ctx, save(rows))
 	if err == nil {
 		return BulkContactsResult{Imported: len(ins)}, nil
 	}
@@ -374,7 +388,7 @@ func (s *Store) BulkUpsertContacts(ctx context.Context, accountID int64, ins []C
 	// One at a time, to keep every contact that can be kept.
 	var res BulkContactsResult
 	for _, r := range rows {
-		err := s.inTxRetry(ctx, func(tx pgx.Tx) error { return bulkSave(ctx, tx, accountID, []bulkRow{r}, now) })
+		err := s.inTxRetry(ctx, save([]bulkRow{r}))
 		switch {
 		case err == nil:
 			res.Imported += r.count

@@ -34,7 +34,7 @@ func TestBulkUpsertContactsCountsFailuresAndKeepsTheRest(t *testing.T) {
 		{Source: "crm", DisplayName: "No id", Phones: []store.ContactPhoneInput{{Number: "020 7946 0003"}, {Number: "junk"}}},
 		{Source: "crm", ExternalID: strp("a"), DisplayName: "A again", Phones: nil},
 	}
-	res, err := st.BulkUpsertContacts(ctx, acct, ins, now)
+	res, err := st.BulkUpsertContacts(ctx, acct, ins, now, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

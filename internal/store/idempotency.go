@@ -16,18 +16,20 @@ import (
 //
 // A request with a key first claims the key in its own committed statement (state running,
 // with a lease), so a repeat while it runs is told so at once instead of waiting on a lock.
-// The claim then travels in the request's context: every transaction begun through InTx
-// while the request runs sets the key's state to committed inside that same transaction.
-// So the state says "the work happened" exactly when the PostgreSQL work committed; a crash
-// after the claim but before the work leaves a running key whose lease runs out, and a
-// repeat then does the work (once). The answer is saved after the handler returns. Work
-// outside PostgreSQL (kube-apiserver) has no transaction to join: its key stays running until
-// the answer is saved, so a crash between the two lets a repeat after the lease do it again.
+// The claim is then handed, as an argument, to the store operation that does the request's
+// work, and that operation's unit of work commits it (Tx.CommitIdempotencyClaim, or the
+// claim field or argument of the operation): the key's state becomes committed in the same
+// transaction as the work. So the state says "the work happened" exactly when the PostgreSQL
+// work committed; a crash after the claim but before the work leaves a running key whose
+// lease runs out, and a repeat then does the work (once). The answer is saved after the
+// handler returns. Work outside PostgreSQL (kube-apiserver) has no transaction to join: its
+// key stays running until the answer is saved, so a crash between the two lets a repeat
+// after the lease do it again.
 //
-// This shape was chosen over running the whole handler in one transaction held in the
-// context: that would need every store method (and the transcription job queue, which reads
-// the charge from another connection) to use the context's transaction, and handlers that
-// read through the pool after a write would not see it or would wait on its locks.
+// This shape was chosen over running the whole handler in one transaction: that would need
+// every store method (and the transcription job queue, which reads the charge from another
+// connection) to use that transaction, and handlers that read through the pool after a write
+// would not see it or would wait on its locks.
 
 // IdempotencyState is a key's state (see the migration 00016).
 type IdempotencyState string
@@ -73,17 +75,24 @@ const (
 	ClaimUnanswered
 )
 
-// IdempotencyClaim is a granted claim; carried in the request's context.
+// IdempotencyClaim is a granted claim. The operation doing the request's work takes it as an
+// argument and commits it in its own unit of work; a nil claim (no key sent) commits nothing.
 type IdempotencyClaim struct {
 	AccountID int64
 	Key       string
 	Token     uuid.UUID
 	// lost is set when a transaction found the claim taken over (its lease ran out).
 	lost atomic.Bool
+	// committed is set when a unit of work marked the key committed.
+	committed atomic.Bool
 }
 
 // Lost reports whether a transaction of the request found the claim taken over.
 func (c *IdempotencyClaim) Lost() bool { return c.lost.Load() }
+
+// Committed reports whether a unit of work of the request marked the key committed (set as
+// the mark is written; the transaction may still have rolled back, and then so did its work).
+func (c *IdempotencyClaim) Committed() bool { return c.committed.Load() }
 
 // ClaimResult is ClaimIdempotencyKey's answer.
 type ClaimResult struct {
@@ -94,19 +103,6 @@ type ClaimResult struct {
 
 // ErrIdempotencyClaimLost aborts a transaction whose request no longer owns its key.
 var ErrIdempotencyClaimLost = errors.New("idempotency key claimed by another request")
-
-type idempotencyClaimKey struct{}
-
-// WithIdempotencyClaim returns ctx carrying c: transactions begun through InTx with it mark
-// the key committed.
-func WithIdempotencyClaim(ctx context.Context, c *IdempotencyClaim) context.Context {
-	return context.WithValue(ctx, idempotencyClaimKey{}, c)
-}
-
-func idempotencyClaimFrom(ctx context.Context) *IdempotencyClaim {
-	c, _ := ctx.Value(idempotencyClaimKey{}).(*IdempotencyClaim)
-	return c
-}
 
 // sweepBatch bounds the expired keys one claim deletes.
 const sweepBatch = 100
@@ -204,8 +200,20 @@ func idempotencyOutcome(req IdempotencyRequest, route string, bodySHA []byte, st
 	}
 }
 
-// markIdempotencyCommitted records, inside tx, that the claim's request committed work.
-func markIdempotencyCommitted(ctx context.Context, tx pgx.Tx, c *IdempotencyClaim) error {
+// CommitIdempotencyClaim marks c's key committed in this unit of work, so the key says the
+// work was done exactly when the work commits. A nil c (no key sent) does nothing. When
+// another request took the key over (this one's lease ran out) it returns
+// ErrIdempotencyClaimLost: return it, so the work rolls back.
+func (t *Tx) CommitIdempotencyClaim(ctx context.Context, c *IdempotencyClaim) error {
+	return commitIdempotencyClaim(ctx, t.tx, c)
+}
+
+// commitIdempotencyClaim is CommitIdempotencyClaim on a bare transaction; the store's own
+// operations call it first in their transaction, so a take-over waits for them.
+func commitIdempotencyClaim(ctx context.Context, tx pgx.Tx, c *IdempotencyClaim) error {
+	if c == nil {
+		return nil
+	}
 	tag, err := tx.Exec(ctx, `UPDATE idempotency_keys SET state = 'committed'
 		WHERE account_id = $1 AND key = $2 AND token = $3`, c.AccountID, c.Key, c.Token)
 	if err != nil {
@@ -215,6 +223,7 @@ func markIdempotencyCommitted(ctx context.Context, tx pgx.Tx, c *IdempotencyClai
 		c.lost.Store(true)
 		return ErrIdempotencyClaimLost
 	}
+	c.committed.Store(true)
 	return nil
 }
 

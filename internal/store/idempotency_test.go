@@ -10,7 +10,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
-// The key's state changes in the work's own transaction: a rolled-back transaction leaves
+// The key's state changes in the work's own transaction (Tx.CommitIdempotencyClaim): a rolled-back transaction leaves
 // the key running (a repeat after the lease does the work), a committed one marks it
 // committed (a repeat never does the work again), and a request whose claim was taken over
 // has its transaction rolled back.
@@ -41,7 +41,10 @@ func TestIdempotencyKeyFollowsTheWorkTransaction(t *testing.T) {
 		return res
 	}
 	work := func(c *store.IdempotencyClaim, fail bool) error {
-		return st.InTx(store.WithIdempotencyClaim(ctx, c), func(tx *store.Tx) error {
+		return st.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.CommitIdempotencyClaim(ctx, c); err != nil {
+				return err
+			}
 			if _, err := tx.ApplyLedgerEntry(ctx, acct.ID, store.LedgerAdjustment, 1, "work", "", now); err != nil {
 				return err
 			}
@@ -74,7 +77,7 @@ func TestIdempotencyKeyFollowsTheWorkTransaction(t *testing.T) {
 	if err := work(first.Claim, false); !errors.Is(err, store.ErrIdempotencyClaimLost) || !first.Claim.Lost() || balance() != 0 {
 		t.Fatalf("work of a lost claim: %v, balance %d", err, balance())
 	}
-	if err := work(second.Claim, false); err != nil || state() != "committed" || balance() != 1 {
+	if err := work(second.Claim, false); err != nil || state() != "committed" || balance() != 1 || !second.Claim.Committed() {
 		t.Fatalf("committed work: %v, state %s, balance %d", err, state(), balance())
 	}
 	// Committed without an answer: never done again, even past the lease.

@@ -209,15 +209,22 @@ func (s *Store) UnreadNotifications(ctx context.Context, accountID, userID int64
 
 // MarkNotificationRead marks one of the user's notifications read (a read one keeps its read_at)
 // and returns the user's unread total after. An id that is not a UUID, or names another
-// user's notification, gives ErrNotFound.
-func (s *Store) MarkNotificationRead(ctx context.Context, accountID, userID int64, id string, at time.Time) (string, int, error) {
+// user's notification, gives ErrNotFound. The change commits claim (nil without an
+// Idempotency-Key).
+func (s *Store) MarkNotificationRead(ctx context.Context, accountID, userID int64, id string, at time.Time,
+	claim *IdempotencyClaim) (string, int, error) {
 	u, err := uuid.Parse(id)
 	if err != nil {
 		return "", 0, ErrNotFound
 	}
 	var canonical string
-	err = s.pool.QueryRow(ctx, `UPDATE notifications SET read_at = coalesce(read_at, $4)
-		WHERE account_id = $1 AND user_id = $2 AND id = $3 RETURNING id::text`, accountID, userID, u.String(), at).Scan(&canonical)
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := commitIdempotencyClaim(ctx, tx, claim); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `UPDATE notifications SET read_at = coalesce(read_at, $4)
+			WHERE account_id = $1 AND user_id = $2 AND id = $3 RETURNING id::text`, accountID, userID, u.String(), at).Scan(&canonical)
+	})
 	if err != nil {
 		return "", 0, notFound(err)
 	}
@@ -226,10 +233,18 @@ func (s *Store) MarkNotificationRead(ctx context.Context, accountID, userID int6
 }
 
 // MarkAllNotificationsRead marks every unread notification of the user read and returns the
-// unread total after (0 unless one arrived meanwhile).
-func (s *Store) MarkAllNotificationsRead(ctx context.Context, accountID, userID int64, at time.Time) (int, error) {
-	if _, err := s.pool.Exec(ctx, `UPDATE notifications SET read_at = $3
-		WHERE account_id = $1 AND user_id = $2 AND read_at IS NULL`, accountID, userID, at); err != nil {
+// unread total after (0 unless one arrived meanwhile). The change commits claim (nil without
+// an Idempotency-Key).
+func (s *Store) MarkAllNotificationsRead(ctx context.Context, accountID, userID int64, at time.Time, claim *IdempotencyClaim) (int, error) {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := commitIdempotencyClaim(ctx, tx, claim); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE notifications SET read_at = $3
+			WHERE account_id = $1 AND user_id = $2 AND read_at IS NULL`, accountID, userID, at)
+		return err
+	})
+	if err != nil {
 		return 0, err
 	}
 	return s.UnreadNotifications(ctx, accountID, userID)

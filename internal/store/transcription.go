@@ -104,6 +104,9 @@ type TranscribeRequest struct {
 	// recording that is not a recorded call, or when no live auto-transcribe key is left.
 	Automatic bool
 	Now       time.Time
+	// Idempotency is the request's Idempotency-Key claim, committed with the charge (nil
+	// without a key).
+	Idempotency *IdempotencyClaim
 }
 
 // TranscribeResult is what StartTranscription did.
@@ -142,6 +145,9 @@ type TranscribeResult struct {
 func (s *Store) StartTranscription(ctx context.Context, req TranscribeRequest) (TranscribeResult, error) {
 	var res TranscribeResult
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := commitIdempotencyClaim(ctx, tx, req.Idempotency); err != nil {
+			return err
+		}
 		var err error
 		res, err = startTranscription(ctx, tx, req)
 		return err

@@ -17,23 +17,14 @@ type Tx struct {
 	tx pgx.Tx
 }
 
-// InTx runs fn as one unit of work, committing when it returns nil. When ctx carries a
-// request's Idempotency-Key claim, the same transaction marks the key committed
-// (idempotency.go).
+// InTx runs fn as one unit of work, committing when it returns nil. Work done for a request
+// with an Idempotency-Key commits the key's claim in it (Tx.CommitIdempotencyClaim).
 func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error { return fn(&Tx{tx: tx}) })
 }
 
 // inTx runs fn in a transaction, committing when it returns nil (see InTx).
 func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
-	if claim := idempotencyClaimFrom(ctx); claim != nil {
-		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			if err := markIdempotencyCommitted(ctx, tx, claim); err != nil {
-				return err
-			}
-			return fn(tx)
-		})
-	}
 	return pgx.BeginFunc(ctx, s.pool, fn)
 }
 

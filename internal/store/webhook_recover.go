@@ -23,6 +23,9 @@ type Recovery struct {
 	Busy []uuid.UUID
 	// Limit is the most deliveries one call queues.
 	Limit int
+	// Idempotency is the request's Idempotency-Key claim, committed with the resends (nil
+	// without a key).
+	Idempotency *IdempotencyClaim
 }
 
 // QueueRecovery queues a fresh delivery (a resend: same event id and body, for this endpoint
@@ -37,6 +40,9 @@ func (s *Store) QueueRecovery(ctx context.Context, r Recovery) (int, error) {
 	}
 	var queued int
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := commitIdempotencyClaim(ctx, tx, r.Idempotency); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('webhook-recover:' || $2::text, $1::bigint))`,
 			r.AccountID, r.EndpointPublicID); err != nil {
 			return err

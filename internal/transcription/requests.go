@@ -33,11 +33,12 @@ func refusal(u store.User, acct store.Account) error {
 // it refuses (RefusedError) a user without the allowance or an account whose plan lacks
 // transcription or has it switched off, and otherwise is Start. A refusal for the balance or
 // the daily limit is the result's TranscribeRefused outcome (the spec's 402).
-func (s *Service) Request(ctx context.Context, u store.User, acct store.Account, callPublicID string) (store.TranscribeResult, error) {
+func (s *Service) Request(ctx context.Context, u store.User, acct store.Account, callPublicID string,
+	claim *store.IdempotencyClaim) (store.TranscribeResult, error) {
 	if err := refusal(u, acct); err != nil {
 		return store.TranscribeResult{}, err
 	}
-	return s.Start(ctx, store.TranscribeRequest{AccountID: acct.ID, CallPublicID: callPublicID})
+	return s.Start(ctx, store.TranscribeRequest{AccountID: acct.ID, CallPublicID: callPublicID, Idempotency: claim})
 }
 
 // Quote is what a transcription of a recording would cost now (the API's estimate).

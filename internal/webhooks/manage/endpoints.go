@@ -445,8 +445,9 @@ func (s *Endpoints) Rotate(ctx context.Context, account, id string) (*switchboar
 	return ep, secret, nil
 }
 
-// Test queues a signed test event to an active endpoint (ConflictError otherwise).
-func (s *Endpoints) Test(ctx context.Context, acct Account, id string) error {
+// Test queues a signed test event to an active endpoint (ConflictError otherwise). The queueing
+// commits claim, the request's Idempotency-Key claim (nil without one).
+func (s *Endpoints) Test(ctx context.Context, acct Account, id string, claim *store.IdempotencyClaim) error {
 	if err := s.admit(ctx, acct, OpTest); err != nil {
 		return err
 	}
@@ -462,7 +463,12 @@ func (s *Endpoints) Test(ctx context.Context, acct Account, id string) error {
 		return err
 	}
 	// Queued like every other event, for this endpoint alone: the dispatcher makes the delivery.
-	return s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.EnqueueEventFor(ctx, ev, ep.Name) })
+	return s.Store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.CommitIdempotencyClaim(ctx, claim); err != nil {
+			return err
+		}
+		return tx.EnqueueEventFor(ctx, ev, ep.Name)
+	})
 }
 
 // Deliveries is the endpoint's latest DeliveriesListed deliveries of the last DeliveriesDays
@@ -484,8 +490,9 @@ func (s *Endpoints) Deliveries(ctx context.Context, acct Account, id string) ([]
 }
 
 // Resend sends the endpoint's delivery of eventID again, as a fresh delivery with the same
-// event id (see ResendRule).
-func (s *Endpoints) Resend(ctx context.Context, acct Account, id, eventID string) error {
+// event id (see ResendRule). The queueing commits claim, the request's Idempotency-Key claim
+// (nil without one).
+func (s *Endpoints) Resend(ctx context.Context, acct Account, id, eventID string, claim *store.IdempotencyClaim) error {
 	if err := s.admit(ctx, acct, OpResend); err != nil {
 		return err
 	}
@@ -508,6 +515,9 @@ func (s *Endpoints) Resend(ctx context.Context, acct Account, id, eventID string
 	// Queued like every other event, for this endpoint alone: the dispatcher makes the
 	// delivery, a new attempt series with a name of its own.
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.CommitIdempotencyClaim(ctx, claim); err != nil {
+			return err
+		}
 		return tx.EnqueueResend(ctx, acct.ID, evID, ep.Name, latest.Name, uuid.New(), s.Clock.Now())
 	})
 	if errors.Is(err, store.ErrNotFound) {
@@ -527,8 +537,9 @@ const MaxRecoveredPerCall = 10000
 // Recover queues a fresh delivery, same event id, of every event whose latest delivery to the
 // endpoint since since ended failed or cancelled (each event once; see store.QueueRecovery),
 // and returns how many it queued. since must be within RecoverWindowDays and not in the
-// future (InvalidError); the endpoint must be active (ConflictError).
-func (s *Endpoints) Recover(ctx context.Context, acct Account, id string, since *time.Time) (int, error) {
+// future (InvalidError); the endpoint must be active (ConflictError). The queueing commits
+// claim, the request's Idempotency-Key claim (nil without one).
+func (s *Endpoints) Recover(ctx context.Context, acct Account, id string, since *time.Time, claim *store.IdempotencyClaim) (int, error) {
 	if err := s.admit(ctx, acct, OpRecover); err != nil {
 		return 0, err
 	}
@@ -564,7 +575,7 @@ func (s *Endpoints) Recover(ctx context.Context, acct Account, id string, since 
 		}
 	}
 	return s.Store.QueueRecovery(ctx, store.Recovery{AccountID: acct.ID, EndpointPublicID: ep.Name, Since: *since, Now: now,
-		Busy: busy, Limit: MaxRecoveredPerCall})
+		Busy: busy, Limit: MaxRecoveredPerCall, Idempotency: claim})
 }
 
 // ResendRule decides a resend from the deliveries of one event to ep (newest first): the

@@ -96,8 +96,8 @@ func TestEndpoints(t *testing.T) {
 		}
 		for name, err := range map[string]error{
 			"get":        func() error { _, err := svc.Get(context.Background(), other.PublicID, ep.Name); return err }(),
-			"test":       svc.Test(context.Background(), other, ep.Name),
-			"resend":     svc.Resend(context.Background(), other, ep.Name, uuid.NewString()),
+			"test":       svc.Test(context.Background(), other, ep.Name, nil),
+			"resend":     svc.Resend(context.Background(), other, ep.Name, uuid.NewString(), nil),
 			"delete":     svc.Delete(context.Background(), other.PublicID, ep.Name),
 			"bad name":   svc.Delete(context.Background(), owner.PublicID, "zz_Bad..ID"),
 			"deliveries": func() error { _, err := svc.Deliveries(context.Background(), other, ep.Name); return err }(),
@@ -139,13 +139,13 @@ func TestEndpoints(t *testing.T) {
 		}
 
 		var conflict *manage.ConflictError
-		if err := svc.Resend(ctx, acct, ep.Name, succeeded.String()); !errors.As(err, &conflict) {
+		if err := svc.Resend(ctx, acct, ep.Name, succeeded.String(), nil); !errors.As(err, &conflict) {
 			t.Errorf("resend a success: %v", err)
 		}
-		if err := svc.Resend(ctx, acct, ep.Name, uuid.NewString()); !errors.Is(err, manage.ErrDeliveryNotFound) {
+		if err := svc.Resend(ctx, acct, ep.Name, uuid.NewString(), nil); !errors.Is(err, manage.ErrDeliveryNotFound) {
 			t.Errorf("resend an unknown event: %v", err)
 		}
-		if err := svc.Resend(ctx, acct, ep.Name, failed.String()); err != nil {
+		if err := svc.Resend(ctx, acct, ep.Name, failed.String(), nil); err != nil {
 			t.Fatalf("resend: %v", err)
 		}
 		// The resend is queued in the outbox and listed as pending, ahead of its failed original.
@@ -165,7 +165,7 @@ func TestEndpoints(t *testing.T) {
 		if pending != 1 || original != 1 {
 			t.Errorf("deliveries after resend %+v", ds)
 		}
-		if err := svc.Resend(ctx, acct, ep.Name, failed.String()); !errors.As(err, &conflict) {
+		if err := svc.Resend(ctx, acct, ep.Name, failed.String(), nil); !errors.As(err, &conflict) {
 			t.Errorf("resend while the resend is pending: %v", err)
 		}
 	})
@@ -201,7 +201,7 @@ func TestEndpoints(t *testing.T) {
 		}
 		listed(webhooks.DeliveryPending)
 		var conflict *manage.ConflictError
-		if err := svc.Resend(ctx, acct, ep.Name, ev.String()); !errors.As(err, &conflict) {
+		if err := svc.Resend(ctx, acct, ep.Name, ev.String(), nil); !errors.As(err, &conflict) {
 			t.Errorf("resend while the first attempt is in flight: %v", err)
 		}
 		// It succeeded: the history row wins while the event waits to be marked dispatched.
