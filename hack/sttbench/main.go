@@ -157,21 +157,7 @@ func run(limit int, openaiURL, openaiModel, hypsPath string) error {
 			sc.errors += editDistance(ref, hyp)
 			sc.words += len(ref)
 			if u.call != nil {
-				sc.calls++
-				sum, _ := transcription.BuiltinSummarizer{}.Summarize(ctx, transcription.SummaryInput{Text: sp.Text, CallerE164: callerE164})
-				want := u.call.callback
-				if want == "" {
-					want = callerE164
-				}
-				if sum.CallbackNumber != nil && *sum.CallbackNumber == want {
-					sc.callback++
-				}
-				if sum.Urgency == u.call.urgency {
-					sc.urgency++
-				}
-				if sum.Intent == u.call.intent {
-					sc.intent++
-				}
+				sc.addSummary(ctx, sp.Text, u.call)
 			}
 			if hyps != nil {
 				fmt.Fprintf(hyps, "%s\t%s/%s\nREF: %s\nHYP: %s\n\n", e.name, u.set, u.id, strings.Join(ref, " "), strings.Join(hyp, " "))
@@ -211,25 +197,30 @@ func run(limit int, openaiURL, openaiModel, hypsPath string) error {
 		if u.call == nil || u.set != sets[0] {
 			continue
 		}
-		ref.calls++
-		sum, _ := transcription.BuiltinSummarizer{}.Summarize(ctx, transcription.SummaryInput{Text: u.reference, CallerE164: callerE164})
-		want := u.call.callback
-		if want == "" {
-			want = callerE164
-		}
-		if sum.CallbackNumber != nil && *sum.CallbackNumber == want {
-			ref.callback++
-		}
-		if sum.Urgency == u.call.urgency {
-			ref.urgency++
-		}
-		if sum.Intent == u.call.intent {
-			ref.intent++
-		}
+		ref.addSummary(ctx, u.reference, u.call)
 	}
 	fmt.Fprintf(tw, "(the scripts themselves)\t%s\t%d\t–\t0 %%\t–\t–\t%s\t%s\t%s\n", sets[0], ref.calls, pct(ref.callback, ref.calls),
 		pct(ref.urgency, ref.calls), pct(ref.intent, ref.calls))
 	return tw.Flush()
+}
+
+// addSummary counts what the built-in summarizer gets right from a transcript of call.
+func (sc *score) addSummary(ctx context.Context, transcript string, call *callSentence) {
+	sc.calls++
+	sum, _ := transcription.BuiltinSummarizer{}.Summarize(ctx, transcription.SummaryInput{Text: transcript, CallerE164: callerE164})
+	want := call.callback
+	if want == "" {
+		want = callerE164
+	}
+	if sum.CallbackNumber != nil && *sum.CallbackNumber == want {
+		sc.callback++
+	}
+	if sum.Urgency == call.urgency {
+		sc.urgency++
+	}
+	if sum.Intent == call.intent {
+		sc.intent++
+	}
 }
 
 func pct(n, of int) string { return fmt.Sprintf("%d/%d", n, of) }
