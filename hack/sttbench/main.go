@@ -22,6 +22,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/internal/seed"
 	"github.com/switchboard-dev/switchboard/internal/speechsynth"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
 )
@@ -86,7 +87,17 @@ func main() {
 		"also measure an OpenAI-compatible speech server at this API root (key from SPEECH_API_KEY)")
 	openaiModel := flag.String("openai-model", "whisper-1", "model for -openai-url")
 	hyps := flag.String("hypotheses", "", "write every reference and hypothesis to this file")
+	demo := flag.Bool("demo-voices", false, "instead: Vosk's WER and callback number on each demo call's script in each of -voices")
+	demoVoices := flag.String("voices", "en-gb:150,en-us:150,en-gb-x-rp:150,en-gb-scotland:150,en-us+edward:150",
+		"with -demo-voices: espeak-ng voice:words-per-minute, comma-separated")
 	flag.Parse()
+	if *demo {
+		if err := measureDemoVoices(*demoVoices); err != nil {
+			fmt.Fprintln(os.Stderr, "sttbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*limit, *openaiURL, *openaiModel, *hyps); err != nil {
 		fmt.Fprintln(os.Stderr, "sttbench:", err)
 		os.Exit(1)
@@ -369,4 +380,54 @@ func childCPU() float64 {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// measureDemoVoices speaks each demo call's script at telephone quality (as the demo does) in
+// each voice and prints Vosk's WER and whether the built-in summarizer finds the callback
+// number in its transcript, to choose the demo's voices.
+func measureDemoVoices(list string) error {
+	ctx := context.Background()
+	if !speechsynth.Available() {
+		return fmt.Errorf("espeak-ng and sox are needed: run hack/install-speech-tools.sh")
+	}
+	vosk := transcription.Vosk{}
+	if !vosk.Available() {
+		return fmt.Errorf("vosk is not installed: run hack/install-vosk.sh")
+	}
+	var voices []speechsynth.Voice
+	for _, item := range strings.Split(list, ",") {
+		var v speechsynth.Voice
+		name, rate, _ := strings.Cut(strings.TrimSpace(item), ":")
+		v.Name = name
+		if _, err := fmt.Sscan(rate, &v.WordsPerMinute); err != nil {
+			return fmt.Errorf("voice %q: want name:words-per-minute", item)
+		}
+		voices = append(voices, v)
+	}
+	fmt.Printf("Vosk %s on the demo calls at telephone quality (8 kHz mu-law, 300-3400 Hz), %s\n\n", transcription.VoskVersion,
+		time.Now().UTC().Format("2006-01-02"))
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', tabwriter.Debug)
+	fmt.Fprintln(tw, "story\tvoice\twpm\tWER\tcallback number right\ttranscript")
+	for i, d := range seed.DemoScripts() {
+		for _, v := range voices {
+			audio, err := speechsynth.Speak(ctx, d.Script, v, speechsynth.Telephone)
+			if err != nil {
+				return err
+			}
+			sp, err := vosk.Transcribe(ctx, transcription.Audio{Data: bytes.NewReader(audio), Filename: "call.wav", ContentType: "audio/wav"})
+			if err != nil {
+				return err
+			}
+			ref := words(d.Script)
+			right := "no"
+			if transcription.FindCallbackNumber(sp.Text) == d.Callback {
+				right = "yes"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%.1f %%\t%s\t%s\n", i+1, v.Name, v.WordsPerMinute,
+				100*float64(editDistance(ref, words(sp.Text)))/float64(max(len(ref), 1)), right, sp.Text)
+			fmt.Fprintf(os.Stderr, ".")
+		}
+	}
+	fmt.Fprintln(os.Stderr)
+	return tw.Flush()
 }

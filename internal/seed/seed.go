@@ -60,6 +60,23 @@ type demoStory struct {
 	summary, intent, sentiment, urgency, callback string
 }
 
+// DemoScript is what one of the demo's recorded calls says, in which voice, and the callback
+// number it reads out (E.164).
+type DemoScript struct {
+	Voice    speechsynth.Voice
+	Script   string
+	Callback string
+}
+
+// DemoScripts are the scripts the demo's recordings are spoken from.
+func DemoScripts() []DemoScript {
+	out := make([]DemoScript, len(demoStories))
+	for i, st := range demoStories {
+		out[i] = DemoScript{Voice: st.voice, Script: st.script, Callback: st.callback}
+	}
+	return out
+}
+
 // demoRecording is a story's audio.
 type demoRecording struct {
 	story   demoStory
