@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
 var pathParam = regexp.MustCompile(`\{[^}]+\}`)
@@ -88,11 +89,11 @@ func TestOwnerOnlyRoutesRefuseMembers(t *testing.T) {
 	h := newHarness(t)
 	tenant := apitest.NewTenant(t, h.store, plans.Business)
 	demoted := tenant.NewMember(t, h.store, true, true)
-	if _, err := h.store.Pool.Exec(context.Background(), `UPDATE users SET role = 'owner' WHERE id = $1`, demoted.ID); err != nil {
+	if _, err := storetest.SQL(t, h.store).Exec(context.Background(), `UPDATE users SET role = 'owner' WHERE id = $1`, demoted.ID); err != nil {
 		t.Fatal(err)
 	}
 	key := apitest.NewKey(t, h.store, demoted.ID, auth.Abilities(auth.AllAbilities).Strings()...)
-	if _, err := h.store.Pool.Exec(context.Background(), `UPDATE users SET role = 'member' WHERE id = $1`, demoted.ID); err != nil {
+	if _, err := storetest.SQL(t, h.store).Exec(context.Background(), `UPDATE users SET role = 'member' WHERE id = $1`, demoted.ID); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range routeRules(t, h) {

@@ -10,6 +10,7 @@ import (
 	"github.com/switchboard-dev/switchboard/apiserver"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
 func getAnalytics(t *testing.T, h *harness, key, query string) apiserver.Analytics {
@@ -153,7 +154,7 @@ func TestAnalyticsEmptyAccountAndTimeZone(t *testing.T) {
 
 	// Days and hours follow the account's own time zone: 02:00 UTC on 15 July is 22:00 on the
 	// 14th in New York, where "today" is still the 15th (06:30).
-	if _, err := h.store.Pool.Exec(context.Background(), `UPDATE accounts SET time_zone = 'America/New_York' WHERE id = $1`, tenant.Account.ID); err != nil {
+	if _, err := storetest.SQL(t, h.store).Exec(context.Background(), `UPDATE accounts SET time_zone = 'America/New_York' WHERE id = $1`, tenant.Account.ID); err != nil {
 		t.Fatal(err)
 	}
 	insertTestCall(t, h.store, testCall{accountID: tenant.Account.ID, from: "+15550100", disposition: "answered",
@@ -175,7 +176,7 @@ func TestAnalyticsHalfHourZone(t *testing.T) {
 	h := newCallsHarness(t)
 	tenant := apitest.NewTenant(t, h.store, plans.Business)
 	acct := tenant.Account.ID
-	if _, err := h.store.Pool.Exec(context.Background(), `UPDATE accounts SET time_zone = 'Asia/Kolkata' WHERE id = $1`, acct); err != nil {
+	if _, err := storetest.SQL(t, h.store).Exec(context.Background(), `UPDATE accounts SET time_zone = 'Asia/Kolkata' WHERE id = $1`, acct); err != nil {
 		t.Fatal(err)
 	}
 	numID, numPID := insertTestNumber(t, h.store, acct, "+911140000001", "Delhi", "assigned")

@@ -9,6 +9,7 @@ import (
 	"github.com/switchboard-dev/switchboard/apiserver"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
 func TestKeysThatAreRefused(t *testing.T) {
@@ -22,7 +23,7 @@ func TestKeysThatAreRefused(t *testing.T) {
 		t.Fatalf("key before revocation: %s", revokedResp)
 	}
 	var keyID string
-	if err := h.store.Pool.QueryRow(ctx, `SELECT public_id FROM api_keys ORDER BY id DESC LIMIT 1`).Scan(&keyID); err != nil {
+	if err := storetest.SQL(t, h.store).QueryRow(ctx, `SELECT public_id FROM api_keys ORDER BY id DESC LIMIT 1`).Scan(&keyID); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.store.RevokeAPIKey(ctx, keyID, time.Now()); err != nil {

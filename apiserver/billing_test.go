@@ -9,6 +9,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
 func ibTopUp(t *testing.T, st *store.Store, accountID, pence int64, at time.Time) {
@@ -142,7 +143,7 @@ func TestBillingReceipts(t *testing.T) {
 	paidAt := func(i int) time.Time { return ibNow.Add(-time.Duration(50-i) * 24 * time.Hour) }
 	for _, i := range []int{7, 49, 0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27,
 		28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48} {
-		if _, err := h.store.Pool.Exec(ctx, `INSERT INTO receipts (account_id, number, kind, description, amount_pence, paid_at)
+		if _, err := storetest.SQL(t, h.store).Exec(ctx, `INSERT INTO receipts (account_id, number, kind, description, amount_pence, paid_at)
 			VALUES ($1, $2, $3, $4, $5, $6)`, tenant.Account.ID, fmt.Sprintf("R-%04d", i), kinds[i%4],
 			fmt.Sprintf("Payment %d", i), 100*i, paidAt(i)); err != nil {
 			t.Fatal(err)

@@ -53,7 +53,7 @@ func setUpCallsBench(b *testing.B) {
 		var st *store.Store
 		reused := false
 		if url := os.Getenv("SWITCHBOARD_BENCH_DATABASE_URL"); url != "" {
-			if st, reused, callsBench.err = openBenchDatabase(ctx, url); callsBench.err != nil {
+			if st, reused, callsBench.err = openBenchDatabase(ctx, b, url); callsBench.err != nil {
 				return
 			}
 		} else {
@@ -120,7 +120,7 @@ func setUpCallsBench(b *testing.B) {
 				}
 			}
 			// As autovacuum would after a bulk load: planner statistics and the visibility map.
-			if _, err := st.Pool.Exec(ctx, `VACUUM ANALYZE`); err != nil {
+			if _, err := storetest.SQL(b, st).Exec(ctx, `VACUUM ANALYZE`); err != nil {
 				callsBench.err = err
 				return
 			}
@@ -140,16 +140,13 @@ func setUpCallsBench(b *testing.B) {
 }
 
 // openBenchDatabase migrates the database at url and reports whether it holds calls already.
-func openBenchDatabase(ctx context.Context, url string) (*store.Store, bool, error) {
+func openBenchDatabase(ctx context.Context, b *testing.B, url string) (*store.Store, bool, error) {
 	if _, err := store.Migrate(ctx, url); err != nil {
 		return nil, false, err
 	}
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		return nil, false, err
-	}
+	st := storetest.Open(b, url)
 	var seeded bool
-	err = st.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM calls)`).Scan(&seeded)
+	err := storetest.SQL(b, st).QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM calls)`).Scan(&seeded)
 	return st, seeded, err
 }
 
@@ -159,7 +156,7 @@ func reuseBenchAccount(ctx context.Context, b *testing.B, st *store.Store) (apit
 	var t apitest.Tenant
 	var accountPublicID string
 	var number string
-	err := st.Pool.QueryRow(ctx, `SELECT a.public_id, u.id, n.public_id FROM accounts a
+	err := storetest.SQL(b, st).QueryRow(ctx, `SELECT a.public_id, u.id, n.public_id FROM accounts a
 		JOIN users u ON u.account_id = a.id AND u.role = 'owner'
 		JOIN numbers n ON n.account_id = a.id
 		ORDER BY (SELECT sum(calls) FROM call_counts_daily d WHERE d.account_id = a.id) DESC NULLS LAST, u.id, n.id LIMIT 1`).
@@ -282,7 +279,7 @@ func BenchmarkCallsAPI(b *testing.B) {
 	// The total of a page is exact: it equals a count over the calls table.
 	b.Run("total-exact", func(b *testing.B) {
 		var want int
-		if err := callsBench.st.Pool.QueryRow(context.Background(),
+		if err := storetest.SQL(b, callsBench.st).QueryRow(context.Background(),
 			`SELECT count(*) FROM calls WHERE account_id = $1 AND NOT filtered`, callsBench.account.ID).Scan(&want); err != nil {
 			b.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
 // callsNow is the fake "now" of the calls and analytics tests: 11:30 in London (BST).
@@ -57,7 +58,7 @@ func insertTestCall(t *testing.T, st *store.Store, c testCall) insertedCall {
 		c.to = "+442079460001"
 	}
 	ic := insertedCall{publicID: store.NewPublicID(store.PrefixCall)}
-	err := st.Pool.QueryRow(context.Background(), `INSERT INTO calls (account_id, public_id, number_id, from_e164, to_e164,
+	err := storetest.SQL(t, st).QueryRow(context.Background(), `INSERT INTO calls (account_id, public_id, number_id, from_e164, to_e164,
 			caller_name, disposition, filtered, started_at, forward_seconds, total_rated_amount_pence)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
 		c.accountID, ic.publicID, c.numberID, c.from, c.to, c.callerName, c.disposition, c.filtered, c.startedAt,
@@ -77,7 +78,7 @@ func insertTestRecording(t *testing.T, st *store.Store, accountID, callID int64,
 		deletedAt = &callsNow
 	}
 	var id int64
-	err := st.Pool.QueryRow(context.Background(), `INSERT INTO recordings (account_id, public_id, call_id, kind, storage_key, deleted_at)
+	err := storetest.SQL(t, st).QueryRow(context.Background(), `INSERT INTO recordings (account_id, public_id, call_id, kind, storage_key, deleted_at)
 		VALUES ($1, $2, $3, $4, 'k/'||$2, $5) RETURNING id`, accountID, pid, callID, kind, deletedAt).Scan(&id)
 	if err != nil {
 		t.Fatal(err)
@@ -86,8 +87,8 @@ func insertTestRecording(t *testing.T, st *store.Store, accountID, callID int64,
 }
 
 // deleteRecording marks one of the account's recordings deleted, as retention does.
-func deleteRecording(st *store.Store, accountID int64, publicID string, at time.Time) error {
-	tag, err := st.Pool.Exec(context.Background(), `UPDATE recordings SET deleted_at = $3
+func deleteRecording(t testing.TB, st *store.Store, accountID int64, publicID string, at time.Time) error {
+	tag, err := storetest.SQL(t, st).Exec(context.Background(), `UPDATE recordings SET deleted_at = $3
 		WHERE account_id = $1 AND public_id = $2 AND deleted_at IS NULL`, accountID, publicID, at)
 	if err == nil && tag.RowsAffected() != 1 {
 		err = fmt.Errorf("recording %s not deleted", publicID)
@@ -107,7 +108,7 @@ func insertTestTranscript(t *testing.T, st *store.Store, accountID, callID, reco
 	if tr.actionItems == nil {
 		tr.actionItems = []string{}
 	}
-	_, err := st.Pool.Exec(context.Background(), `INSERT INTO transcripts (account_id, recording_id, call_id, status, summary_status,
+	_, err := storetest.SQL(t, st).Exec(context.Background(), `INSERT INTO transcripts (account_id, recording_id, call_id, status, summary_status,
 			summary, intent, sentiment, urgency, action_items, callback_number)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 		accountID, recordingID, callID, tr.status, tr.summaryStatus, tr.summary, tr.intent, tr.sentiment, tr.urgency,
@@ -121,12 +122,12 @@ func insertTestContact(t *testing.T, st *store.Store, accountID int64, name, e16
 	t.Helper()
 	ctx := context.Background()
 	var id int64
-	err := st.Pool.QueryRow(ctx, `INSERT INTO contacts (account_id, public_id, display_name, source, updated_at)
+	err := storetest.SQL(t, st).QueryRow(ctx, `INSERT INTO contacts (account_id, public_id, display_name, source, updated_at)
 		VALUES ($1, $2, $3, 'api', $4) RETURNING id`, accountID, store.NewPublicID(store.PrefixContact), name, updatedAt).Scan(&id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Pool.Exec(ctx, `INSERT INTO contact_phones (contact_id, account_id, position, e164, raw_number)
+	if _, err := storetest.SQL(t, st).Exec(ctx, `INSERT INTO contact_phones (contact_id, account_id, position, e164, raw_number)
 		VALUES ($1, $2, 0, $3, $3)`, id, accountID, e164); err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func insertTestNumber(t *testing.T, st *store.Store, accountID int64, e164, labe
 	t.Helper()
 	pid := store.NewPublicID(store.PrefixNumber)
 	var id int64
-	err := st.Pool.QueryRow(context.Background(), `INSERT INTO numbers (account_id, public_id, e164, label, status)
+	err := storetest.SQL(t, st).QueryRow(context.Background(), `INSERT INTO numbers (account_id, public_id, e164, label, status)
 		VALUES ($1, $2, $3, $4, $5) RETURNING id`, accountID, pid, e164, label, status).Scan(&id)
 	if err != nil {
 		t.Fatal(err)
@@ -453,7 +454,7 @@ func TestCallsAccess(t *testing.T) {
 func TestCallsListPeriodInHalfHourZone(t *testing.T) {
 	h := newCallsHarness(t)
 	tenant := apitest.NewTenant(t, h.store, plans.Business)
-	if _, err := h.store.Pool.Exec(context.Background(), `UPDATE accounts SET time_zone = 'Asia/Kolkata' WHERE id = $1`, tenant.Account.ID); err != nil {
+	if _, err := storetest.SQL(t, h.store).Exec(context.Background(), `UPDATE accounts SET time_zone = 'Asia/Kolkata' WHERE id = $1`, tenant.Account.ID); err != nil {
 		t.Fatal(err)
 	}
 	// Now is 16:00 on 15 July in Kolkata (UTC+5:30); the day began at 18:30 UTC on the 14th.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/apiserver"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
 // ibNow is the fixed "now" of the inbox tests: Monday 10 March 2025, 12:00 UTC (GMT in London).
@@ -123,7 +124,7 @@ func ibWantStatus(t *testing.T, h *harness, key, method, path string, body any, 
 }
 
 // ibNumber adds a number.
-func ibNumber(t *testing.T, st *store.Store, accountID int64, e164, label string) store.NumberSummary {
+func ibNumber(t *testing.T, st *store.Store, accountID int64, e164, label string) store.NumberRow {
 	t.Helper()
 	n, err := st.CreateNumber(context.Background(), store.NewNumber{AccountID: accountID, E164: e164, Label: label})
 	if err != nil {
@@ -137,7 +138,7 @@ func ibCall(t *testing.T, st *store.Store, accountID int64, numberID *int64, fro
 	t.Helper()
 	pid := store.NewPublicID(store.PrefixCall)
 	var id int64
-	if err := st.Pool.QueryRow(context.Background(), `INSERT INTO calls (account_id, public_id, number_id, from_e164, to_e164,
+	if err := storetest.SQL(t, st).QueryRow(context.Background(), `INSERT INTO calls (account_id, public_id, number_id, from_e164, to_e164,
 			disposition, started_at) VALUES ($1, $2, $3, $4, $5, 'answered', $6) RETURNING id`,
 		accountID, pid, numberID, from, to, startedAt).Scan(&id); err != nil {
 		t.Fatal(err)

@@ -5,9 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/apiserver"
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
 func TestNumbersAndRouting(t *testing.T) {
@@ -22,11 +24,11 @@ func TestNumbersAndRouting(t *testing.T) {
 	}
 	first, err := h.store.CreateNumber(ctx, store.NewNumber{AccountID: tenant.Account.ID, E164: "+442079460001", Label: "Main",
 		BusinessProfile: "Hartley Plumbing", CLIVerified: true, PrivacyModeEnabled: true,
-		Routes: []store.NewRoute{
-			{Kind: "default", Route: store.Route{Mode: "forward", RecordingEnabled: true,
+		Routes: []store.NumberRoute{
+			{Kind: "default", Settings: store.RouteSettings{Mode: "forward", RecordingEnabled: true,
 				ForwardTargets: []store.ForwardTarget{{Kind: "pstn", E164: "+447700900001", StaffLabel: "Jo", RingSeconds: 20}}}},
 			{Kind: "schedule", Name: "Evenings", Windows: []store.Window{{Days: []int{1, 2, 3, 4, 5}, Start: "18:00", End: "23:00"}},
-				Route: store.Route{Mode: "voicemail"}},
+				Settings: store.RouteSettings{Mode: "voicemail"}},
 		}})
 	if err != nil {
 		t.Fatal(err)
@@ -35,11 +37,11 @@ func TestNumbersAndRouting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.store.Pool.Exec(ctx, `INSERT INTO numbers (account_id, public_id, e164, status) VALUES ($1, 'num_released', '+442079460000', 'released')`, tenant.Account.ID); err != nil {
+	if _, err := storetest.SQL(t, h.store).Exec(ctx, `INSERT INTO numbers (account_id, public_id, e164, status) VALUES ($1, 'num_released', '+442079460000', 'released')`, tenant.Account.ID); err != nil {
 		t.Fatal(err)
 	}
 
-	var list struct{ Data []store.NumberSummary }
+	var list apiserver.NumberList
 	h.api.Do(t, tenant.OwnerKey, "GET", "/v1/numbers", nil).JSON(t, &list)
 	if len(list.Data) != 2 || list.Data[0].PublicID != first.PublicID || list.Data[1].PublicID != second.PublicID {
 		t.Fatalf("numbers = %+v, want the two live numbers ordered by number", list.Data)
@@ -97,9 +99,9 @@ func TestNumberRoutingOverrideOnlyWhileSet(t *testing.T) {
 	ctx := context.Background()
 	tenant := apitest.NewTenant(t, h.store, plans.Team)
 	override := func(e164 string, until *time.Time) string {
-		n, err := h.store.CreateNumber(ctx, store.NewNumber{AccountID: tenant.Account.ID, E164: e164, Routes: []store.NewRoute{
-			{Kind: "default", Route: store.Route{Mode: "forward"}},
-			{Kind: "override", Route: store.Route{Mode: "voicemail"}, Until: until},
+		n, err := h.store.CreateNumber(ctx, store.NewNumber{AccountID: tenant.Account.ID, E164: e164, Routes: []store.NumberRoute{
+			{Kind: "default", Settings: store.RouteSettings{Mode: "forward"}},
+			{Kind: "override", Settings: store.RouteSettings{Mode: "voicemail"}, Until: until},
 		}})
 		if err != nil {
 			t.Fatal(err)

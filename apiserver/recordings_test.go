@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
 var recordingTestKey = []byte("test signing key: 32 bytes long!")
@@ -54,7 +55,7 @@ func (h *recordingHarness) addRecording(t *testing.T, accountID int64, audio []b
 		t.Fatal(err)
 	}
 	rec.StorageKey = "calls/" + rec.PublicID + ".wav"
-	if _, err := h.store.Pool.Exec(ctx, `UPDATE recordings SET storage_key = $2 WHERE id = $1`, rec.ID, rec.StorageKey); err != nil {
+	if _, err := storetest.SQL(t, h.store).Exec(ctx, `UPDATE recordings SET storage_key = $2 WHERE id = $1`, rec.ID, rec.StorageKey); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.audio.Put(ctx, rec.StorageKey, bytes.NewReader(audio)); err != nil {
@@ -252,7 +253,7 @@ func TestRecordingStreamURL(t *testing.T) {
 	t.Run("a deleted recording is not found", func(t *testing.T) {
 		gone := h.addRecording(t, tenant.Account.ID, testAudio(64), 3)
 		path := h.linkPath(t, tenant.OwnerKey, gone.PublicID)
-		if err := deleteRecording(h.store, tenant.Account.ID, gone.PublicID, h.clock.Now()); err != nil {
+		if err := deleteRecording(t, h.store, tenant.Account.ID, gone.PublicID, h.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		if resp := h.api.Do(t, "", "GET", path, nil); resp.Status != http.StatusNotFound {
@@ -295,7 +296,7 @@ func TestRecordingTranscript(t *testing.T) {
 	foreign := h.addRecording(t, other.Account.ID, testAudio(10), 30)
 
 	var transcriptID int64
-	if err := h.store.Pool.QueryRow(ctx, `INSERT INTO transcripts (account_id, recording_id, status, summary_status, text, language,
+	if err := storetest.SQL(t, h.store).QueryRow(ctx, `INSERT INTO transcripts (account_id, recording_id, status, summary_status, text, language,
 			minutes, rated_amount_pence, summary, intent, sentiment, urgency, action_items, callback_number)
 		VALUES ($1, $2, 'completed', 'completed', 'Hello, the boiler is leaking. Can someone come today?', 'en-GB',
 			3, 15, 'Boiler leak; wants a visit today.', 'book_repair', 'negative', 'high',
@@ -314,12 +315,12 @@ func TestRecordingTranscript(t *testing.T) {
 		{0, 0, 2.5, "caller", "Hello,"},
 		{1, 2.5, 7.25, "caller", "the boiler is leaking."},
 	} {
-		if _, err := h.store.Pool.Exec(ctx, `INSERT INTO transcript_segments (transcript_id, position, start_seconds, end_seconds, speaker, text)
+		if _, err := storetest.SQL(t, h.store).Exec(ctx, `INSERT INTO transcript_segments (transcript_id, position, start_seconds, end_seconds, speaker, text)
 			VALUES ($1, $2, $3, $4, $5, $6)`, transcriptID, sg.pos, sg.start, sg.end, sg.speaker, sg.text); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := h.store.Pool.Exec(ctx, `INSERT INTO transcripts (account_id, recording_id) VALUES ($1, $2)`, tenant.Account.ID, pending.ID); err != nil {
+	if _, err := storetest.SQL(t, h.store).Exec(ctx, `INSERT INTO transcripts (account_id, recording_id) VALUES ($1, $2)`, tenant.Account.ID, pending.ID); err != nil {
 		t.Fatal(err)
 	}
 
@@ -364,7 +365,7 @@ func TestRecordingTranscript(t *testing.T) {
 	})
 
 	t.Run("another account's, unknown and deleted recordings are not found", func(t *testing.T) {
-		if err := deleteRecording(h.store, tenant.Account.ID, done.PublicID, h.clock.Now()); err != nil {
+		if err := deleteRecording(t, h.store, tenant.Account.ID, done.PublicID, h.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range []string{foreign.PublicID, "rec_unknown", done.PublicID} {
@@ -391,7 +392,7 @@ func TestRecordingTranscriptEstimate(t *testing.T) {
 
 	exec := func(sql string, args ...any) {
 		t.Helper()
-		if _, err := h.store.Pool.Exec(ctx, sql, args...); err != nil {
+		if _, err := storetest.SQL(t, h.store).Exec(ctx, sql, args...); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -410,7 +411,7 @@ func TestRecordingTranscriptEstimate(t *testing.T) {
 	addCharge := func(publicID string, amount int64, day, status string) {
 		t.Helper()
 		var cid int64
-		if err := h.store.Pool.QueryRow(ctx, `INSERT INTO calls (account_id, public_id, from_e164, to_e164, disposition, started_at)
+		if err := storetest.SQL(t, h.store).QueryRow(ctx, `INSERT INTO calls (account_id, public_id, from_e164, to_e164, disposition, started_at)
 			VALUES ($1, $2, '+447700900001', '+442079460001', 'answered', now()) RETURNING id`, acct, "call_"+publicID).Scan(&cid); err != nil {
 			t.Fatal(err)
 		}
@@ -508,7 +509,7 @@ func TestRecordingTranscriptEstimate(t *testing.T) {
 		}
 	})
 	t.Run("another account's, unknown and deleted recordings are not found", func(t *testing.T) {
-		if err := deleteRecording(h.store, acct, long.PublicID, h.clock.Now()); err != nil {
+		if err := deleteRecording(t, h.store, acct, long.PublicID, h.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range []string{foreign.PublicID, "rec_unknown", long.PublicID} {

@@ -125,7 +125,7 @@ func benchTranscribe(b *testing.B, st *store.Store, kube client.Client, queue *t
 		jobsDone := time.Now()
 		for queue != nil {
 			var missing int
-			if err := st.Pool.QueryRow(ctx, `SELECT count(*) FROM transcription_charges WHERE job_created_at IS NULL`).Scan(&missing); err != nil {
+			if err := storetest.SQL(b, st).QueryRow(ctx, `SELECT count(*) FROM transcription_charges WHERE job_created_at IS NULL`).Scan(&missing); err != nil {
 				b.Fatal(err)
 			}
 			if missing == 0 {
@@ -143,7 +143,7 @@ func benchTranscribe(b *testing.B, st *store.Store, kube client.Client, queue *t
 		for _, t := range tenants {
 			m := txtest.MoneyOf(b, st, t.Account.ID)
 			var charges, jobs int
-			if err := st.Pool.QueryRow(ctx, `SELECT count(*), count(job_created_at) FROM transcription_charges WHERE account_id = $1`,
+			if err := storetest.SQL(b, st).QueryRow(ctx, `SELECT count(*), count(job_created_at) FROM transcription_charges WHERE account_id = $1`,
 				t.Account.ID).Scan(&charges, &jobs); err != nil {
 				b.Fatal(err)
 			}

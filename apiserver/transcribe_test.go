@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/app"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
 	"github.com/switchboard-dev/switchboard/internal/transcription/txtest"
@@ -69,7 +70,7 @@ func TestTranscribeCallStartsOnceAndCreatesTheJob(t *testing.T) {
 	// The job, named after the charge, in the account's namespace.
 	var chargeID string
 	var jobCreated *time.Time
-	if err := h.store.Pool.QueryRow(ctx, `SELECT public_id, job_created_at FROM transcription_charges WHERE call_id = $1`, call.ID).Scan(&chargeID, &jobCreated); err != nil {
+	if err := storetest.SQL(t, h.store).QueryRow(ctx, `SELECT public_id, job_created_at FROM transcription_charges WHERE call_id = $1`, call.ID).Scan(&chargeID, &jobCreated); err != nil {
 		t.Fatal(err)
 	}
 	if jobCreated == nil || !jobCreated.Equal(transcribeNow) {
@@ -188,7 +189,7 @@ func TestTranscribeCallRefusals(t *testing.T) {
 	member := tenant.NewMember(t, h.store, true, true)
 	memberKey := apitest.NewKey(t, h.store, member.ID, "transcribe")
 	autoMember := apitest.NewKey(t, h.store, member.ID, "auto-transcribe")
-	if _, err := h.store.Pool.Exec(ctx, `UPDATE users SET can_transcribe = false WHERE id = $1`, member.ID); err != nil {
+	if _, err := storetest.SQL(t, h.store).Exec(ctx, `UPDATE users SET can_transcribe = false WHERE id = $1`, member.ID); err != nil {
 		t.Fatal(err)
 	}
 	expect("member no longer allowed", post(memberKey, path), http.StatusForbidden)
@@ -201,7 +202,7 @@ func TestTranscribeCallRefusals(t *testing.T) {
 		t.Errorf("422 body %s", resp)
 	}
 	deleted := txtest.RecordedCall(t, h.store, acct, txtest.CallOptions{})
-	if err := deleteRecording(h.store, acct, deleted.RecordingPublicID, transcribeNow); err != nil {
+	if err := deleteRecording(t, h.store, acct, deleted.RecordingPublicID, transcribeNow); err != nil {
 		t.Fatal(err)
 	}
 	expect("call whose recording was deleted", post(tenant.OwnerKey, "/v1/calls/"+deleted.PublicID+"/transcribe"), http.StatusUnprocessableEntity)

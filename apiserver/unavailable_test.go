@@ -5,10 +5,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
 // With the database gone, the authentication filter and the operations answer 503 {message}
@@ -42,17 +41,10 @@ func TestLostConnectionsAreReplaced(t *testing.T) {
 			warm.Go(func() { h.api.DoUnchecked(t, tenant.OwnerKey, "GET", "/v1/calls", nil) })
 		}
 		warm.Wait()
-		// A connection of its own, outside the pool, ends every pooled one.
-		cfg := h.store.Pool.Config().ConnConfig.Copy()
-		cfg.Tracer = nil
-		killer, err := pgx.ConnectConfig(ctx, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		// The test's own connection, outside the store's pool, ends every pooled one.
 		var killed int
-		err = killer.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		err := storetest.SQL(t, h.store).QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
 			WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&killed)
-		_ = killer.Close(ctx)
 		if err != nil || killed == 0 {
 			t.Fatalf("terminate backends: %v, %d killed", err, killed)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
@@ -26,7 +27,7 @@ func (h *webhookHarness) testRecover(t *testing.T) {
 	now := h.clk.Now()
 	event := func(age time.Duration) uuid.UUID {
 		ev := uuid.New()
-		if _, err := h.st.Pool.Exec(ctx, `INSERT INTO events (id, account_id, type, body, created_at, dispatched_at)
+		if _, err := storetest.SQL(t, h.st).Exec(ctx, `INSERT INTO events (id, account_id, type, body, created_at, dispatched_at)
 			VALUES ($1, $2, 'call.ended', $3, $4, $4)`, ev, tenant.Account.ID, []byte(`{"event":"call.ended"}`), now.Add(-age)); err != nil {
 			t.Fatal(err)
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
@@ -409,7 +410,7 @@ func (h *webhookHarness) testTestEvent(t *testing.T) {
 	var body string
 	var eventID uuid.UUID
 	var dispatched *time.Time
-	if err := h.st.Pool.QueryRow(ctx, `SELECT id, convert_from(body, 'UTF8'), dispatched_at FROM events
+	if err := storetest.SQL(t, h.st).QueryRow(ctx, `SELECT id, convert_from(body, 'UTF8'), dispatched_at FROM events
 		WHERE account_id = $1 AND endpoint_public_id = $2`, tenant.Account.ID, id).Scan(&eventID, &body, &dispatched); err != nil {
 		t.Fatal(err)
 	}
@@ -455,7 +456,7 @@ func (h *webhookHarness) testDeliveries(t *testing.T) {
 	record := func(status webhooks.DeliveryStatus, age time.Duration, attempts, code int, lastErr string) uuid.UUID {
 		ev := uuid.New()
 		// The event, dispatched long ago (a resend sends its body again).
-		if _, err := h.st.Pool.Exec(ctx, `INSERT INTO events (id, account_id, type, body, created_at, dispatched_at)
+		if _, err := storetest.SQL(t, h.st).Exec(ctx, `INSERT INTO events (id, account_id, type, body, created_at, dispatched_at)
 			VALUES ($1, $2, 'call.ended', $3, $4, $4)`, ev, tenant.Account.ID, []byte(`{"event":"call.ended"}`), now.Add(-age)); err != nil {
 			t.Fatal(err)
 		}
@@ -555,11 +556,11 @@ func (h *webhookHarness) testAccess(t *testing.T) {
 	id := h.create(t, tenant.OwnerKey, "https://hooks.example.com/acc")["public_id"].(string)
 	// A key made while its user was an owner, who has since become a member.
 	member := tenant.NewMember(t, h.st, true, false)
-	if _, err := h.st.Pool.Exec(context.Background(), `UPDATE users SET role = 'owner' WHERE id = $1`, member.ID); err != nil {
+	if _, err := storetest.SQL(t, h.st).Exec(context.Background(), `UPDATE users SET role = 'owner' WHERE id = $1`, member.ID); err != nil {
 		t.Fatal(err)
 	}
 	memberKey := apitest.NewKey(t, h.st, member.ID, string(auth.WebhooksManage))
-	if _, err := h.st.Pool.Exec(context.Background(), `UPDATE users SET role = 'member' WHERE id = $1`, member.ID); err != nil {
+	if _, err := storetest.SQL(t, h.st).Exec(context.Background(), `UPDATE users SET role = 'member' WHERE id = $1`, member.ID); err != nil {
 		t.Fatal(err)
 	}
 	noPerm := apitest.NewKey(t, h.st, tenant.Owner.ID, string(auth.Read), string(auth.ContactsWrite))

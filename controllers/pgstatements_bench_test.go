@@ -10,8 +10,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"testing"
 
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
 // pgStatements reports where PostgreSQL's time went during a benchmark case, when the cluster
@@ -21,23 +23,25 @@ import (
 //
 // Without it, it does nothing.
 type pgStatements struct {
+	tb testing.TB
 	st *store.Store
 	on bool
 }
 
 // startPGStatements resets the counters, so the report covers what follows.
-func startPGStatements(st *store.Store) *pgStatements {
+func startPGStatements(tb testing.TB, st *store.Store) *pgStatements {
 	ctx := context.Background()
-	p := &pgStatements{st: st}
+	p := &pgStatements{tb: tb, st: st}
+	db := storetest.SQL(tb, st)
 	var libs string
-	if err := st.Pool.QueryRow(ctx, `SHOW shared_preload_libraries`).Scan(&libs); err != nil || !strings.Contains(libs, "pg_stat_statements") {
+	if err := db.QueryRow(ctx, `SHOW shared_preload_libraries`).Scan(&libs); err != nil || !strings.Contains(libs, "pg_stat_statements") {
 		return p
 	}
-	if _, err := st.Pool.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
+	if _, err := db.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
 		fmt.Printf("  pg_stat_statements: %v\n", err)
 		return p
 	}
-	_, err := st.Pool.Exec(ctx, `SELECT pg_stat_statements_reset(), pg_stat_reset()`)
+	_, err := db.Exec(ctx, `SELECT pg_stat_statements_reset(), pg_stat_reset()`)
 	p.on = err == nil
 	return p
 }
@@ -49,7 +53,7 @@ func (p *pgStatements) print(reports int) {
 		return
 	}
 	ctx := context.Background()
-	rows, err := p.st.Pool.Query(ctx, `SELECT total_exec_time, calls, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 110)
+	rows, err := storetest.SQL(p.tb, p.st).Query(ctx, `SELECT total_exec_time, calls, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 110)
 		FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
 		ORDER BY total_exec_time DESC LIMIT 15`)
 	if err != nil {
@@ -70,7 +74,7 @@ func (p *pgStatements) print(reports int) {
 		}
 		fmt.Printf("    %7.3f | %6d | %7d | %s\n", total/float64(reports), calls, nrow, query)
 	}
-	frows, err := p.st.Pool.Query(ctx, `SELECT funcname, calls, total_time, self_time FROM pg_stat_user_functions
+	frows, err := storetest.SQL(p.tb, p.st).Query(ctx, `SELECT funcname, calls, total_time, self_time FROM pg_stat_user_functions
 		ORDER BY total_time DESC LIMIT 8`)
 	if err != nil {
 		fmt.Printf("  pg_stat_user_functions: %v\n", err)

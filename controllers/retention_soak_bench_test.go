@@ -25,6 +25,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/benchkit"
 	"github.com/switchboard-dev/switchboard/internal/retention"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
 // soakSetting reads a duration or number setting of the soak from the environment.
@@ -127,7 +128,7 @@ func BenchmarkRetentionSoak(b *testing.B) {
 				ids = append(ids, u)
 			}
 		}
-		rows, err := st.Pool.Query(context.Background(), `SELECT e.id, c.public_id FROM events e JOIN calls c ON c.id = e.call_id
+		rows, err := storetest.SQL(b, st).Query(context.Background(), `SELECT e.id, c.public_id FROM events e JOIN calls c ON c.id = e.call_id
 			WHERE e.id = ANY($1)`, ids)
 		if err != nil {
 			b.Fatal(err)
@@ -161,7 +162,7 @@ func BenchmarkRetentionSoak(b *testing.B) {
 		evBytes, _ := st.TableBytes(context.Background(), store.EventsTable)
 		hiBytes, _ := st.TableBytes(context.Background(), store.DeliveryHistoryTable)
 		var callBytes int64
-		_ = st.Pool.QueryRow(context.Background(), `SELECT pg_total_relation_size('calls')`).Scan(&callBytes)
+		_ = storetest.SQL(b, st).QueryRow(context.Background(), `SELECT pg_total_relation_size('calls')`).Scan(&callBytes)
 		parts, _ := st.Partitions(context.Background(), store.EventsTable)
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)

@@ -176,7 +176,7 @@ func transcriptOf(t apitest.Tenant, c txtest.Call) store.Transcript {
 func countRows(query string, args ...any) int {
 	GinkgoHelper()
 	var n int
-	Expect(tj.store.Pool.QueryRow(ctx, query, args...).Scan(&n)).To(Succeed())
+	Expect(storetest.SQL(GinkgoT(), tj.store).QueryRow(ctx, query, args...).Scan(&n)).To(Succeed())
 	return n
 }
 
@@ -232,7 +232,7 @@ var _ = Describe("TranscriptionJob controller", func() {
 		Expect(countRows(`SELECT count(*) FROM tasks WHERE call_id = $1 AND callback_e164 = '+447700900456' AND urgency = 'normal'`, c.ID)).To(Equal(2))
 		Expect(countRows(`SELECT count(*) FROM events WHERE call_id = $1 AND type = 'transcript.ready'`, c.ID)).To(Equal(1))
 		var body string
-		Expect(tj.store.Pool.QueryRow(ctx, `SELECT convert_from(body, 'UTF8') FROM events WHERE call_id = $1 AND type = 'transcript.ready'`, c.ID).Scan(&body)).To(Succeed())
+		Expect(storetest.SQL(GinkgoT(), tj.store).QueryRow(ctx, `SELECT convert_from(body, 'UTF8') FROM events WHERE call_id = $1 AND type = 'transcript.ready'`, c.ID).Scan(&body)).To(Succeed())
 		Expect(body).To(ContainSubstring(`"gist":"Summary: Hi, my boiler is broken, please call me back."`))
 		Expect(body).To(ContainSubstring(`"subject":"Book repair"`))
 		Expect(body).To(ContainSubstring(`"transcript_api":"https://api.example.test/v1/recordings/` + c.RecordingPublicID + `/transcript"`))
@@ -408,7 +408,7 @@ var _ = Describe("Automatic transcription", func() {
 		plain := recorded(t, "Auto one.", txtest.CallOptions{})
 
 		By("without an auto-transcribe key nothing happens")
-		_, err := tj.store.Pool.Exec(ctx, `UPDATE api_keys SET revoked_at = now() WHERE account_id = $1`, t.Account.ID) // the all-permission owner key
+		_, err := storetest.SQL(GinkgoT(), tj.store).Exec(ctx, `UPDATE api_keys SET revoked_at = now() WHERE account_id = $1`, t.Account.ID) // the all-permission owner key
 		Expect(err).NotTo(HaveOccurred())
 		res, err := svc.AutoTranscribe(ctx, t.Account.ID, plain.ID)
 		Expect(err).NotTo(HaveOccurred())
@@ -436,7 +436,7 @@ var _ = Describe("Automatic transcription", func() {
 
 		By("revoking the key stops it")
 		var keyID string
-		Expect(tj.store.Pool.QueryRow(ctx, `SELECT public_id FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL`,
+		Expect(storetest.SQL(GinkgoT(), tj.store).QueryRow(ctx, `SELECT public_id FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL`,
 			t.Account.ID).Scan(&keyID)).To(Succeed())
 		Expect(tj.store.RevokeAPIKey(ctx, keyID, tj.clock.Now())).To(Succeed())
 		later := recorded(t, "After revocation.", txtest.CallOptions{})

@@ -150,7 +150,7 @@ func (r *benchRun) enqueue(n, rate int) {
 			bodies = append(bodies, []byte(fmt.Sprintf(`{"event":"call.ended","id":%q,"call":{"id":"call_%d"}}`, id, i)))
 		}
 		now := time.Now()
-		if _, err := r.st.Pool.Exec(ctx, `INSERT INTO events (id, account_id, type, body, created_at)
+		if _, err := storetest.SQL(r.b, r.st).Exec(ctx, `INSERT INTO events (id, account_id, type, body, created_at)
 			SELECT unnest($1::uuid[]), $2, 'call.ended', unnest($3::bytea[]), $4`, ids, r.tenant.Account.ID, bodies, r.clk.Now()); err != nil {
 			r.b.Fatal(err)
 		}
@@ -280,7 +280,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 			r.setup(clock.RealClock{})
 			defer r.stop()
 			s := r.sample()
-			statements := startPGStatements(st)
+			statements := startPGStatements(b, st)
 			cpu0 := benchkit.ProcCPU()
 			r.enqueue(n, rate)
 			r.waitFor("every delivery", 30*time.Minute, func() bool { return r.rcv.Delivered() >= n })
@@ -322,7 +322,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 				}
 			}
 			var hist int
-			_ = st.Pool.QueryRow(ctx, `SELECT count(*) FROM webhook_delivery_history d JOIN accounts a ON a.id = d.account_id WHERE a.public_id = $1`,
+			_ = storetest.SQL(b, st).QueryRow(ctx, `SELECT count(*) FROM webhook_delivery_history d JOIN accounts a ON a.id = d.account_id WHERE a.public_id = $1`,
 				r.tenant.Account.PublicID).Scan(&hist)
 			retrying = list.Items
 			return hist+len(list.Items) == 5*n
@@ -358,7 +358,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 		r.waitFor("etcd to empty", 5*time.Minute, func() bool { return r.liveDeliveries() == 0 })
 		s.end()
 		counts := map[string]int{}
-		rows, err := st.Pool.Query(ctx, `SELECT d.status, count(*) FROM webhook_delivery_history d JOIN accounts a ON a.id = d.account_id
+		rows, err := storetest.SQL(b, st).Query(ctx, `SELECT d.status, count(*) FROM webhook_delivery_history d JOIN accounts a ON a.id = d.account_id
 			WHERE a.public_id = $1 GROUP BY d.status`, r.tenant.Account.PublicID)
 		if err != nil {
 			b.Fatal(err)
@@ -435,13 +435,9 @@ func startBenchStack(b *testing.B) (*controlplane.Env, client.Client, *store.Sto
 	// A pool as large as the delivery workers (pgxpool's default is four connections;
 	// deployments set pool_max_conns in DATABASE_URL the same way).
 	dbURL := storetest.NewDatabaseURL(b)
-	st, err := store.Open(context.Background(), dbURL+poolParam(dbURL))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(st.Close)
+	st := storetest.Open(b, dbURL+poolParam(dbURL))
 	var backend int
-	if err := st.Pool.QueryRow(context.Background(), `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+	if err := storetest.SQL(b, st).QueryRow(context.Background(), `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
 		b.Fatal(err)
 	}
 	benchkit.FindPostmaster(backend)

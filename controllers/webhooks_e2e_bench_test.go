@@ -24,6 +24,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/benchkit"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
 // e2eToken is the platform token of the end-to-end benchmark's ingestion API.
@@ -76,7 +77,7 @@ func (r *e2eRun) offer(n, rate int) {
 
 // created maps each delivered event to the time its call was reported.
 func (r *e2eRun) created() {
-	rows, err := r.st.Pool.Query(context.Background(), `SELECT e.id, c.public_id FROM events e JOIN calls c ON c.id = e.call_id
+	rows, err := storetest.SQL(r.b, r.st).Query(context.Background(), `SELECT e.id, c.public_id FROM events e JOIN calls c ON c.id = e.call_id
 		WHERE e.account_id = $1`, r.tenant.Account.ID)
 	if err != nil {
 		r.b.Fatal(err)
@@ -120,7 +121,7 @@ func BenchmarkWebhookEndToEnd(b *testing.B) {
 			if _, err := st.CreateNumber(context.Background(), store.NewNumber{AccountID: r.tenant.Account.ID, E164: r.number, Label: "Bench"}); err != nil {
 				b.Fatal(err)
 			}
-			statements := startPGStatements(st)
+			statements := startPGStatements(b, st)
 			cpu0, t0 := benchkit.ProcCPU(), time.Now()
 			r.offer(n, rate)
 			fmt.Printf("  reports answered: %.0f/s\n", r.offered)

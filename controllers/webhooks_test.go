@@ -319,7 +319,7 @@ type historyRow struct {
 }
 
 func (e *whEnv) history(eventID uuid.UUID) []historyRow {
-	rows, err := e.st.Pool.Query(ctx, `SELECT status, attempts, coalesce(response_code, 0), coalesce(last_error, ''), endpoint_public_id
+	rows, err := storetest.SQL(GinkgoT(), e.st).Query(ctx, `SELECT status, attempts, coalesce(response_code, 0), coalesce(last_error, ''), endpoint_public_id
 		FROM webhook_delivery_history WHERE event_id = $1 ORDER BY id`, eventID)
 	Expect(err).NotTo(HaveOccurred())
 	var out []historyRow
@@ -393,7 +393,7 @@ var _ = Describe("Webhook delivery", func() {
 		// moment after the delivery itself finished.
 		Eventually(func(g Gomega) {
 			var dispatched *time.Time
-			g.Expect(e.st.Pool.QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&dispatched)).To(Succeed())
+			g.Expect(storetest.SQL(GinkgoT(), e.st).QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&dispatched)).To(Succeed())
 			g.Expect(dispatched).NotTo(BeNil())
 		}).Should(Succeed())
 		// The endpoint shows the last answer; it is not failing.
@@ -420,7 +420,7 @@ var _ = Describe("Webhook delivery", func() {
 		Expect(reqs[0].header.Get("X-Service-Delivery")).To(Equal(id.String()))
 		Eventually(func(g Gomega) {
 			var dispatched *time.Time
-			g.Expect(e.st.Pool.QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&dispatched)).To(Succeed())
+			g.Expect(storetest.SQL(GinkgoT(), e.st).QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&dispatched)).To(Succeed())
 			g.Expect(dispatched).NotTo(BeNil())
 		}).Should(Succeed())
 
@@ -873,12 +873,12 @@ var _ = Describe("Webhook delivery", func() {
 		Eventually(func() []switchboardv1alpha1.WebhookDelivery { return e.live(id) }).WithTimeout(20 * time.Second).Should(BeEmpty())
 		e.stop()
 		var dispatched *time.Time
-		Expect(e.st.Pool.QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&dispatched)).To(Succeed())
+		Expect(storetest.SQL(GinkgoT(), e.st).QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&dispatched)).To(Succeed())
 		Expect(dispatched).To(BeNil(), "the claim was never marked")
 		e.clk.Step(delivery.DefaultEventLease)
 		e.start()
 		Eventually(func(g Gomega) {
-			g.Expect(e.st.Pool.QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&dispatched)).To(Succeed())
+			g.Expect(storetest.SQL(GinkgoT(), e.st).QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&dispatched)).To(Succeed())
 			g.Expect(dispatched).NotTo(BeNil())
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 		Eventually(func() []switchboardv1alpha1.WebhookDelivery { return e.live(id) }).WithTimeout(20 * time.Second).Should(BeEmpty())
@@ -922,7 +922,7 @@ var _ = Describe("Webhook delivery", func() {
 		}
 		undispatched := func() int {
 			var c int
-			Expect(e.st.Pool.QueryRow(ctx, `SELECT count(*) FROM events WHERE account_id = $1 AND dispatched_at IS NULL`,
+			Expect(storetest.SQL(GinkgoT(), e.st).QueryRow(ctx, `SELECT count(*) FROM events WHERE account_id = $1 AND dispatched_at IS NULL`,
 				e.tenant.Account.ID).Scan(&c)).To(Succeed())
 			return c
 		}
@@ -998,7 +998,7 @@ var _ = Describe("Webhook delivery", func() {
 		}
 		dispatched := func(id uuid.UUID) bool {
 			var at *time.Time
-			Expect(e.st.Pool.QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&at)).To(Succeed())
+			Expect(storetest.SQL(GinkgoT(), e.st).QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&at)).To(Succeed())
 			return at != nil
 		}
 		first := e.event(events.CallEnded)

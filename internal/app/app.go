@@ -199,7 +199,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	if o.ProbeAddr != "" && o.ProbeAddr != "0" {
-		probes := probeHandler(st.Pool.Ping, kubePing)
+		probes := probeHandler(st.Ping, kubePing)
 		if o.Pprof {
 			probes = withPprof(probes)
 		}

@@ -79,8 +79,9 @@ func TestAdminNumberCommands(t *testing.T) {
 	}
 	run(t, "admin", "set-routing", db, "020 7946 0700", "--file", routing)
 	r, err := st.GetRouting(ctx, acct.ID, n.PublicID, time.Now())
-	if err != nil || r.Default == nil || r.Default.Mode != "voicemail" || r.Default.AICover != "off" || len(r.Schedules) != 1 ||
-		r.Schedules[0].ForwardTargets[0].E164 != "+447700900901" || r.Schedules[0].Windows[0].End != "17:30" {
+	def, schedules := routesOfKind(r, store.RouteDefault), routesOfKind(r, store.RouteSchedule)
+	if err != nil || len(def) != 1 || def[0].Settings.Mode != "voicemail" || def[0].Settings.AICover != "off" || len(schedules) != 1 ||
+		schedules[0].Settings.ForwardTargets[0].E164 != "+447700900901" || schedules[0].Windows[0].End != "17:30" {
 		t.Fatalf("routing after set-routing: %+v, %v", r, err)
 	}
 
@@ -114,4 +115,15 @@ func TestAdminNumberCommands(t *testing.T) {
 			t.Errorf("%v: %v (printed %q), want an error saying %q", bad.args, err, out, bad.want)
 		}
 	}
+}
+
+// routesOfKind returns the routes of one kind, in order.
+func routesOfKind(r store.NumberRouting, kind string) []store.NumberRoute {
+	var out []store.NumberRoute
+	for _, rt := range r.Routes {
+		if rt.Kind == kind {
+			out = append(out, rt)
+		}
+	}
+	return out
 }

@@ -47,11 +47,7 @@ func find(t *testing.T, pattern, text string) string {
 func TestAdminCommands(t *testing.T) {
 	ctx := context.Background()
 	url := storetest.NewDatabaseURL(t)
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(t, url)
 	db := "--database-url=" + url
 
 	out := run(t, "admin", "create-account", db, "--name", "Tap & Tile", "--plan", "starter", "--owner-name", "Olu", "--owner-email", "olu@example.com")
@@ -132,11 +128,7 @@ func TestSeedDemo(t *testing.T) {
 	url := storetest.NewDatabaseURL(t)
 	out := run(t, "seed", "--demo", "--database-url="+url, "--calls", "150")
 	accountID, key := find(t, `account (acct_\w+)`, out), find(t, `owner key (sbk_[\w-]+)`, out)
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(t, url)
 	p, err := st.Authenticate(ctx, auth.Digest(key))
 	if err != nil || p.Account.PublicID != accountID {
 		t.Fatalf("demo key: %+v, %v", p, err)
@@ -146,14 +138,15 @@ func TestSeedDemo(t *testing.T) {
 		t.Fatalf("demo numbers: %+v, %v", nums, err)
 	}
 	r, err := st.GetRouting(ctx, p.Account.ID, nums[1].PublicID, time.Now())
-	if err != nil || r.Default == nil || r.Default.Mode != "voicemail" || len(r.Schedules) != 1 || r.Schedules[0].Name != "Office hours" ||
-		r.Schedules[0].ForwardTargets[0].E164 != "+447700900900" || !r.Number.CallTranscriptionEnabled {
+	def, schedules := routesOfKind(r, store.RouteDefault), routesOfKind(r, store.RouteSchedule)
+	if err != nil || len(def) != 1 || def[0].Settings.Mode != "voicemail" || len(schedules) != 1 || schedules[0].Name != "Office hours" ||
+		schedules[0].Settings.ForwardTargets[0].E164 != "+447700900900" || !r.Number.CallTranscriptionEnabled {
 		t.Fatalf("demo routing: %+v, %v", r, err)
 	}
 	var calls, recorded, transcribed int
 	var ledgerSum, balance int64
 	var backwards int
-	err = st.Pool.QueryRow(ctx, `SELECT
+	err = storetest.SQL(t, st).QueryRow(ctx, `SELECT
 			(SELECT count(*) FROM calls WHERE account_id = a.id),
 			(SELECT count(*) FROM recordings WHERE account_id = a.id AND call_id IS NOT NULL),
 			(SELECT count(*) FROM transcripts WHERE account_id = a.id AND status = 'completed'),

@@ -25,6 +25,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/pgcluster"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
 const platformToken = "platform-token-for-fault-tests"
@@ -160,11 +161,7 @@ func TestPostgreSQLRestartUnderLoad(t *testing.T) {
 	if _, err := store.Migrate(ctx, url); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
+	st := storetest.Open(t, url)
 	tenant := apitest.NewTenant(t, st, plans.Business)
 	if _, err := st.CreateNumber(ctx, store.NewNumber{AccountID: tenant.Account.ID, E164: "+442079460555", Label: "Front desk"}); err != nil {
 		t.Fatal(err)
@@ -262,7 +259,7 @@ func TestPostgreSQLRestartUnderLoad(t *testing.T) {
 
 	// Every acknowledged write is there.
 	var contacts int
-	if err := st.Pool.QueryRow(ctx, `SELECT count(*) FROM contacts WHERE public_id = ANY($1)`, l.contacts).Scan(&contacts); err != nil {
+	if err := storetest.SQL(t, st).QueryRow(ctx, `SELECT count(*) FROM contacts WHERE public_id = ANY($1)`, l.contacts).Scan(&contacts); err != nil {
 		t.Fatal(err)
 	}
 	refs, ids := make([]string, 0, len(l.calls)), make([]string, 0, len(l.calls))
@@ -270,7 +267,7 @@ func TestPostgreSQLRestartUnderLoad(t *testing.T) {
 		refs, ids = append(refs, ref), append(ids, id)
 	}
 	var calls, callRows int
-	if err := st.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE public_id = ANY($1)), count(*) FROM calls WHERE platform_ref = ANY($2)`,
+	if err := storetest.SQL(t, st).QueryRow(ctx, `SELECT count(*) FILTER (WHERE public_id = ANY($1)), count(*) FROM calls WHERE platform_ref = ANY($2)`,
 		ids, refs).Scan(&calls, &callRows); err != nil {
 		t.Fatal(err)
 	}

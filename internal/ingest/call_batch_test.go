@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"context"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
 	"sync"
 	"testing"
 	"time"
@@ -64,7 +65,7 @@ func TestConcurrentCallReportsAreGroupedAndEachAnswered(t *testing.T) {
 	}
 
 	var calls, groups int
-	if err := f.st.Pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT xmin::text) FROM calls WHERE account_id = $1`,
+	if err := storetest.SQL(t, f.st).QueryRow(ctx, `SELECT count(*), count(DISTINCT xmin::text) FROM calls WHERE account_id = $1`,
 		f.account.ID).Scan(&calls, &groups); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func TestConcurrentCallReportsAreGroupedAndEachAnswered(t *testing.T) {
 	// The count tables the call list and analytics read agree with the calls.
 	for _, table := range []string{"call_counts_hourly", "call_counts_daily", "call_counts_local", "call_caller_counts", "call_name_counts"} {
 		var counted int
-		if err := f.st.Pool.QueryRow(ctx, `SELECT coalesce(sum(calls), 0) FROM `+table+` WHERE account_id = $1`,
+		if err := storetest.SQL(t, f.st).QueryRow(ctx, `SELECT coalesce(sum(calls), 0) FROM `+table+` WHERE account_id = $1`,
 			f.account.ID).Scan(&counted); err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +119,7 @@ func TestARefusedReportFailsAlone(t *testing.T) {
 	}
 	// A refusal only the database makes (a constraint this test adds to its own database),
 	// standing for any failure validation cannot foresee.
-	if _, err := f.st.Pool.Exec(ctx, `ALTER TABLE calls ADD CONSTRAINT test_refuse_caller CHECK (caller_name <> 'Refuse Me')`); err != nil {
+	if _, err := storetest.SQL(t, f.st).Exec(ctx, `ALTER TABLE calls ADD CONSTRAINT test_refuse_caller CHECK (caller_name <> 'Refuse Me')`); err != nil {
 		t.Fatal(err)
 	}
 	refused := call("refused", "answered", nil)
@@ -136,7 +137,7 @@ func TestARefusedReportFailsAlone(t *testing.T) {
 		}
 	}
 	var calls, announced int
-	if err := f.st.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM calls WHERE account_id = $1),
+	if err := storetest.SQL(t, f.st).QueryRow(ctx, `SELECT (SELECT count(*) FROM calls WHERE account_id = $1),
 			(SELECT count(DISTINCT call_id) FROM events WHERE account_id = $1 AND type = 'call.ended')`,
 		f.account.ID).Scan(&calls, &announced); err != nil {
 		t.Fatal(err)
@@ -159,7 +160,7 @@ type sent struct {
 func sendTogether(t *testing.T, f *fixture, reports []*sent) {
 	t.Helper()
 	ctx := context.Background()
-	hold, err := f.st.Pool.Begin(ctx)
+	hold, err := storetest.SQL(t, f.st).Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func sendTogether(t *testing.T, f *fixture, reports []*sent) {
 	}
 	waitFor(t, "a group to wait for the lock", func() bool {
 		var waiting int
-		err := f.st.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE relation = 'calls'::regclass AND NOT granted`).Scan(&waiting)
+		err := storetest.SQL(t, f.st).QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE relation = 'calls'::regclass AND NOT granted`).Scan(&waiting)
 		return err == nil && waiting > 0
 	})
 	time.Sleep(300 * time.Millisecond) // the other requests reach the queue

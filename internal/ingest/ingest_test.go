@@ -37,7 +37,7 @@ type fixture struct {
 	platform   string // ingestion API base URL
 	api        string // public API base URL
 	account    store.Account
-	number     store.NumberSummary
+	number     store.NumberRow
 	clock      *clocktesting.FakeClock
 	recorded   []int64
 }
@@ -108,7 +108,7 @@ type queued struct {
 
 func (f *fixture) events(t *testing.T) []queued {
 	t.Helper()
-	rows, err := f.st.Pool.Query(context.Background(), `SELECT type, body FROM events WHERE account_id = $1 ORDER BY created_at, type`, f.account.ID)
+	rows, err := storetest.SQL(t, f.st).Query(context.Background(), `SELECT type, body FROM events WHERE account_id = $1 ORDER BY created_at, type`, f.account.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,13 +263,13 @@ func TestVoicemailPageLink(t *testing.T) {
 		t.Fatal("second view")
 	}
 	// The owner closes the pages already sent.
-	if _, err := f.st.Pool.Exec(ctx, `UPDATE accounts SET shared_links_revoked_before = $2 WHERE id = $1`, f.account.ID, now.Add(time.Minute)); err != nil {
+	if _, err := storetest.SQL(t, f.st).Exec(ctx, `UPDATE accounts SET shared_links_revoked_before = $2 WHERE id = $1`, f.account.ID, now.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if status, _ := get(); status != 403 {
 		t.Errorf("closed page: %d, want 403", status)
 	}
-	if _, err := f.st.Pool.Exec(ctx, `UPDATE accounts SET shared_links_revoked_before = NULL WHERE id = $1`, f.account.ID); err != nil {
+	if _, err := storetest.SQL(t, f.st).Exec(ctx, `UPDATE accounts SET shared_links_revoked_before = NULL WHERE id = $1`, f.account.ID); err != nil {
 		t.Fatal(err)
 	}
 	// The number's link lifetime (168 h by default) ends.
@@ -278,7 +278,7 @@ func TestVoicemailPageLink(t *testing.T) {
 		t.Errorf("expired page: %d, want 403", status)
 	}
 	f.clock.SetTime(now)
-	if _, err := f.st.Pool.Exec(ctx, `UPDATE recordings SET deleted_at = $3 WHERE account_id = $1 AND public_id = $2`,
+	if _, err := storetest.SQL(t, f.st).Exec(ctx, `UPDATE recordings SET deleted_at = $3 WHERE account_id = $1 AND public_id = $2`,
 		f.account.ID, body["recording_public_id"].(string), now); err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +339,7 @@ func TestBadReports(t *testing.T) {
 		t.Errorf("unknown number: %d, want 404", status)
 	}
 	var calls int
-	if err := f.st.Pool.QueryRow(context.Background(), `SELECT count(*) FROM calls`).Scan(&calls); err != nil || calls != 0 {
+	if err := storetest.SQL(t, f.st).QueryRow(context.Background(), `SELECT count(*) FROM calls`).Scan(&calls); err != nil || calls != 0 {
 		t.Errorf("%d calls stored from bad reports", calls)
 	}
 }

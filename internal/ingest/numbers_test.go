@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
 // do sends a platform request and returns the status and the raw body.
@@ -292,7 +293,7 @@ func TestConcurrentProvisionAddsOneNumber(t *testing.T) {
 		}
 	}
 	var count int
-	if err := f.st.Pool.QueryRow(t.Context(), `SELECT count(*) FROM numbers WHERE e164 = '+442079460400'`).Scan(&count); err != nil || count != 1 {
+	if err := storetest.SQL(t, f.st).QueryRow(t.Context(), `SELECT count(*) FROM numbers WHERE e164 = '+442079460400'`).Scan(&count); err != nil || count != 1 {
 		t.Errorf("%d numbers stored, %v", count, err)
 	}
 }

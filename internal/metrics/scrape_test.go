@@ -340,7 +340,7 @@ func TestMetricsCountRealTraffic(t *testing.T) {
 	}
 	var minutes, allowance, bundle int
 	var pence int64
-	if err := st.Pool.QueryRow(ctx, `SELECT ch.minutes, ch.allowance_minutes, ch.bundle_minutes, ch.amount_pence
+	if err := storetest.SQL(t, st).QueryRow(ctx, `SELECT ch.minutes, ch.allowance_minutes, ch.bundle_minutes, ch.amount_pence
 		FROM transcription_charges ch JOIN calls c ON c.id = ch.call_id WHERE c.public_id = $1`, callID).Scan(&minutes, &allowance, &bundle, &pence); err != nil {
 		t.Fatalf("the call's charge: %v", err)
 	}

@@ -205,10 +205,10 @@ func sameState(a, b State) bool {
 }
 
 // SetRouting replaces a live number's routing and returns it as GET /numbers/{number}/routing shows it.
-func (s *Service) SetRouting(ctx context.Context, number string, in Routing) (store.Routing, error) {
+func (s *Service) SetRouting(ctx context.Context, number string, in Routing) (NumberRouting, error) {
 	routes, err := in.Routes()
 	if err != nil {
-		return store.Routing{}, err
+		return NumberRouting{}, err
 	}
 	var n store.PlatformNumber
 	err = s.inNumberTx(ctx, number, func(tx *store.Tx, cur store.PlatformNumber) error {
@@ -219,9 +219,13 @@ func (s *Service) SetRouting(ctx context.Context, number string, in Routing) (st
 		return tx.ReplaceNumberRoutes(ctx, cur.ID, routes)
 	})
 	if err != nil {
-		return store.Routing{}, err
+		return NumberRouting{}, err
 	}
-	return s.Store.GetRouting(ctx, n.AccountID, n.PublicID, s.Clock.Now())
+	r, err := s.Store.GetRouting(ctx, n.AccountID, n.PublicID, s.Clock.Now())
+	if err != nil {
+		return NumberRouting{}, err
+	}
+	return showRouting(r), nil
 }
 
 // inNumberTx runs fn in a transaction with the number locked; a number that cannot be read or

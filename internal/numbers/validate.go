@@ -125,13 +125,6 @@ func (s Settings) Apply(cur store.NumberSettings) (store.NumberSettings, error) 
 	return out, nil
 }
 
-// Routing is the whole routing of a number as the platform sets it: it replaces what was there.
-type Routing struct {
-	Default   *store.Route           `json:"default"`
-	Schedules []store.ScheduledRoute `json:"schedules"`
-	Override  *store.OverrideRoute   `json:"override"`
-}
-
 var (
 	routeModes = []string{"forward", "voicemail", "ivr", "receptionist"}
 	token      = regexp.MustCompile(`^[a-z][a-z0-9-]{0,49}$`)
@@ -140,13 +133,13 @@ var (
 
 // Routes checks routing and turns it into the routes to store, normalised (forward targets in
 // E.164, ai_cover "off" when empty), or the problems found.
-func (r Routing) Routes() ([]store.NewRoute, error) {
+func (r Routing) Routes() ([]store.NumberRoute, error) {
 	p := Problems{}
-	var out []store.NewRoute
+	var out []store.NumberRoute
 	if r.Default == nil {
 		p.add("default", "is required")
 	} else {
-		out = append(out, store.NewRoute{Kind: "default", Route: checkRoute(p, "default", *r.Default)})
+		out = append(out, store.NumberRoute{Kind: store.RouteDefault, Settings: storedRoute(checkRoute(p, "default", *r.Default))})
 	}
 	if len(r.Schedules) > maxSchedules {
 		p.add("schedules", "must be at most %d", maxSchedules)
@@ -163,14 +156,15 @@ func (r Routing) Routes() ([]store.NewRoute, error) {
 		for j, w := range s.Windows {
 			checkWindow(p, fmt.Sprintf("%s.windows[%d]", field, j), w)
 		}
-		out = append(out, store.NewRoute{Kind: "schedule", Name: name, Windows: s.Windows, Route: checkRoute(p, field, s.Route)})
+		out = append(out, store.NumberRoute{Kind: store.RouteSchedule, Name: name, Windows: storedWindows(s.Windows),
+			Settings: storedRoute(checkRoute(p, field, s.Route))})
 	}
 	if o := r.Override; o != nil {
 		var until *time.Time
 		if o.Until != nil {
 			until = ptr(o.Until.UTC())
 		}
-		out = append(out, store.NewRoute{Kind: "override", Until: until, Route: checkRoute(p, "override", o.Route)})
+		out = append(out, store.NumberRoute{Kind: store.RouteOverride, Until: until, Settings: storedRoute(checkRoute(p, "override", o.Route))})
 	}
 	if err := p.err(); err != nil {
 		return nil, err
@@ -178,7 +172,7 @@ func (r Routing) Routes() ([]store.NewRoute, error) {
 	return out, nil
 }
 
-func checkWindow(p Problems, field string, w store.Window) {
+func checkWindow(p Problems, field string, w Window) {
 	if len(w.Days) == 0 || len(w.Days) > 7 {
 		p.add(field+".days", "must hold 1 to 7 days")
 	}
@@ -201,7 +195,7 @@ func checkWindow(p Problems, field string, w store.Window) {
 	}
 }
 
-func checkRoute(p Problems, field string, r store.Route) store.Route {
+func checkRoute(p Problems, field string, r Route) Route {
 	if !slices.Contains(routeModes, r.Mode) {
 		p.add(field+".mode", "must be one of %s", strings.Join(routeModes, ", "))
 	}
@@ -216,7 +210,7 @@ func checkRoute(p Problems, field string, r store.Route) store.Route {
 	if r.Mode == "forward" && len(r.ForwardTargets) == 0 {
 		p.add(field+".forward_targets", "must hold a target when mode is forward")
 	}
-	targets := make([]store.ForwardTarget, 0, len(r.ForwardTargets))
+	targets := make([]ForwardTarget, 0, len(r.ForwardTargets))
 	for i, t := range r.ForwardTargets {
 		tf := fmt.Sprintf("%s.forward_targets[%d]", field, i)
 		if !token.MatchString(t.Kind) {

@@ -71,21 +71,21 @@ func TestSettingsApply(t *testing.T) {
 
 func TestRoutingRoutes(t *testing.T) {
 	until := time.Date(2026, 12, 24, 17, 0, 0, 0, time.FixedZone("x", 3600))
-	forward := store.Route{Mode: "forward", RecordingEnabled: true,
-		ForwardTargets: []store.ForwardTarget{{Kind: "pstn", E164: "07700 900900", StaffLabel: " Kim ", RingSeconds: 20}}}
-	voicemail := store.Route{Mode: "voicemail", AICover: "off"}
-	weekdays := []store.Window{{Days: []int{1, 2, 3, 4, 5}, Start: "08:00", End: "18:00"}}
+	forward := Route{Mode: "forward", RecordingEnabled: true,
+		ForwardTargets: []ForwardTarget{{Kind: "pstn", E164: "07700 900900", StaffLabel: " Kim ", RingSeconds: 20}}}
+	voicemail := Route{Mode: "voicemail", AICover: "off"}
+	weekdays := []Window{{Days: []int{1, 2, 3, 4, 5}, Start: "08:00", End: "18:00"}}
 
-	routes, err := Routing{Default: &voicemail, Schedules: []store.ScheduledRoute{{Route: forward, Name: " Office ", Windows: weekdays}},
-		Override: &store.OverrideRoute{Route: voicemail, Until: &until}}.Routes()
+	routes, err := Routing{Default: &voicemail, Schedules: []ScheduledRoute{{Route: forward, Name: " Office ", Windows: weekdays}},
+		Override: &OverrideRoute{Route: voicemail, Until: &until}}.Routes()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(routes) != 3 || routes[0].Kind != "default" || routes[1].Kind != "schedule" || routes[2].Kind != "override" {
 		t.Fatalf("routes %+v", routes)
 	}
-	target := routes[1].Route.ForwardTargets[0]
-	if target.E164 != "+447700900900" || target.StaffLabel != "Kim" || routes[1].Name != "Office" || routes[0].Route.AICover != "off" {
+	target := routes[1].Settings.ForwardTargets[0]
+	if target.E164 != "+447700900900" || target.StaffLabel != "Kim" || routes[1].Name != "Office" || routes[0].Settings.AICover != "off" {
 		t.Errorf("not normalised: %+v %+v", routes[1], target)
 	}
 	if forward.ForwardTargets[0].E164 != "07700 900900" {
@@ -101,20 +101,20 @@ func TestRoutingRoutes(t *testing.T) {
 		fields  []string
 	}{
 		{"no default", Routing{}, []string{"default"}},
-		{"unknown mode", Routing{Default: &store.Route{Mode: "ring"}}, []string{"default.mode"}},
-		{"forward without targets", Routing{Default: &store.Route{Mode: "forward"}}, []string{"default.forward_targets"}},
-		{"bad target", Routing{Default: &store.Route{Mode: "forward", ForwardTargets: []store.ForwardTarget{{Kind: "PSTN!", E164: "nope", RingSeconds: 0}}}},
+		{"unknown mode", Routing{Default: &Route{Mode: "ring"}}, []string{"default.mode"}},
+		{"forward without targets", Routing{Default: &Route{Mode: "forward"}}, []string{"default.forward_targets"}},
+		{"bad target", Routing{Default: &Route{Mode: "forward", ForwardTargets: []ForwardTarget{{Kind: "PSTN!", E164: "nope", RingSeconds: 0}}}},
 			[]string{"default.forward_targets[0].e164", "default.forward_targets[0].kind", "default.forward_targets[0].ring_seconds"}},
-		{"ivr without options", Routing{Default: &store.Route{Mode: "ivr"}}, []string{"default.ivr.options"}},
-		{"ivr option not an object", Routing{Default: &store.Route{Mode: "ivr", IVR: store.IVR{Options: []json.RawMessage{json.RawMessage(`"1"`)}}}},
+		{"ivr without options", Routing{Default: &Route{Mode: "ivr"}}, []string{"default.ivr.options"}},
+		{"ivr option not an object", Routing{Default: &Route{Mode: "ivr", IVR: IVR{Options: []json.RawMessage{json.RawMessage(`"1"`)}}}},
 			[]string{"default.ivr.options[0]"}},
-		{"bad schedule", Routing{Default: &voicemail, Schedules: []store.ScheduledRoute{{Route: voicemail, Windows: []store.Window{
+		{"bad schedule", Routing{Default: &voicemail, Schedules: []ScheduledRoute{{Route: voicemail, Windows: []Window{
 			{Days: []int{7, 1}, Start: "8:00", End: "24:00"}, {Days: []int{1, 1}, Start: "09:00", End: "09:00"}}}}},
 			[]string{"schedules[0].name", "schedules[0].windows[0].days", "schedules[0].windows[0].end", "schedules[0].windows[0].start",
 				"schedules[0].windows[1].days", "schedules[0].windows[1].end"}},
-		{"schedule without windows", Routing{Default: &voicemail, Schedules: []store.ScheduledRoute{{Route: voicemail, Name: "x"}}},
+		{"schedule without windows", Routing{Default: &voicemail, Schedules: []ScheduledRoute{{Route: voicemail, Name: "x"}}},
 			[]string{"schedules[0].windows"}},
-		{"bad override", Routing{Default: &voicemail, Override: &store.OverrideRoute{Route: store.Route{Mode: "voicemail", AICover: "On"}}},
+		{"bad override", Routing{Default: &voicemail, Override: &OverrideRoute{Route: Route{Mode: "voicemail", AICover: "On"}}},
 			[]string{"override.ai_cover"}},
 	}
 	for _, c := range bad {

@@ -351,7 +351,7 @@ func cpuOf(pid int) time.Duration {
 func clusterCPU(b *testing.B, st *store.Store) time.Duration {
 	b.Helper()
 	var dir string
-	if err := st.Pool.QueryRow(context.Background(), `SHOW data_directory`).Scan(&dir); err != nil {
+	if err := storetest.SQL(b, st).QueryRow(context.Background(), `SHOW data_directory`).Scan(&dir); err != nil {
 		b.Fatal(err)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
@@ -427,11 +427,7 @@ func BenchmarkLiveChannel(b *testing.B) {
 	seconds := envInt("SWITCHBOARD_BENCH_REALTIME_SECONDS", 10)
 	ctx := context.Background()
 	dbURL := storetest.NewDatabaseURL(b)
-	st, err := store.Open(ctx, dbURL)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(b, dbURL)
 	a := apitest.NewTenant(b, st, plans.Business)
 	other := apitest.NewTenant(b, st, plans.Business)
 	b.Logf("load average at start: %s", loadAverage())
@@ -482,7 +478,7 @@ func BenchmarkLiveChannel(b *testing.B) {
 		time.Sleep(time.Until(next))
 		next = next.Add(interval)
 		publishers.Go(func() error {
-			_, err := st.Pool.Exec(ctx, `INSERT INTO tasks (account_id, public_id, text) VALUES ($1, $2, $3)`,
+			_, err := storetest.SQL(b, st).Exec(ctx, `INSERT INTO tasks (account_id, public_id, text) VALUES ($1, $2, $3)`,
 				a.Account.ID, store.NewPublicID(store.PrefixTask), strconv.FormatInt(time.Now().UnixNano(), 10))
 			return err
 		})
@@ -528,7 +524,7 @@ func BenchmarkLiveChannel(b *testing.B) {
 	insertRound := func(n int) time.Duration {
 		t0 := time.Now()
 		for range n {
-			if _, err := st.Pool.Exec(ctx, `INSERT INTO tasks (account_id, public_id, text) VALUES ($1, $2, 'x')`,
+			if _, err := storetest.SQL(b, st).Exec(ctx, `INSERT INTO tasks (account_id, public_id, text) VALUES ($1, $2, 'x')`,
 				other.Account.ID, store.NewPublicID(store.PrefixTask)); err != nil {
 				b.Fatal(err)
 			}
@@ -539,11 +535,11 @@ func BenchmarkLiveChannel(b *testing.B) {
 	const rounds, perRound = 6, 300
 	for range rounds {
 		with += insertRound(perRound)
-		if _, err := st.Pool.Exec(ctx, `ALTER TABLE tasks DISABLE TRIGGER tasks_realtime`); err != nil {
+		if _, err := storetest.SQL(b, st).Exec(ctx, `ALTER TABLE tasks DISABLE TRIGGER tasks_realtime`); err != nil {
 			b.Fatal(err)
 		}
 		without += insertRound(perRound)
-		if _, err := st.Pool.Exec(ctx, `ALTER TABLE tasks ENABLE TRIGGER tasks_realtime`); err != nil {
+		if _, err := storetest.SQL(b, st).Exec(ctx, `ALTER TABLE tasks ENABLE TRIGGER tasks_realtime`); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -560,7 +556,7 @@ func BenchmarkLiveChannel(b *testing.B) {
 		for range 8 {
 			g.Go(func() error {
 				for cctx.Err() == nil {
-					if _, err := st.Pool.Exec(cctx, `INSERT INTO tasks (account_id, public_id, text) VALUES ($1, $2, 'x')`,
+					if _, err := storetest.SQL(b, st).Exec(cctx, `INSERT INTO tasks (account_id, public_id, text) VALUES ($1, $2, 'x')`,
 						other.Account.ID, store.NewPublicID(store.PrefixTask)); err == nil {
 						n.Add(1)
 					}
@@ -572,11 +568,11 @@ func BenchmarkLiveChannel(b *testing.B) {
 		return n.Load() / 5
 	}
 	notifying := ceiling()
-	if _, err := st.Pool.Exec(ctx, `ALTER TABLE tasks DISABLE TRIGGER tasks_realtime`); err != nil {
+	if _, err := storetest.SQL(b, st).Exec(ctx, `ALTER TABLE tasks DISABLE TRIGGER tasks_realtime`); err != nil {
 		b.Fatal(err)
 	}
 	silent := ceiling()
-	if _, err := st.Pool.Exec(ctx, `ALTER TABLE tasks ENABLE TRIGGER tasks_realtime`); err != nil {
+	if _, err := storetest.SQL(b, st).Exec(ctx, `ALTER TABLE tasks ENABLE TRIGGER tasks_realtime`); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("ceiling from 8 sessions: %d announced events/s (one-row transactions with the trigger), %d/s without it", notifying, silent)

@@ -112,11 +112,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{dbURL: storetest.NewDatabaseURL(t)}
-	var err error
-	if f.st, err = store.Open(context.Background(), f.dbURL); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.st.Close)
+	f.st = storetest.Open(t, f.dbURL)
 	f.a = apitest.NewTenant(t, f.st, plans.Business)
 	f.b = apitest.NewTenant(t, f.st, plans.Business)
 	for i, n := range []struct {
@@ -469,7 +465,7 @@ func TestNothingIsPublishedUntilTheTransactionCommits(t *testing.T) {
 	c := r.connect(t, f.a.OwnerKey)
 	channel := r.subscribe(t, c, f.a.OwnerKey, f.a)
 	ctx := context.Background()
-	tx, err := f.st.Pool.Begin(ctx)
+	tx, err := storetest.SQL(t, f.st).Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func TestMaintainerKeepsTheWindow(t *testing.T) {
 		if dispatched {
 			dispatchedAt = &at
 		}
-		if _, err := st.Pool.Exec(ctx, `INSERT INTO events (id, account_id, type, body, created_at, dispatched_at)
+		if _, err := storetest.SQL(t, st).Exec(ctx, `INSERT INTO events (id, account_id, type, body, created_at, dispatched_at)
 			VALUES ($1, $2, 'call.ended', '{}', $3, $4)`, id, acct.ID, at, dispatchedAt); err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +47,7 @@ func TestMaintainerKeepsTheWindow(t *testing.T) {
 	}
 	countEvents := func(ids ...uuid.UUID) int {
 		var n int
-		if err := st.Pool.QueryRow(ctx, `SELECT count(*) FROM events WHERE id = ANY($1)`, ids).Scan(&n); err != nil {
+		if err := storetest.SQL(t, st).QueryRow(ctx, `SELECT count(*) FROM events WHERE id = ANY($1)`, ids).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
@@ -143,7 +143,7 @@ func TestPruneCallProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()
-	if _, err := st.Pool.Exec(ctx, `INSERT INTO call_progress (account_id, platform_ref, state, call_public_id, body, created_at)
+	if _, err := storetest.SQL(t, st).Exec(ctx, `INSERT INTO call_progress (account_id, platform_ref, state, call_public_id, body, created_at)
 		SELECT $1, 'ref-' || g, 'ringing', 'call_' || g, '{}', $2::timestamptz - (g || ' minutes')::interval FROM generate_series(1, 3000) g`,
 		acct.ID, now); err != nil {
 		t.Fatal(err)
@@ -154,7 +154,7 @@ func TestPruneCallProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	var left int
-	if err := st.Pool.QueryRow(ctx, `SELECT count(*) FROM call_progress`).Scan(&left); err != nil {
+	if err := storetest.SQL(t, st).QueryRow(ctx, `SELECT count(*) FROM call_progress`).Scan(&left); err != nil {
 		t.Fatal(err)
 	}
 	// Rows 1..1439 minutes old stay (the one exactly a day old is on the boundary).

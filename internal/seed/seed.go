@@ -203,10 +203,10 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 
 	say("account %s (%s), owner %s", acct.Name, acct.PublicID, out.OwnerEmail)
 
-	weekdays := []store.Window{{Days: []int{1, 2, 3, 4, 5}, Start: "08:00", End: "18:00"}}
-	office := store.Route{Mode: "forward", RecordingEnabled: true, VoicemailFallback: true, AICover: "off",
-		ForwardTargets: []store.ForwardTarget{{Kind: "staff", E164: "+447700900900", StaffLabel: "Office", RingSeconds: 20}}}
-	afterHours := store.Route{Mode: "voicemail", RecordingEnabled: true, AICover: "off"}
+	weekdays := []numbers.Window{{Days: []int{1, 2, 3, 4, 5}, Start: "08:00", End: "18:00"}}
+	office := numbers.Route{Mode: "forward", RecordingEnabled: true, VoicemailFallback: true, AICover: "off",
+		ForwardTargets: []numbers.ForwardTarget{{Kind: "staff", E164: "+447700900900", StaffLabel: "Office", RingSeconds: 20}}}
+	afterHours := numbers.Route{Mode: "voicemail", RecordingEnabled: true, AICover: "off"}
 	// The demo's numbers are added as the platform adds numbers, through the numbers service.
 	service := numbers.New(st, o.Clock)
 	yes := true
@@ -215,7 +215,7 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 		CLIVerified: &yes, IsDefaultCallerID: &yes, VoicemailTranscriptionEnabled: &yes, CallTranscriptionEnabled: &yes}})
 	if err == nil {
 		_, err = service.SetRouting(ctx, main.E164, numbers.Routing{Default: &afterHours,
-			Schedules: []store.ScheduledRoute{{Name: "Office hours", Windows: weekdays, Route: office}}})
+			Schedules: []numbers.ScheduledRoute{{Name: "Office hours", Windows: weekdays, Route: office}}})
 	}
 	if err != nil {
 		return DemoAccount{}, fmt.Errorf("create the main number: %w", err)

@@ -47,7 +47,7 @@ func TestSimulatedTrafficIsStored(t *testing.T) {
 		t.Fatalf("totals %+v", totals)
 	}
 	var calls, voicemails, texts, slips int
-	err = st.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM calls), (SELECT count(*) FROM recordings WHERE kind = 'voicemail'),
+	err = storetest.SQL(t, st).QueryRow(ctx, `SELECT (SELECT count(*) FROM calls), (SELECT count(*) FROM recordings WHERE kind = 'voicemail'),
 		(SELECT count(*) FROM sms_messages), (SELECT count(*) FROM message_slips)`).Scan(&calls, &voicemails, &texts, &slips)
 	if err != nil {
 		t.Fatal(err)

@@ -53,7 +53,7 @@ func (s *Store) CreateAccount(ctx context.Context, in NewAccount) (Account, erro
 	}
 	var id int64
 	pid := NewPublicID(PrefixAccount)
-	err := s.Pool.QueryRow(ctx, `INSERT INTO accounts (public_id, name, plan, addons, time_zone)
+	err := s.pool.QueryRow(ctx, `INSERT INTO accounts (public_id, name, plan, addons, time_zone)
 		VALUES ($1, $2, $3, $4, $5) RETURNING id`, pid, in.Name, in.Plan, in.Addons, in.TimeZone).Scan(&id)
 	if err != nil {
 		return Account{}, err
@@ -74,12 +74,12 @@ func scanAccount(row pgx.Row) (Account, error) {
 
 // GetAccount reads an account by internal id.
 func (s *Store) GetAccount(ctx context.Context, id int64) (Account, error) {
-	return scanAccount(s.Pool.QueryRow(ctx, `SELECT `+accountColumns+` FROM accounts WHERE id = $1`, id))
+	return scanAccount(s.pool.QueryRow(ctx, `SELECT `+accountColumns+` FROM accounts WHERE id = $1`, id))
 }
 
 // GetAccountByPublicID reads an account by public id.
 func (s *Store) GetAccountByPublicID(ctx context.Context, publicID string) (Account, error) {
-	return scanAccount(s.Pool.QueryRow(ctx, `SELECT `+accountColumns+` FROM accounts WHERE public_id = $1`, publicID))
+	return scanAccount(s.pool.QueryRow(ctx, `SELECT `+accountColumns+` FROM accounts WHERE public_id = $1`, publicID))
 }
 
 // AccountSettings are the operator-changeable parts of an account; nil fields stay as they are.
@@ -107,7 +107,7 @@ func (s *Store) UpdateAccount(ctx context.Context, id int64, in AccountSettings)
 			return Account{}, fmt.Errorf("time zone: %w", err)
 		}
 	}
-	tag, err := s.Pool.Exec(ctx, `UPDATE accounts SET
+	tag, err := s.pool.Exec(ctx, `UPDATE accounts SET
 		plan = coalesce($2, plan), addons = coalesce($3, addons), status = coalesce($4, status),
 		integrations_disabled = coalesce($5, integrations_disabled),
 		transcription_disabled = coalesce($6, transcription_disabled),
@@ -159,7 +159,7 @@ func (s *Store) CreateUser(ctx context.Context, in NewUser) (User, error) {
 	u := User{AccountID: in.AccountID, PublicID: NewPublicID(PrefixUser), Name: in.Name, Email: in.Email,
 		Role: in.Role, CanManageAPIKeys: in.CanManageAPIKeys || in.Role == "owner",
 		CanTranscribe: in.CanTranscribe || in.Role == "owner"}
-	err := s.Pool.QueryRow(ctx, `INSERT INTO users (account_id, public_id, name, email, role, can_manage_api_keys, can_transcribe)
+	err := s.pool.QueryRow(ctx, `INSERT INTO users (account_id, public_id, name, email, role, can_manage_api_keys, can_transcribe)
 		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
 		u.AccountID, u.PublicID, u.Name, u.Email, u.Role, u.CanManageAPIKeys, u.CanTranscribe).Scan(&u.ID)
 	if isUniqueViolation(err) {
@@ -171,7 +171,7 @@ func (s *Store) CreateUser(ctx context.Context, in NewUser) (User, error) {
 // GetUserByPublicID reads a user.
 func (s *Store) GetUserByPublicID(ctx context.Context, publicID string) (User, error) {
 	var u User
-	err := s.Pool.QueryRow(ctx, `SELECT id, account_id, public_id, name, email, role, can_manage_api_keys, can_transcribe, left_at
+	err := s.pool.QueryRow(ctx, `SELECT id, account_id, public_id, name, email, role, can_manage_api_keys, can_transcribe, left_at
 		FROM users WHERE public_id = $1`, publicID).Scan(&u.ID, &u.AccountID, &u.PublicID, &u.Name, &u.Email,
 		&u.Role, &u.CanManageAPIKeys, &u.CanTranscribe, &u.LeftAt)
 	return u, notFound(err)
@@ -179,7 +179,7 @@ func (s *Store) GetUserByPublicID(ctx context.Context, publicID string) (User, e
 
 // AccountOwners lists the owners still on an account (for emails to owners).
 func (s *Store) AccountOwners(ctx context.Context, accountID int64) ([]User, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT id, account_id, public_id, name, email, role, can_manage_api_keys, can_transcribe, left_at
+	rows, err := s.pool.Query(ctx, `SELECT id, account_id, public_id, name, email, role, can_manage_api_keys, can_transcribe, left_at
 		FROM users WHERE account_id = $1 AND role = 'owner' AND left_at IS NULL ORDER BY id`, accountID)
 	if err != nil {
 		return nil, err
@@ -193,7 +193,7 @@ func (s *Store) AccountOwners(ctx context.Context, accountID int64) ([]User, err
 
 // MarkUserLeft records that a user left the account; their keys stop working at once.
 func (s *Store) MarkUserLeft(ctx context.Context, userID int64, at time.Time) error {
-	tag, err := s.Pool.Exec(ctx, `UPDATE users SET left_at = coalesce(left_at, $2) WHERE id = $1`, userID, at)
+	tag, err := s.pool.Exec(ctx, `UPDATE users SET left_at = coalesce(left_at, $2) WHERE id = $1`, userID, at)
 	if err == nil && tag.RowsAffected() == 0 {
 		err = ErrNotFound
 	}
@@ -263,7 +263,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, userID int64, name string, abi
 	}
 	token, digest := auth.NewToken()
 	k := APIKey{PublicID: NewPublicID(PrefixAPIKey), Name: name, Prefix: auth.DisplayPrefix(token), Abilities: abilities, Token: token}
-	err = s.Pool.QueryRow(ctx, `INSERT INTO api_keys (account_id, user_id, public_id, name, display_prefix, token_sha256, abilities)
+	err = s.pool.QueryRow(ctx, `INSERT INTO api_keys (account_id, user_id, public_id, name, display_prefix, token_sha256, abilities)
 		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
 		u.AccountID, u.ID, k.PublicID, name, k.Prefix, digest, abilities.Strings()).Scan(&k.ID)
 	return k, err
@@ -271,7 +271,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, userID int64, name string, abi
 
 func (s *Store) getUserByID(ctx context.Context, id int64) (User, error) {
 	var u User
-	err := s.Pool.QueryRow(ctx, `SELECT id, account_id, public_id, name, email, role, can_manage_api_keys, can_transcribe, left_at
+	err := s.pool.QueryRow(ctx, `SELECT id, account_id, public_id, name, email, role, can_manage_api_keys, can_transcribe, left_at
 		FROM users WHERE id = $1`, id).Scan(&u.ID, &u.AccountID, &u.PublicID, &u.Name, &u.Email,
 		&u.Role, &u.CanManageAPIKeys, &u.CanTranscribe, &u.LeftAt)
 	return u, notFound(err)
@@ -279,7 +279,7 @@ func (s *Store) getUserByID(ctx context.Context, id int64) (User, error) {
 
 // RevokeAPIKey stops a key at once.
 func (s *Store) RevokeAPIKey(ctx context.Context, keyPublicID string, at time.Time) error {
-	tag, err := s.Pool.Exec(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE public_id = $1`, keyPublicID, at)
+	tag, err := s.pool.Exec(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE public_id = $1`, keyPublicID, at)
 	if err == nil && tag.RowsAffected() == 0 {
 		err = ErrNotFound
 	}
@@ -317,7 +317,7 @@ func (s *Store) authenticate(ctx context.Context, digest []byte, windowStart *ti
 	var hits *int
 	a := &p.Account
 	u := &p.User
-	err := s.Pool.QueryRow(ctx, `WITH k AS (
+	err := s.pool.QueryRow(ctx, `WITH k AS (
 			SELECT k.id AS key_id, k.public_id AS key_public_id, k.abilities,
 				u.id AS user_id, u.account_id, u.public_id AS user_public_id, u.name AS user_name, u.email, u.role,
 				u.can_manage_api_keys, u.can_transcribe,

@@ -105,7 +105,7 @@ func (s *Store) CallAnalytics(ctx context.Context, q AnalyticsQuery) (Analytics,
 	batch.Queue(`SELECT id, public_id, e164, label FROM numbers WHERE account_id = $1 AND status <> 'released' ORDER BY e164, id`, q.AccountID)
 	args := []any{q.AccountID, dates[0], dates[len(dates)-1], q.NumberPublicID}
 	batch.Queue(analyticsSQL(analyticsFromTable), args...)
-	br := s.Pool.SendBatch(ctx, batch)
+	br := s.pool.SendBatch(ctx, batch)
 	defer br.Close()
 
 	rows, _ := br.Query()
@@ -134,7 +134,7 @@ func (s *Store) CallAnalytics(ctx context.Context, q AnalyticsQuery) (Analytics,
 	}
 	i := slices.IndexFunc(counts, func(c analyticsRow) bool { return c.kind == "summary" })
 	if i < 0 || counts[i].zone == nil || *counts[i].zone != q.Location.String() {
-		rows, _ := s.Pool.Query(ctx, analyticsSQL(analyticsFromCalls), append(args, q.Location.String(), from, to)...)
+		rows, _ := s.pool.Query(ctx, analyticsSQL(analyticsFromCalls), append(args, q.Location.String(), from, to)...)
 		if counts, err = pgx.CollectRows(rows, scanAnalyticsRow); err != nil {
 			return Analytics{}, err
 		}

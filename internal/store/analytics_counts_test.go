@@ -34,7 +34,7 @@ type countedCall struct {
 func analyticsFromCalls(t *testing.T, st *store.Store, q store.AnalyticsQuery) store.Analytics {
 	t.Helper()
 	ctx := context.Background()
-	rows, _ := st.Pool.Query(ctx, `SELECT started_at, number_id, filtered, disposition, forward_seconds, sentiment
+	rows, _ := st.SQL().Query(ctx, `SELECT started_at, number_id, filtered, disposition, forward_seconds, sentiment
 		FROM calls WHERE account_id = $1`, q.AccountID)
 	calls, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (countedCall, error) {
 		var c countedCall
@@ -44,7 +44,7 @@ func analyticsFromCalls(t *testing.T, st *store.Store, q store.AnalyticsQuery) s
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, _ = st.Pool.Query(ctx, `SELECT id, public_id, e164, label FROM numbers
+	rows, _ = st.SQL().Query(ctx, `SELECT id, public_id, e164, label FROM numbers
 		WHERE account_id = $1 AND status <> 'released' ORDER BY e164, id`, q.AccountID)
 	type number struct {
 		id int64
@@ -152,14 +152,14 @@ func checkAnalytics(t *testing.T, st *store.Store, step string, accountID int64,
 
 func setAccountZone(t *testing.T, st *store.Store, accountID int64, zone string) {
 	t.Helper()
-	if _, err := st.Pool.Exec(context.Background(), `UPDATE accounts SET time_zone = $2 WHERE id = $1`, accountID, zone); err != nil {
+	if _, err := st.SQL().Exec(context.Background(), `UPDATE accounts SET time_zone = $2 WHERE id = $1`, accountID, zone); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func exec(t *testing.T, st *store.Store, sql string, args ...any) {
 	t.Helper()
-	if _, err := st.Pool.Exec(context.Background(), sql, args...); err != nil {
+	if _, err := st.SQL().Exec(context.Background(), sql, args...); err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
 }
@@ -235,7 +235,7 @@ func TestAnalyticsCountsStayExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	var withSentiment int
-	if err := st.Pool.QueryRow(ctx, `SELECT count(*) FROM calls WHERE account_id = $1 AND sentiment IS NOT NULL AND NOT filtered`,
+	if err := st.SQL().QueryRow(ctx, `SELECT count(*) FROM calls WHERE account_id = $1 AND sentiment IS NOT NULL AND NOT filtered`,
 		acct.ID).Scan(&withSentiment); err != nil || withSentiment < 100 {
 		t.Fatalf("bulk calls with a sentiment: %d (%v)", withSentiment, err)
 	}
@@ -247,7 +247,7 @@ func TestAnalyticsCountsStayExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tr int64
-	if err := st.Pool.QueryRow(ctx, `INSERT INTO transcripts (account_id, recording_id, call_id, sentiment) VALUES ($1, $2, $3, 'negative')
+	if err := st.SQL().QueryRow(ctx, `INSERT INTO transcripts (account_id, recording_id, call_id, sentiment) VALUES ($1, $2, $3, 'negative')
 		RETURNING id`, acct.ID, rec.ID, single[1]).Scan(&tr); err != nil {
 		t.Fatal(err)
 	}
@@ -317,11 +317,11 @@ func TestAnalyticsCountsStayExact(t *testing.T) {
 	// Deleting an account takes its rows; TRUNCATE empties the table.
 	var n int
 	exec(t, st, `DELETE FROM accounts WHERE id = $1`, other.ID)
-	if err := st.Pool.QueryRow(ctx, `SELECT count(*) FROM call_counts_local WHERE account_id = $1`, other.ID).Scan(&n); err != nil || n != 0 {
+	if err := st.SQL().QueryRow(ctx, `SELECT count(*) FROM call_counts_local WHERE account_id = $1`, other.ID).Scan(&n); err != nil || n != 0 {
 		t.Errorf("deleted account: %d rows left (%v)", n, err)
 	}
 	exec(t, st, `TRUNCATE calls CASCADE`)
-	if err := st.Pool.QueryRow(ctx, `SELECT count(*) FROM call_counts_local`).Scan(&n); err != nil || n != 0 {
+	if err := st.SQL().QueryRow(ctx, `SELECT count(*) FROM call_counts_local`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("after TRUNCATE: %d rows left (%v)", n, err)
 	}
 	checkAnalytics(t, st, "truncated", acct.ID, "Europe/London", pids[0])
@@ -349,7 +349,7 @@ func TestAnalyticsCountsConcurrentZoneChange(t *testing.T) {
 		wg.Go(func() {
 			for i := range 40 {
 				// Each call in a transaction of its own that lasts a little while.
-				err := pgx.BeginFunc(ctx, st.Pool, func(tx pgx.Tx) error {
+				err := pgx.BeginFunc(ctx, st.SQL(), func(tx pgx.Tx) error {
 					if _, err := tx.Exec(ctx, `INSERT INTO calls (account_id, public_id, number_id, from_e164, to_e164, disposition, started_at)
 						VALUES ($1, $2, $3, '+447700900001', '+442079460555', 'answered', $4)`, acct.ID, store.NewPublicID(store.PrefixCall),
 						num.ID, time.Date(2026, 7, 14, 18+w, i, 0, 0, time.UTC)); err != nil {
@@ -368,7 +368,7 @@ func TestAnalyticsCountsConcurrentZoneChange(t *testing.T) {
 	wg.Go(func() {
 		for i := range 12 {
 			zone := []string{"Asia/Kolkata", "America/New_York", "Asia/Kathmandu"}[i%3]
-			if _, err := st.Pool.Exec(ctx, `UPDATE accounts SET time_zone = $2 WHERE id = $1`, acct.ID, zone); err != nil {
+			if _, err := st.SQL().Exec(ctx, `UPDATE accounts SET time_zone = $2 WHERE id = $1`, acct.ID, zone); err != nil {
 				errs <- err
 				return
 			}

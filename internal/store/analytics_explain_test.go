@@ -82,13 +82,13 @@ func TestAnalyticsPlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	explained := &store.Store{Pool: pool}
+	explained := store.OnPool(pool)
 
 	// The account takes each zone in turn (a change of zone recounts the account), and a request
 	// in a zone other than the account's counts from calls.
 	setZone := func(zone string) {
 		t0 := time.Now()
-		if _, err := st.Pool.Exec(ctx, `UPDATE accounts SET time_zone = $2 WHERE id = $1`, acct.ID, zone); err != nil {
+		if _, err := st.SQL().Exec(ctx, `UPDATE accounts SET time_zone = $2 WHERE id = $1`, acct.ID, zone); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("account zone set to %s in %s", zone, time.Since(t0).Round(time.Millisecond))
@@ -119,7 +119,7 @@ func TestAnalyticsPlans(t *testing.T) {
 	} {
 		t0 := time.Now()
 		for range 200 {
-			rows, err := st.Pool.Query(ctx, probe.sql)
+			rows, err := st.SQL().Query(ctx, probe.sql)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +139,7 @@ func TestAnalyticsPlans(t *testing.T) {
 	} {
 		t0 := time.Now()
 		for range 200 {
-			rows, err := st.Pool.Query(ctx, probe.sql)
+			rows, err := st.SQL().Query(ctx, probe.sql)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -82,7 +82,7 @@ func TestAuthenticateNotesLastUse(t *testing.T) {
 		t.Fatal("a revoked key authenticated")
 	}
 	var used *time.Time
-	if err := st.Pool.QueryRow(ctx, `SELECT last_used_at FROM api_keys WHERE public_id = $1`, key.PublicID).Scan(&used); err != nil || used != nil {
+	if err := st.SQL().QueryRow(ctx, `SELECT last_used_at FROM api_keys WHERE public_id = $1`, key.PublicID).Scan(&used); err != nil || used != nil {
 		t.Errorf("a revoked key's use was noted: %v %v", used, err)
 	}
 }

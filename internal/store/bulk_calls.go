@@ -29,7 +29,7 @@ func (s *Store) CopyCalls(ctx context.Context, calls []BulkCall) error {
 		rows[i] = []any{c.AccountID, c.PublicID, c.NumberID, c.From, c.To, c.CallerName, c.Disposition, c.Filtered,
 			c.StartedAt, c.EndedAt, c.DurationSeconds, c.TalkSeconds, c.ForwardSeconds}
 	}
-	if _, err := s.Pool.CopyFrom(ctx, pgx.Identifier{"calls"},
+	if _, err := s.pool.CopyFrom(ctx, pgx.Identifier{"calls"},
 		[]string{"account_id", "public_id", "number_id", "from_e164", "to_e164", "caller_name", "disposition", "filtered",
 			"started_at", "ended_at", "duration_seconds", "talk_seconds", "forward_seconds"}, pgx.CopyFromRows(rows)); err != nil {
 		return fmt.Errorf("copy calls: %w", err)
@@ -76,6 +76,6 @@ func (s *Store) AddBulkTranscripts(ctx context.Context, accountID int64, every i
 // AnalyzeCallTables refreshes the planner's statistics of the calls and the tables read with
 // them, after a bulk load.
 func (s *Store) AnalyzeCallTables(ctx context.Context) error {
-	_, err := s.Pool.Exec(ctx, `ANALYZE calls; ANALYZE recordings; ANALYZE transcripts; ANALYZE call_counts_hourly; ANALYZE call_counts_daily; ANALYZE call_counts_local`)
+	_, err := s.pool.Exec(ctx, `ANALYZE calls; ANALYZE recordings; ANALYZE transcripts; ANALYZE call_counts_hourly; ANALYZE call_counts_daily; ANALYZE call_counts_local`)
 	return err
 }

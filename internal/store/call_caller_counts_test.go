@@ -17,7 +17,7 @@ import (
 func callerCountsMatchCalls(t *testing.T, st *store.Store, step string) {
 	t.Helper()
 	var diffs int
-	err := st.Pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM (
+	err := st.SQL().QueryRow(context.Background(), `SELECT (SELECT count(*) FROM (
 			SELECT account_id, filtered, from_e164, lower(caller_name) AS caller_name_lower, count(*) AS calls
 			FROM calls GROUP BY 1, 2, 3, 4) a
 		FULL JOIN (SELECT * FROM call_caller_counts WHERE calls <> 0) b
@@ -33,7 +33,7 @@ func callerCountsMatchCalls(t *testing.T, st *store.Store, step string) {
 		t.Fatal(err)
 	}
 	if diffs != 0 {
-		rows, _ := st.Pool.Query(context.Background(), `SELECT account_id, filtered, caller_name_lower, calls, calls_from_directory FROM call_name_counts ORDER BY 1, 3, 2`)
+		rows, _ := st.SQL().Query(context.Background(), `SELECT account_id, filtered, caller_name_lower, calls, calls_from_directory FROM call_name_counts ORDER BY 1, 3, 2`)
 		for rows.Next() {
 			v, _ := rows.Values()
 			t.Log(v...)
@@ -154,7 +154,7 @@ func TestCallerCountsUnderConcurrentDirectoryChanges(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 60 {
-				if _, err := st.Pool.Exec(ctx, `INSERT INTO calls (account_id, public_id, from_e164, to_e164, caller_name, disposition, started_at)
+				if _, err := st.SQL().Exec(ctx, `INSERT INTO calls (account_id, public_id, from_e164, to_e164, caller_name, disposition, started_at)
 					VALUES ($1, $2, $3, '+442070000001', 'Pat Race', 'answered', $4)`,
 					acct.ID, fmt.Sprintf("call_race_%d_%d", w, i), number(w*7+i), now.Add(time.Duration(i)*time.Minute)); err != nil {
 					errs <- err

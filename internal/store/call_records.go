@@ -33,7 +33,7 @@ func (s *Store) CreateCall(ctx context.Context, in NewCall) (int64, string, erro
 		endedAt = &e
 	}
 	var id int64
-	err := s.Pool.QueryRow(ctx, `INSERT INTO calls (account_id, public_id, number_id, from_e164, to_e164, caller_name,
+	err := s.pool.QueryRow(ctx, `INSERT INTO calls (account_id, public_id, number_id, from_e164, to_e164, caller_name,
 			disposition, filtered, started_at, ended_at, duration_seconds, talk_seconds, forward_seconds,
 			total_rated_amount_pence, answered_by_staff)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id`,

@@ -91,7 +91,7 @@ func TestRecordCallsInOneBatch(t *testing.T) {
 	}
 
 	var calls, recordings int
-	if err := st.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM calls), (SELECT count(*) FROM recordings)`).Scan(&calls, &recordings); err != nil {
+	if err := st.SQL().QueryRow(ctx, `SELECT (SELECT count(*) FROM calls), (SELECT count(*) FROM recordings)`).Scan(&calls, &recordings); err != nil {
 		t.Fatal(err)
 	}
 	if calls != 6 || recordings != 2 {
@@ -130,7 +130,7 @@ func TestEnqueueEvents(t *testing.T) {
 		t.Errorf("queued %v, want [true true false]", queued)
 	}
 	var stored int
-	if err := st.Pool.QueryRow(ctx, `SELECT count(*) FROM events WHERE id = ANY($1)`,
+	if err := st.SQL().QueryRow(ctx, `SELECT count(*) FROM events WHERE id = ANY($1)`,
 		[]uuid.UUID{evs[0].ID, evs[1].ID, evs[2].ID}).Scan(&stored); err != nil || stored != 2 {
 		t.Errorf("%d events stored (%v), want 2", stored, err)
 	}

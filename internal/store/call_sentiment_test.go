@@ -17,13 +17,13 @@ func TestCallFollowsLatestTranscript(t *testing.T) {
 	ctx := context.Background()
 	st, acct, callID := storeWithOneCall(t)
 	var countsBefore int64
-	if err := st.Pool.QueryRow(ctx, `SELECT sum(calls) FROM call_counts_hourly WHERE account_id = $1`, acct.ID).Scan(&countsBefore); err != nil {
+	if err := st.SQL().QueryRow(ctx, `SELECT sum(calls) FROM call_counts_hourly WHERE account_id = $1`, acct.ID).Scan(&countsBefore); err != nil {
 		t.Fatal(err)
 	}
 	want := func(step string, sentiment, urgency *string) {
 		t.Helper()
 		var s, u *string
-		if err := st.Pool.QueryRow(ctx, `SELECT sentiment, urgency FROM calls WHERE id = $1`, callID).Scan(&s, &u); err != nil {
+		if err := st.SQL().QueryRow(ctx, `SELECT sentiment, urgency FROM calls WHERE id = $1`, callID).Scan(&s, &u); err != nil {
 			t.Fatal(err)
 		}
 		if !equal(s, sentiment) || !equal(u, urgency) {
@@ -37,7 +37,7 @@ func TestCallFollowsLatestTranscript(t *testing.T) {
 			t.Fatal(err)
 		}
 		var id int64
-		if err := st.Pool.QueryRow(ctx, `INSERT INTO transcripts (account_id, recording_id, call_id, sentiment, urgency)
+		if err := st.SQL().QueryRow(ctx, `INSERT INTO transcripts (account_id, recording_id, call_id, sentiment, urgency)
 			VALUES ($1, $2, $3, $4, $5) RETURNING id`, acct.ID, rec.ID, callID, sentiment, urgency).Scan(&id); err != nil {
 			t.Fatal(err)
 		}
@@ -48,21 +48,21 @@ func TestCallFollowsLatestTranscript(t *testing.T) {
 	want("first transcript", &neg, &high)
 	second := transcript(pos, low)
 	want("a later transcript wins", &pos, &low)
-	if _, err := st.Pool.Exec(ctx, `UPDATE transcripts SET sentiment = 'neutral' WHERE id = $1`, first); err != nil {
+	if _, err := st.SQL().Exec(ctx, `UPDATE transcripts SET sentiment = 'neutral' WHERE id = $1`, first); err != nil {
 		t.Fatal(err)
 	}
 	want("an older transcript changes", &pos, &low)
-	if _, err := st.Pool.Exec(ctx, `DELETE FROM transcripts WHERE id = $1`, second); err != nil {
+	if _, err := st.SQL().Exec(ctx, `DELETE FROM transcripts WHERE id = $1`, second); err != nil {
 		t.Fatal(err)
 	}
 	neutral := "neutral"
 	want("the latest is deleted", &neutral, &high)
-	if _, err := st.Pool.Exec(ctx, `DELETE FROM transcripts WHERE id = $1`, first); err != nil {
+	if _, err := st.SQL().Exec(ctx, `DELETE FROM transcripts WHERE id = $1`, first); err != nil {
 		t.Fatal(err)
 	}
 	want("none left", nil, nil)
 	var countsAfter int64
-	if err := st.Pool.QueryRow(ctx, `SELECT sum(calls) FROM call_counts_hourly WHERE account_id = $1`, acct.ID).Scan(&countsAfter); err != nil {
+	if err := st.SQL().QueryRow(ctx, `SELECT sum(calls) FROM call_counts_hourly WHERE account_id = $1`, acct.ID).Scan(&countsAfter); err != nil {
 		t.Fatal(err)
 	}
 	if countsAfter != countsBefore {
@@ -158,7 +158,7 @@ func TestTranscriptWriteThatChangesNothingLeavesCallsAlone(t *testing.T) {
 	}
 	exec := func(sql string, args ...any) {
 		t.Helper()
-		if _, err := st.Pool.Exec(ctx, sql, args...); err != nil {
+		if _, err := st.SQL().Exec(ctx, sql, args...); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -170,13 +170,13 @@ func TestTranscriptWriteThatChangesNothingLeavesCallsAlone(t *testing.T) {
 	updates := func() int {
 		t.Helper()
 		var n int
-		if err := st.Pool.QueryRow(ctx, `SELECT count(*) FROM calls_update_statements`).Scan(&n); err != nil {
+		if err := st.SQL().QueryRow(ctx, `SELECT count(*) FROM calls_update_statements`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
 	var transcriptID int64
-	if err := st.Pool.QueryRow(ctx, `INSERT INTO transcripts (account_id, recording_id, call_id, status, summary_status)
+	if err := st.SQL().QueryRow(ctx, `INSERT INTO transcripts (account_id, recording_id, call_id, status, summary_status)
 		VALUES ($1, $2, $3, 'pending', 'pending') RETURNING id`, acct.ID, rec.ID, callID).Scan(&transcriptID); err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestTranscriptWriteThatChangesNothingLeavesCallsAlone(t *testing.T) {
 	}
 	exec(`UPDATE transcripts SET sentiment = 'positive' WHERE id = $1`, transcriptID)
 	var sentiment *string
-	if err := st.Pool.QueryRow(ctx, `SELECT sentiment FROM calls WHERE id = $1`, callID).Scan(&sentiment); err != nil {
+	if err := st.SQL().QueryRow(ctx, `SELECT sentiment FROM calls WHERE id = $1`, callID).Scan(&sentiment); err != nil {
 		t.Fatal(err)
 	}
 	if n := updates(); n != 1 || sentiment == nil || *sentiment != "positive" {

@@ -241,7 +241,7 @@ func (s *Store) ListCalls(ctx context.Context, accountID int64, f CallFilter) ([
 			return err
 		})
 		b.Queue(countSQL, countArgs...).QueryRow(func(row pgx.Row) error { return row.Scan(&total) })
-		if err := s.Pool.SendBatch(ctx, b).Close(); err != nil {
+		if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 			return nil, 0, err
 		}
 		return calls, int(total), nil
@@ -253,7 +253,7 @@ func (s *Store) ListCalls(ctx context.Context, accountID int64, f CallFilter) ([
 	if !planOnce {
 		mode = []any{pgx.QueryExecModeExec}
 	}
-	rows, err := s.Pool.Query(ctx, callRowsSQL(inner), append(mode, pageArgs...)...)
+	rows, err := s.pool.Query(ctx, callRowsSQL(inner), append(mode, pageArgs...)...)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -266,13 +266,13 @@ func (s *Store) ListCalls(ctx context.Context, accountID int64, f CallFilter) ([
 		return calls, f.Offset + len(calls), nil
 	}
 	var total int64
-	err = s.Pool.QueryRow(ctx, countSQL, append(mode, countArgs...)...).Scan(&total)
+	err = s.pool.QueryRow(ctx, countSQL, append(mode, countArgs...)...).Scan(&total)
 	return calls, int(total), err
 }
 
 // GetCall returns one of the account's calls by public id.
 func (s *Store) GetCall(ctx context.Context, accountID int64, publicID string) (Call, error) {
-	rows, err := s.Pool.Query(ctx, callRowsSQL(`SELECT * FROM calls c WHERE c.account_id = $1 AND c.public_id = $2`), accountID, publicID)
+	rows, err := s.pool.Query(ctx, callRowsSQL(`SELECT * FROM calls c WHERE c.account_id = $1 AND c.public_id = $2`), accountID, publicID)
 	if err != nil {
 		return Call{}, err
 	}

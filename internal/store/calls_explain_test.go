@@ -73,7 +73,7 @@ func TestCallsQueryPlans(t *testing.T) {
 				sql  string
 				args []any
 			}{{callRowsSQL(inner), pageArgs}, {`SELECT count(*) FROM calls c WHERE ` + where, args}} {
-				rows, err := s.Pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+q.sql, q.args...)
+				rows, err := s.pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+q.sql, q.args...)
 				if err != nil {
 					t.Fatal(err)
 				}

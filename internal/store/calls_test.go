@@ -15,7 +15,7 @@ import (
 func countsMatchCalls(t *testing.T, st *store.Store, step string) {
 	t.Helper()
 	var diffs int
-	err := st.Pool.QueryRow(context.Background(), `SELECT
+	err := st.SQL().QueryRow(context.Background(), `SELECT
 		(SELECT count(*) FROM (
 			SELECT account_id, date_trunc('hour', started_at, 'UTC') AS hour, COALESCE(number_id, 0) AS number_id, filtered,
 				disposition, count(*) AS calls, sum(forward_seconds) AS seconds
@@ -88,7 +88,7 @@ func TestCallCountsFollowCalls(t *testing.T) {
 					t.Fatal(err)
 				}
 				var want int
-				err = st.Pool.QueryRow(ctx, `SELECT count(*) FROM calls WHERE account_id = $1
+				err = st.SQL().QueryRow(ctx, `SELECT count(*) FROM calls WHERE account_id = $1
 					AND ($2 = 'all' OR filtered = ($2 = 'filtered')) AND ($3 = '' OR disposition = $3)
 					AND ($4::timestamptz IS NULL OR started_at >= $4) AND ($5::timestamptz IS NULL OR started_at < $5)`,
 					acct.ID, activity, status, p.from, p.to).Scan(&want)

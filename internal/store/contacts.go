@@ -186,10 +186,10 @@ func (s *Store) ListContacts(ctx context.Context, accountID int64, f ContactFilt
 	cond := strings.Join(where, " AND ")
 
 	var total int
-	if err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM contacts c WHERE `+cond, args...).Scan(&total); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM contacts c WHERE `+cond, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.Pool.Query(ctx, `SELECT `+contactColumns+` FROM contacts c WHERE `+cond+`
+	rows, err := s.pool.Query(ctx, `SELECT `+contactColumns+` FROM contacts c WHERE `+cond+`
 		ORDER BY c.updated_at DESC, c.id DESC LIMIT `+arg(limit)+` OFFSET `+arg(offset), args...)
 	if err != nil {
 		return nil, 0, err
@@ -271,7 +271,7 @@ func (s *Store) ReplaceContact(ctx context.Context, accountID int64, publicID st
 
 // DeleteContact removes one of the account's contacts and its phones.
 func (s *Store) DeleteContact(ctx context.Context, accountID int64, publicID string) error {
-	tag, err := s.Pool.Exec(ctx, `DELETE FROM contacts WHERE account_id = $1 AND public_id = $2`, accountID, publicID)
+	tag, err := s.pool.Exec(ctx, `DELETE FROM contacts WHERE account_id = $1 AND public_id = $2`, accountID, publicID)
 	if err != nil {
 		return err
 	}
@@ -506,33 +506,6 @@ func bulkSave(ctx context.Context, tx pgx.Tx, accountID int64, rows []bulkRow, n
 		return nil
 	}
 	return tx.SendBatch(ctx, b).Close()
-}
-
-// ContactNamesByE164 names callers: for each of the E.164 numbers that belongs to one of
-// the account's contacts, the contact's display name. When several contacts have the
-// number, one where it is the primary number wins, then the most recently changed.
-// Numbers without a contact are absent from the map.
-func (s *Store) ContactNamesByE164(ctx context.Context, accountID int64, e164s []string) (map[string]string, error) {
-	out := map[string]string{}
-	if len(e164s) == 0 {
-		return out, nil
-	}
-	rows, err := s.Pool.Query(ctx, `SELECT DISTINCT ON (cp.e164) cp.e164, ct.display_name
-		FROM contact_phones cp JOIN contacts ct ON ct.id = cp.contact_id
-		WHERE cp.account_id = $1 AND cp.e164 = ANY($2)
-		ORDER BY cp.e164, cp.is_primary DESC, ct.updated_at DESC, ct.id DESC`, accountID, e164s)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var e164, name string
-		if err := rows.Scan(&e164, &name); err != nil {
-			return nil, err
-		}
-		out[e164] = name
-	}
-	return out, rows.Err()
 }
 
 // maxTxAttempts bounds retries of a transaction that hit a deadlock or serialization failure.

@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -21,45 +20,6 @@ func newContactsAccount(t *testing.T, st *store.Store) int64 {
 }
 
 func strp(s string) *string { return &s }
-
-func TestContactNamesForCallers(t *testing.T) {
-	st := storetest.NewStore(t)
-	ctx := context.Background()
-	acct := newContactsAccount(t, st)
-	other := newContactsAccount(t, st)
-	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
-
-	save := func(account int64, name string, at time.Time, phones ...store.ContactPhoneInput) store.Contact {
-		t.Helper()
-		c, err := st.UpsertContact(ctx, account, store.ContactInput{Source: "api", DisplayName: name, Phones: phones}, at)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	// The same number on three contacts: where it is primary wins, then the most recent.
-	save(acct, "Old Secondary", now, store.ContactPhoneInput{Number: "020 7946 0000"})
-	save(acct, "Primary Holder", now, store.ContactPhoneInput{Number: "+44 20 7946 0000", IsPrimary: true})
-	save(acct, "New Secondary", now.Add(time.Hour), store.ContactPhoneInput{Number: "02079460000"})
-	// Most recent of two non-primary holders.
-	save(acct, "Older", now, store.ContactPhoneInput{Number: "07700 900001"})
-	save(acct, "Newer", now.Add(time.Hour), store.ContactPhoneInput{Number: "07700 900001"})
-	// Unreadable numbers are not stored at all.
-	junk := save(acct, "Junk", now, store.ContactPhoneInput{Number: "call reception"})
-	if len(junk.Phones) != 0 {
-		t.Errorf("unreadable number kept: %+v", junk.Phones)
-	}
-	save(other, "Other Account", now.Add(2*time.Hour), store.ContactPhoneInput{Number: "07700 900002", IsPrimary: true})
-
-	names, err := st.ContactNamesByE164(ctx, acct, []string{"+442079460000", "+447700900001", "+447700900002", "+15550000000"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{"+442079460000": "Primary Holder", "+447700900001": "Newer"}
-	if fmt.Sprint(names) != fmt.Sprint(want) {
-		t.Errorf("ContactNamesByE164 = %v, want %v", names, want)
-	}
-}
 
 func TestBulkUpsertContactsCountsFailuresAndKeepsTheRest(t *testing.T) {
 	st := storetest.NewStore(t)

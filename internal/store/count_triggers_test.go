@@ -13,7 +13,7 @@ import (
 func sentimentCountsMatchCalls(t *testing.T, st *store.Store, step string) {
 	t.Helper()
 	var diffs int
-	err := st.Pool.QueryRow(context.Background(), `SELECT count(*) FROM (
+	err := st.SQL().QueryRow(context.Background(), `SELECT count(*) FROM (
 			SELECT account_id, (started_at AT TIME ZONE 'UTC')::date AS day, filtered, disposition,
 				COALESCE(sentiment, '') AS sentiment, COALESCE(urgency, '') AS urgency, count(*) AS calls
 			FROM calls WHERE sentiment IS NOT NULL OR urgency IS NOT NULL GROUP BY 1, 2, 3, 4, 5, 6) a
@@ -42,7 +42,7 @@ func TestCountTriggersStayExactWithReusedPlans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := st.Pool.Acquire(ctx)
+	conn, err := st.SQL().Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

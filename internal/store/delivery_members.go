@@ -18,7 +18,7 @@ type DeliveryMember struct {
 // first), deletes the rows whose latest heartbeat is older than forget, and returns every
 // member's row, its own included: one statement, one round trip.
 func (s *Store) BeatDeliveryMember(ctx context.Context, id string, now time.Time, forget time.Duration) ([]DeliveryMember, error) {
-	rows, err := s.Pool.Query(ctx, `WITH beat AS (
+	rows, err := s.pool.Query(ctx, `WITH beat AS (
 			INSERT INTO delivery_members (id, joined_at, heartbeat_at) VALUES ($1, $2, $2)
 			ON CONFLICT (id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at
 			RETURNING id, joined_at, heartbeat_at),
@@ -43,7 +43,7 @@ func (s *Store) BeatDeliveryMember(ctx context.Context, id string, now time.Time
 // LeaveDeliveryMember deletes the replica's row (a clean shutdown: the others take its
 // slots at their next heartbeat instead of after the TTL).
 func (s *Store) LeaveDeliveryMember(ctx context.Context, id string) error {
-	if _, err := s.Pool.Exec(ctx, `DELETE FROM delivery_members WHERE id = $1`, id); err != nil {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM delivery_members WHERE id = $1`, id); err != nil {
 		return fmt.Errorf("leave the delivery members: %w", err)
 	}
 	return nil

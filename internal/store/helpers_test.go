@@ -11,7 +11,7 @@ import (
 func sqlExecutor(t *testing.T, st *store.Store) func(sql string, args ...any) {
 	return func(sql string, args ...any) {
 		t.Helper()
-		if _, err := st.Pool.Exec(context.Background(), sql, args...); err != nil {
+		if _, err := st.SQL().Exec(context.Background(), sql, args...); err != nil {
 			t.Fatalf("%s: %v", sql, err)
 		}
 	}

@@ -117,14 +117,14 @@ const sweepBatch = 100
 // It also deletes a few expired keys of any account (the sweep: keys are only ever read by
 // a claim, which ignores expired ones, so sweeping opportunistically is enough).
 func (s *Store) ClaimIdempotencyKey(ctx context.Context, req IdempotencyRequest, now time.Time, lease, keep time.Duration) (ClaimResult, error) {
-	if _, err := s.Pool.Exec(ctx, `DELETE FROM idempotency_keys WHERE (account_id, key) IN (
+	if _, err := s.pool.Exec(ctx, `DELETE FROM idempotency_keys WHERE (account_id, key) IN (
 			SELECT account_id, key FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
 		now, sweepBatch); err != nil {
 		return ClaimResult{}, err
 	}
 	token := uuid.New()
 	for range 3 {
-		tag, err := s.Pool.Exec(ctx, `INSERT INTO idempotency_keys
+		tag, err := s.pool.Exec(ctx, `INSERT INTO idempotency_keys
 				(account_id, key, route, body_sha256, state, token, locked_until, created_at, expires_at)
 			VALUES ($1, $2, $3, $4, 'running', $5, $6, $7, $8)
 			ON CONFLICT (account_id, key) DO UPDATE SET route = excluded.route, body_sha256 = excluded.body_sha256,
@@ -147,7 +147,7 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, req IdempotencyRequest,
 			header      http.Header
 			body        []byte
 		)
-		err = s.Pool.QueryRow(ctx, `SELECT route, body_sha256, state, locked_until, status, header, body
+		err = s.pool.QueryRow(ctx, `SELECT route, body_sha256, state, locked_until, status, header, body
 			FROM idempotency_keys WHERE account_id = $1 AND key = $2`, req.AccountID, req.Key).Scan(
 			&route, &bodySHA, &state, &lockedUntil, &status, &header, &body)
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -163,7 +163,7 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, req IdempotencyRequest,
 		case ClaimGranted:
 			// Take over a running key whose owner's lease ran out. An owner still in its
 			// transaction holds the row; this waits for it and then finds it committed.
-			tag, err := s.Pool.Exec(ctx, `UPDATE idempotency_keys SET token = $3, locked_until = $4
+			tag, err := s.pool.Exec(ctx, `UPDATE idempotency_keys SET token = $3, locked_until = $4
 				WHERE account_id = $1 AND key = $2 AND state = 'running' AND locked_until <= $5`,
 				req.AccountID, req.Key, token, now.Add(lease), now)
 			if err != nil {
@@ -220,7 +220,7 @@ func markIdempotencyCommitted(ctx context.Context, tx pgx.Tx, c *IdempotencyClai
 
 // CompleteIdempotencyKey saves the claim's answer for replay.
 func (s *Store) CompleteIdempotencyKey(ctx context.Context, c *IdempotencyClaim, r SavedResponse) error {
-	_, err := s.Pool.Exec(ctx, `UPDATE idempotency_keys SET state = 'completed', status = $4, header = $5, body = $6
+	_, err := s.pool.Exec(ctx, `UPDATE idempotency_keys SET state = 'completed', status = $4, header = $5, body = $6
 		WHERE account_id = $1 AND key = $2 AND token = $3`, c.AccountID, c.Key, c.Token, r.Status, r.Header, r.Body)
 	return err
 }
@@ -229,7 +229,7 @@ func (s *Store) CompleteIdempotencyKey(ctx context.Context, c *IdempotencyClaim,
 // not kept (5xx, 409, 429), so a repeat does the work. A committed key is kept: its work
 // must not be done twice.
 func (s *Store) ReleaseIdempotencyKey(ctx context.Context, c *IdempotencyClaim) error {
-	_, err := s.Pool.Exec(ctx, `DELETE FROM idempotency_keys
+	_, err := s.pool.Exec(ctx, `DELETE FROM idempotency_keys
 		WHERE account_id = $1 AND key = $2 AND token = $3 AND state = 'running'`, c.AccountID, c.Key, c.Token)
 	return err
 }

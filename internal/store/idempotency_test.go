@@ -27,7 +27,7 @@ func TestIdempotencyKeyFollowsTheWorkTransaction(t *testing.T) {
 	state := func() string {
 		t.Helper()
 		var s string
-		if err := st.Pool.QueryRow(ctx, `SELECT state FROM idempotency_keys WHERE account_id = $1 AND key = $2`, acct.ID, req.Key).Scan(&s); err != nil {
+		if err := st.SQL().QueryRow(ctx, `SELECT state FROM idempotency_keys WHERE account_id = $1 AND key = $2`, acct.ID, req.Key).Scan(&s); err != nil {
 			t.Fatal(err)
 		}
 		return s
@@ -53,7 +53,7 @@ func TestIdempotencyKeyFollowsTheWorkTransaction(t *testing.T) {
 	}
 	balance := func() int64 {
 		var n int64
-		if err := st.Pool.QueryRow(ctx, `SELECT balance_pence FROM accounts WHERE id = $1`, acct.ID).Scan(&n); err != nil {
+		if err := st.SQL().QueryRow(ctx, `SELECT balance_pence FROM accounts WHERE id = $1`, acct.ID).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
@@ -91,7 +91,7 @@ func TestIdempotencyKeyFollowsTheWorkTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	var n int
-	if err := st.Pool.QueryRow(ctx, `SELECT count(*) FROM idempotency_keys WHERE key = 'k1'`).Scan(&n); err != nil || n != 0 {
+	if err := st.SQL().QueryRow(ctx, `SELECT count(*) FROM idempotency_keys WHERE key = 'k1'`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("expired key not swept: %d %v", n, err)
 	}
 }

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	osexec "os/exec"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -9,7 +10,8 @@ import (
 
 // Only the store talks SQL: no package but these imports pgx in its non-test code. The
 // PostgreSQL starter (pgcluster) creates databases for tests and `make run`; storetest hands
-// tests a pool of their own for rows they set up or inspect directly.
+// tests a pool of their own (storetest.SQL) for rows they set up or inspect directly, and only
+// tests and test-support packages (named ...test, or testenv) may import storetest.
 var pgxImportersAllowed = []string{
 	"github.com/switchboard-dev/switchboard/internal/pgcluster",
 	"github.com/switchboard-dev/switchboard/internal/store",
@@ -22,19 +24,30 @@ func TestOnlyTheStoreImportsPgx(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	var importers []string
+	var pgxImporters, storetestImporters []string
 	for line := range strings.Lines(string(out)) {
 		fields := strings.Fields(line)
 		if slices.ContainsFunc(fields[1:], func(p string) bool { return strings.HasPrefix(p, "github.com/jackc/pgx") }) {
-			importers = append(importers, fields[0])
+			pgxImporters = append(pgxImporters, fields[0])
+		}
+		if slices.Contains(fields[1:], "github.com/switchboard-dev/switchboard/internal/storetest") {
+			storetestImporters = append(storetestImporters, fields[0])
 		}
 	}
-	if !slices.Contains(importers, "github.com/switchboard-dev/switchboard/internal/store") {
-		t.Fatalf("the listing shows no import of pgx by the store itself: %v", importers)
+	if !slices.Contains(pgxImporters, "github.com/switchboard-dev/switchboard/internal/store") {
+		t.Fatalf("the listing shows no import of pgx by the store itself: %v", pgxImporters)
 	}
-	for _, p := range importers {
+	for _, p := range pgxImporters {
 		if !slices.Contains(pgxImportersAllowed, p) {
 			t.Errorf("%s imports pgx: only the store talks to PostgreSQL (add a store method instead)", p)
+		}
+	}
+	if !slices.Contains(storetestImporters, "github.com/switchboard-dev/switchboard/internal/testenv") {
+		t.Fatalf("the listing shows no import of storetest by testenv: %v", storetestImporters)
+	}
+	for _, p := range storetestImporters {
+		if name := path.Base(p); !strings.HasSuffix(name, "test") && name != "testenv" {
+			t.Errorf("%s imports storetest: service code reaches PostgreSQL only through store methods", p)
 		}
 	}
 }

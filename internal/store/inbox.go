@@ -83,11 +83,11 @@ func (s *Store) ListTasks(ctx context.Context, accountID int64, status string, l
 		where, args = where+` AND t.status = $2`, append(args, status)
 	}
 	var total int
-	if err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM tasks t WHERE `+where, args...).Scan(&total); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM tasks t WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
 	args = append(args, limit, offset)
-	rows, err := s.Pool.Query(ctx, taskSelect+` WHERE `+where+
+	rows, err := s.pool.Query(ctx, taskSelect+` WHERE `+where+
 		fmt.Sprintf(` ORDER BY t.created_at DESC, t.id DESC LIMIT $%d OFFSET $%d`, len(args)-1, len(args)), args...)
 	if err != nil {
 		return nil, 0, err
@@ -98,7 +98,7 @@ func (s *Store) ListTasks(ctx context.Context, accountID int64, status string, l
 
 // GetTask returns one of the account's to-dos.
 func (s *Store) GetTask(ctx context.Context, accountID int64, publicID string) (Task, error) {
-	t, err := scanTask(s.Pool.QueryRow(ctx, taskSelect+` WHERE t.account_id = $1 AND t.public_id = $2`, accountID, publicID))
+	t, err := scanTask(s.pool.QueryRow(ctx, taskSelect+` WHERE t.account_id = $1 AND t.public_id = $2`, accountID, publicID))
 	return t, notFound(err)
 }
 
@@ -109,10 +109,10 @@ func (s *Store) SetTaskStatus(ctx context.Context, accountID int64, publicID, st
 	var err error
 	switch status {
 	case "done":
-		_, err = s.Pool.Exec(ctx, `UPDATE tasks SET status = 'done', done_by_user_id = $3, completed_at = $4, updated_at = $4
+		_, err = s.pool.Exec(ctx, `UPDATE tasks SET status = 'done', done_by_user_id = $3, completed_at = $4, updated_at = $4
 			WHERE account_id = $1 AND public_id = $2 AND status <> 'done'`, accountID, publicID, userID, at)
 	case "open":
-		_, err = s.Pool.Exec(ctx, `UPDATE tasks SET status = 'open', done_by_user_id = NULL, completed_at = NULL, updated_at = $3
+		_, err = s.pool.Exec(ctx, `UPDATE tasks SET status = 'open', done_by_user_id = NULL, completed_at = NULL, updated_at = $3
 			WHERE account_id = $1 AND public_id = $2 AND status <> 'open'`, accountID, publicID, at)
 	default:
 		return Task{}, fmt.Errorf("status must be open or done, not %q", status)
@@ -141,7 +141,7 @@ func (s *Store) CreateTask(ctx context.Context, in NewTask) (Task, error) {
 		in.CreatedAt = time.Now()
 	}
 	pid := NewPublicID(PrefixTask)
-	if _, err := s.Pool.Exec(ctx, `INSERT INTO tasks (account_id, public_id, call_id, text, callback_e164, sentiment, urgency,
+	if _, err := s.pool.Exec(ctx, `INSERT INTO tasks (account_id, public_id, call_id, text, callback_e164, sentiment, urgency,
 			summary_snippet, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
 		in.AccountID, pid, in.CallID, in.Text, in.CallbackE164, in.Sentiment, in.Urgency, in.SummarySnippet, in.CreatedAt); err != nil {
@@ -179,7 +179,7 @@ func (s *Store) ListNotifications(ctx context.Context, accountID, userID int64, 
 	if unreadOnly {
 		where += ` AND read_at IS NULL`
 	}
-	err = s.Pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE read_at IS NULL)
+	err = s.pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE read_at IS NULL)
 		FROM notifications WHERE account_id = $1 AND user_id = $2`, accountID, userID).Scan(&total, &unread)
 	if err != nil {
 		return nil, 0, 0, err
@@ -190,7 +190,7 @@ func (s *Store) ListNotifications(ctx context.Context, accountID, userID int64, 
 	// Ids are random UUIDs, so the tie-break on id only makes the order stable; ascending
 	// follows the indexes (user_id, created_at DESC, id). The column is qualified: a bare "id"
 	// would name the selected id::text, which no index holds.
-	rows, err := s.Pool.Query(ctx, `SELECT `+notificationColumns+` FROM notifications WHERE `+where+`
+	rows, err := s.pool.Query(ctx, `SELECT `+notificationColumns+` FROM notifications WHERE `+where+`
 		ORDER BY notifications.created_at DESC, notifications.id LIMIT $3 OFFSET $4`, accountID, userID, limit, offset)
 	if err != nil {
 		return nil, 0, 0, err
@@ -202,7 +202,7 @@ func (s *Store) ListNotifications(ctx context.Context, accountID, userID int64, 
 // UnreadNotifications is a user's unread total.
 func (s *Store) UnreadNotifications(ctx context.Context, accountID, userID int64) (int, error) {
 	var n int
-	err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM notifications WHERE account_id = $1 AND user_id = $2 AND read_at IS NULL`,
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM notifications WHERE account_id = $1 AND user_id = $2 AND read_at IS NULL`,
 		accountID, userID).Scan(&n)
 	return n, err
 }
@@ -216,7 +216,7 @@ func (s *Store) MarkNotificationRead(ctx context.Context, accountID, userID int6
 		return "", 0, ErrNotFound
 	}
 	var canonical string
-	err = s.Pool.QueryRow(ctx, `UPDATE notifications SET read_at = coalesce(read_at, $4)
+	err = s.pool.QueryRow(ctx, `UPDATE notifications SET read_at = coalesce(read_at, $4)
 		WHERE account_id = $1 AND user_id = $2 AND id = $3 RETURNING id::text`, accountID, userID, u.String(), at).Scan(&canonical)
 	if err != nil {
 		return "", 0, notFound(err)
@@ -228,7 +228,7 @@ func (s *Store) MarkNotificationRead(ctx context.Context, accountID, userID int6
 // MarkAllNotificationsRead marks every unread notification of the user read and returns the
 // unread total after (0 unless one arrived meanwhile).
 func (s *Store) MarkAllNotificationsRead(ctx context.Context, accountID, userID int64, at time.Time) (int, error) {
-	if _, err := s.Pool.Exec(ctx, `UPDATE notifications SET read_at = $3
+	if _, err := s.pool.Exec(ctx, `UPDATE notifications SET read_at = $3
 		WHERE account_id = $1 AND user_id = $2 AND read_at IS NULL`, accountID, userID, at); err != nil {
 		return 0, err
 	}
@@ -255,7 +255,7 @@ func (s *Store) CreateNotification(ctx context.Context, in NewNotification) (Not
 	if err != nil {
 		return Notification{}, err
 	}
-	return scanNotification(s.Pool.QueryRow(ctx, `INSERT INTO notifications (id, account_id, user_id, type, title, body, url, created_at)
+	return scanNotification(s.pool.QueryRow(ctx, `INSERT INTO notifications (id, account_id, user_id, type, title, body, url, created_at)
 		SELECT $1, $2, u.id, $4, $5, $6, $7, $8 FROM users u WHERE u.id = $3 AND u.account_id = $2
 		RETURNING `+notificationColumns, id.String(), in.AccountID, in.UserID, in.Type, in.Title, in.Body, in.URL, in.CreatedAt))
 }
@@ -340,11 +340,11 @@ func (s *Store) ListMessageSlips(ctx context.Context, accountID int64, f SlipFil
 	}
 	where := strings.Join(conds, " AND ")
 	var total int
-	if err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM message_slips s WHERE `+where, args...).Scan(&total); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM message_slips s WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
 	args = append(args, limit, offset)
-	rows, err := s.Pool.Query(ctx, slipSelect+` WHERE `+where+fmt.Sprintf(` ORDER BY s.received_at DESC, s.id DESC LIMIT $%d OFFSET $%d`,
+	rows, err := s.pool.Query(ctx, slipSelect+` WHERE `+where+fmt.Sprintf(` ORDER BY s.received_at DESC, s.id DESC LIMIT $%d OFFSET $%d`,
 		len(args)-1, len(args)), args...)
 	if err != nil {
 		return nil, 0, err
@@ -460,11 +460,11 @@ func (s *Store) ListJobRequests(ctx context.Context, accountID int64, statuses [
 		where, args = where+` AND j.status = ANY ($2::text[])`, append(args, statuses)
 	}
 	var total int
-	if err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM job_requests j WHERE `+where, args...).Scan(&total); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM job_requests j WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
 	args = append(args, limit, offset)
-	rows, err := s.Pool.Query(ctx, jobRequestSelect+` WHERE `+where+
+	rows, err := s.pool.Query(ctx, jobRequestSelect+` WHERE `+where+
 		fmt.Sprintf(` ORDER BY j.created_at DESC, j.id DESC LIMIT $%d OFFSET $%d`, len(args)-1, len(args)), args...)
 	if err != nil {
 		return nil, 0, err
@@ -506,7 +506,7 @@ func (s *Store) CreateJobRequest(ctx context.Context, in NewJobRequest) (JobRequ
 		date = &d
 	}
 	var id int64
-	if err := s.Pool.QueryRow(ctx, `INSERT INTO job_requests (account_id, public_id, status, number_id, call_id, message_slip_id,
+	if err := s.pool.QueryRow(ctx, `INSERT INTO job_requests (account_id, public_id, status, number_id, call_id, message_slip_id,
 			caller_name, caller_e164, contact_e164, job_type, description, address, postcode, preferred_when, preferred_date, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::date, $16) RETURNING id`,
 		in.AccountID, NewPublicID(PrefixJobRequest), in.Status, in.NumberID, in.CallID, in.MessageSlipID, in.CallerName,
@@ -514,7 +514,7 @@ func (s *Store) CreateJobRequest(ctx context.Context, in NewJobRequest) (JobRequ
 		in.CreatedAt).Scan(&id); err != nil {
 		return JobRequest{}, err
 	}
-	return scanJobRequest(s.Pool.QueryRow(ctx, jobRequestSelect+` WHERE j.id = $1`, id))
+	return scanJobRequest(s.pool.QueryRow(ctx, jobRequestSelect+` WHERE j.id = $1`, id))
 }
 
 // ---------------------------------------------------------------- blocked callers
@@ -542,7 +542,7 @@ type BlockedCaller struct {
 // ListBlockedCallers returns all the account's blocked callers, newest first; created_at is
 // the day in loc.
 func (s *Store) ListBlockedCallers(ctx context.Context, accountID int64, loc *time.Location) ([]BlockedCaller, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT b.id, b.public_id, b.e164, b.action, b.label, b.created_at, n.public_id, n.e164, n.label
+	rows, err := s.pool.Query(ctx, `SELECT b.id, b.public_id, b.e164, b.action, b.label, b.created_at, n.public_id, n.e164, n.label
 		FROM blocked_callers b LEFT JOIN numbers n ON n.id = b.number_id
 		WHERE b.account_id = $1 ORDER BY b.created_at DESC, b.id DESC`, accountID)
 	if err != nil {
@@ -578,7 +578,7 @@ func (s *Store) CreateBlockedCaller(ctx context.Context, in NewBlockedCaller) (s
 		in.CreatedAt = time.Now()
 	}
 	pid := NewPublicID(PrefixBlockedCaller)
-	_, err := s.Pool.Exec(ctx, `INSERT INTO blocked_callers (account_id, public_id, e164, action, label, number_id, created_at)
+	_, err := s.pool.Exec(ctx, `INSERT INTO blocked_callers (account_id, public_id, e164, action, label, number_id, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`, in.AccountID, pid, in.E164, in.Action, in.Label, in.NumberID, in.CreatedAt)
 	return pid, err
 }

@@ -60,7 +60,7 @@ func TestInboxListPlansUseIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	s := &store.Store{Pool: pool}
+	s := store.OnPool(pool)
 
 	// Two accounts of 40,000 rows in each list; account 1 has a user with 40,000 notifications,
 	// a tenth of them unread.
@@ -89,17 +89,17 @@ func TestInboxListPlansUseIndexes(t *testing.T) {
 			`INSERT INTO ledger_entries (account_id, type, amount_pence, balance_after_pence, created_at)
 				SELECT $1::bigint, 'topup', 1, g, now() - g * interval '1 minute' FROM generate_series(1, $2) g`,
 		} {
-			if _, err := s.Pool.Exec(ctx, q, a.ID, n); err != nil {
+			if _, err := s.SQL().Exec(ctx, q, a.ID, n); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := s.Pool.Exec(ctx, `INSERT INTO notifications (id, account_id, user_id, type, title, read_at, created_at)
+		if _, err := s.SQL().Exec(ctx, `INSERT INTO notifications (id, account_id, user_id, type, title, read_at, created_at)
 			SELECT gen_random_uuid(), $1, $2, 'x', 'x', CASE WHEN g % 10 = 0 THEN NULL ELSE now() END, now() - g * interval '1 minute'
 			FROM generate_series(1, $3) g`, a.ID, users[i].ID, n); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.Pool.Exec(ctx, `ANALYZE`); err != nil {
+	if _, err := s.SQL().Exec(ctx, `ANALYZE`); err != nil {
 		t.Fatal(err)
 	}
 
@@ -170,7 +170,7 @@ func TestInboxListPlansUseIndexes(t *testing.T) {
 
 func explain(t *testing.T, s *store.Store, sql string, args []any) string {
 	t.Helper()
-	rows, err := s.Pool.Query(context.Background(), "EXPLAIN "+sql, args...)
+	rows, err := s.SQL().Query(context.Background(), "EXPLAIN "+sql, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,10 +20,10 @@ type LedgerEntry struct {
 // ListLedgerEntries returns one page of the account's balance changes, newest first, and the total.
 func (s *Store) ListLedgerEntries(ctx context.Context, accountID int64, limit, offset int) ([]LedgerEntry, int, error) {
 	var total int
-	if err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM ledger_entries WHERE account_id = $1`, accountID).Scan(&total); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM ledger_entries WHERE account_id = $1`, accountID).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.Pool.Query(ctx, `SELECT id, type, amount_pence, balance_after_pence, note, created_at
+	rows, err := s.pool.Query(ctx, `SELECT id, type, amount_pence, balance_after_pence, note, created_at
 		FROM ledger_entries WHERE account_id = $1
 		ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, accountID, limit, offset)
 	if err != nil {
@@ -51,7 +51,7 @@ const ReceiptsListed = 48
 
 // ListReceipts returns the account's latest limit receipts, newest first.
 func (s *Store) ListReceipts(ctx context.Context, accountID int64, limit int) ([]Receipt, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT id, number, kind, description, amount_pence, paid_at
+	rows, err := s.pool.Query(ctx, `SELECT id, number, kind, description, amount_pence, paid_at
 		FROM receipts WHERE account_id = $1 ORDER BY paid_at DESC, id DESC LIMIT $2`, accountID, limit)
 	if err != nil {
 		return nil, err

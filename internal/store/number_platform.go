@@ -143,7 +143,7 @@ func setNumberState(ctx context.Context, tx pgx.Tx, id int64, status, ownership 
 }
 
 // ReplaceNumberRoutes replaces all of a number's routes (default, schedules in order, override).
-func replaceNumberRoutes(ctx context.Context, tx pgx.Tx, numberID int64, routes []NewRoute) error {
+func replaceNumberRoutes(ctx context.Context, tx pgx.Tx, numberID int64, routes []NumberRoute) error {
 	if _, err := tx.Exec(ctx, `DELETE FROM number_routes WHERE number_id = $1`, numberID); err != nil {
 		return err
 	}

@@ -156,7 +156,7 @@ func (s *Store) QueuedDeliveriesFor(ctx context.Context, accountID int64, f Queu
 	if f.EventID != uuid.Nil {
 		eventID = &f.EventID
 	}
-	rows, err := s.Pool.Query(ctx, `SELECT id, COALESCE(resends, id), type, resends IS NOT NULL, created_at FROM events
+	rows, err := s.pool.Query(ctx, `SELECT id, COALESCE(resends, id), type, resends IS NOT NULL, created_at FROM events
 		WHERE account_id = $1 AND dispatched_at IS NULL AND created_at >= $3
 			AND (endpoint_public_id = $2 OR (endpoint_public_id IS NULL AND type = ANY($4::text[])))
 			AND ($5::uuid IS NULL OR COALESCE(resends, id) = $5)
@@ -201,7 +201,7 @@ type PendingEvent struct {
 // marked nor released (the claimer stopped) ends with its lease, and the events are claimed
 // again.
 func (s *Store) ClaimEvents(ctx context.Context, limit int, now time.Time, lease time.Duration) ([]PendingEvent, error) {
-	rows, err := s.Pool.Query(ctx, `WITH claim AS (
+	rows, err := s.pool.Query(ctx, `WITH claim AS (
 			SELECT id FROM events
 			WHERE dispatched_at IS NULL AND (claimed_until IS NULL OR claimed_until <= $2)
 			ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED)
@@ -243,7 +243,7 @@ func (s *Store) MarkEventsDispatched(ctx context.Context, ids []uuid.UUID, at ti
 	if len(ids) == 0 {
 		return nil
 	}
-	if _, err := s.Pool.Exec(ctx, `UPDATE events SET dispatched_at = $2, claimed_until = NULL WHERE id = ANY($1)`, ids, at); err != nil {
+	if _, err := s.pool.Exec(ctx, `UPDATE events SET dispatched_at = $2, claimed_until = NULL WHERE id = ANY($1)`, ids, at); err != nil {
 		return fmt.Errorf("mark %d events dispatched: %w", len(ids), err)
 	}
 	return nil
@@ -286,7 +286,7 @@ func (s *Store) ReleaseEvents(ctx context.Context, ids []uuid.UUID) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	if _, err := s.Pool.Exec(ctx, `UPDATE events SET claimed_until = NULL WHERE id = ANY($1) AND dispatched_at IS NULL`, ids); err != nil {
+	if _, err := s.pool.Exec(ctx, `UPDATE events SET claimed_until = NULL WHERE id = ANY($1) AND dispatched_at IS NULL`, ids); err != nil {
 		return fmt.Errorf("release %d events: %w", len(ids), err)
 	}
 	return nil

@@ -10,7 +10,7 @@ import (
 // events_undispatched holds exactly these rows, so the count stays cheap while the backlog is small.
 func (s *Store) OutboxBacklog(ctx context.Context) (waiting int64, oldest time.Time, err error) {
 	var first *time.Time
-	err = s.Pool.QueryRow(ctx, `SELECT count(*), min(created_at) FROM events WHERE dispatched_at IS NULL`).Scan(&waiting, &first)
+	err = s.pool.QueryRow(ctx, `SELECT count(*), min(created_at) FROM events WHERE dispatched_at IS NULL`).Scan(&waiting, &first)
 	if first != nil {
 		oldest = *first
 	}

@@ -18,7 +18,7 @@ const OutboxChannel = "switchboard_outbox"
 // its own, outside the pool, for as long as it runs. queued must not block for long: the
 // notifications wait meanwhile.
 func (s *Store) ListenOutbox(ctx context.Context, queued func()) error {
-	cfg := s.Pool.Config().ConnConfig.Copy()
+	cfg := s.pool.Config().ConnConfig.Copy()
 	cfg.Tracer = nil // a lost listener connection says nothing about the pool's
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {

@@ -126,7 +126,7 @@ func eventBody(t *testing.T, st *store.Store, callID int64, typ string) []byte {
 		body []byte
 		p    struct{ ID string }
 	)
-	if err := st.Pool.QueryRow(context.Background(), `SELECT id, body FROM events WHERE call_id = $1 AND type = $2`, callID, typ).Scan(&id, &body); err != nil {
+	if err := st.SQL().QueryRow(context.Background(), `SELECT id, body FROM events WHERE call_id = $1 AND type = $2`, callID, typ).Scan(&id, &body); err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(body, &p); err != nil || p.ID != id.String() {
@@ -203,7 +203,7 @@ func TestClaimEventsLease(t *testing.T) {
 		t.Fatalf("claim an hour on = %v, want the undispatched %v", got, ids[2:])
 	}
 	var dispatched int
-	if err := st.Pool.QueryRow(ctx, `SELECT count(*) FROM events WHERE id = ANY($1) AND dispatched_at = $2 AND claimed_until IS NULL`,
+	if err := st.SQL().QueryRow(ctx, `SELECT count(*) FROM events WHERE id = ANY($1) AND dispatched_at = $2 AND claimed_until IS NULL`,
 		ids[:2], later).Scan(&dispatched); err != nil || dispatched != 2 {
 		t.Fatalf("dispatched = %d (%v), want 2", dispatched, err)
 	}

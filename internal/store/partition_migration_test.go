@@ -75,7 +75,7 @@ func TestPartitionMigrationOnALiveDatabase(t *testing.T) {
 	// The previous release's statements, verbatim, in loops until the migration is done.
 	loops := map[string]func(ctx context.Context, i int) error{
 		"outbox insert": func(ctx context.Context, i int) error {
-			return pgx.BeginFunc(ctx, st.Pool, func(tx pgx.Tx) error {
+			return pgx.BeginFunc(ctx, st.SQL(), func(tx pgx.Tx) error {
 				r, err := tx.Query(ctx, `INSERT INTO events (id, account_id, type, body, call_id, created_at)
 					SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::bytea[], $5::bigint[], $6::timestamptz[])
 					ON CONFLICT DO NOTHING RETURNING id`,
@@ -89,7 +89,7 @@ func TestPartitionMigrationOnALiveDatabase(t *testing.T) {
 			})
 		},
 		"outbox claim": func(ctx context.Context, _ int) error {
-			r, err := st.Pool.Query(ctx, `WITH claim AS (
+			r, err := st.SQL().Query(ctx, `WITH claim AS (
 					SELECT id FROM events
 					WHERE dispatched_at IS NULL AND (claimed_until IS NULL OR claimed_until <= $2)
 					ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED)
@@ -103,7 +103,7 @@ func TestPartitionMigrationOnALiveDatabase(t *testing.T) {
 			return r.Err()
 		},
 		"history insert": func(ctx context.Context, i int) error {
-			_, err := st.Pool.Exec(ctx, `INSERT INTO webhook_deliveries (account_id, endpoint_public_id, delivery_name, event_id,
+			_, err := st.SQL().Exec(ctx, `INSERT INTO webhook_deliveries (account_id, endpoint_public_id, delivery_name, event_id,
 					event_type, status, attempts, response_code, last_error, created_at, finished_at)
 				SELECT a.id, 'wh_live', $2, $3, 'call.ended', 'succeeded', 1, 200, NULL, $4, $4 FROM accounts a WHERE a.public_id = $1
 				ON CONFLICT (delivery_name) DO NOTHING`, acct.PublicID, fmt.Sprintf("live-%d", i), uuid.New(), time.Now())
@@ -168,7 +168,7 @@ func TestPartitionMigrationOnALiveDatabase(t *testing.T) {
 	}
 
 	var events, history, once int
-	if err := st.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM webhook_delivery_history),
+	if err := st.SQL().QueryRow(ctx, `SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM webhook_delivery_history),
 		(SELECT count(*) FROM call_events_once)`).Scan(&events, &history, &once); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestPartitionMigrationOnALiveDatabase(t *testing.T) {
 	}
 	// One event of a type per call still holds, on the partitioned table too.
 	var queued int
-	if err := st.Pool.QueryRow(ctx, `WITH ins AS (INSERT INTO events (id, account_id, type, body, call_id, created_at)
+	if err := st.SQL().QueryRow(ctx, `WITH ins AS (INSERT INTO events (id, account_id, type, body, call_id, created_at)
 		SELECT gen_random_uuid(), account_id, type, body, call_id, now() FROM events WHERE call_id IS NOT NULL LIMIT 10
 		ON CONFLICT DO NOTHING RETURNING 1) SELECT count(*) FROM ins`).Scan(&queued); err != nil {
 		t.Fatal(err)

@@ -36,7 +36,7 @@ func PartitionName(table string, from time.Time) string {
 
 // Partitions lists table's partitions, the dated ones ordered by From, then the default.
 func (s *Store) Partitions(ctx context.Context, table string) ([]Partition, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) = 'DEFAULT',
+	rows, err := s.pool.Query(ctx, `SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) = 'DEFAULT',
 			(regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \(''([^'']+)''\)'))[1]::timestamptz,
 			(regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \(''([^'']+)''\)'))[1]::timestamptz
 		FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
@@ -82,7 +82,7 @@ func (s *Store) DropPartition(ctx context.Context, table, name string) error {
 	part := quoteIdent(name)
 	if table == EventsTable {
 		var waiting bool
-		if err := s.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+part+` WHERE dispatched_at IS NULL)`).Scan(&waiting); err != nil {
+		if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+part+` WHERE dispatched_at IS NULL)`).Scan(&waiting); err != nil {
 			return fmt.Errorf("drop partition %s: %w", name, err)
 		}
 		if waiting {
@@ -101,19 +101,19 @@ var ErrUndispatched = errors.New("the partition holds events not yet dispatched"
 // that arrived with no dated partition for them. It should be 0.
 func (s *Store) DefaultPartitionRows(ctx context.Context, table string, limit int) (int64, error) {
 	var n int64
-	err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM `+quoteIdent(table+"_default")+` LIMIT $1) d`, limit).Scan(&n)
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM `+quoteIdent(table+"_default")+` LIMIT $1) d`, limit).Scan(&n)
 	return n, err
 }
 
 // TableBytes is the size of a partitioned table, all its partitions and their indexes and TOAST.
 func (s *Store) TableBytes(ctx context.Context, table string) (int64, error) {
 	var n int64
-	err := s.Pool.QueryRow(ctx, `SELECT coalesce(sum(pg_total_relation_size(relid)), 0) FROM pg_partition_tree($1::regclass)`, table).Scan(&n)
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(pg_total_relation_size(relid)), 0) FROM pg_partition_tree($1::regclass)`, table).Scan(&n)
 	return n, err
 }
 
 func (s *Store) withConn(ctx context.Context, fn func(*sql.Conn) error) error {
-	db := stdlib.OpenDBFromPool(s.Pool)
+	db := stdlib.OpenDBFromPool(s.pool)
 	defer func() { _ = db.Close() }()
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -173,7 +173,7 @@ func quoteIdent(s string) string {
 func (s *Store) PruneCallProgress(ctx context.Context, before time.Time, batch int) (int64, error) {
 	var total int64
 	for {
-		tag, err := s.Pool.Exec(ctx, `DELETE FROM call_progress WHERE ctid = ANY (ARRAY(
+		tag, err := s.pool.Exec(ctx, `DELETE FROM call_progress WHERE ctid = ANY (ARRAY(
 			SELECT ctid FROM call_progress WHERE created_at < $1 LIMIT $2))`, before, batch)
 		if err != nil {
 			return total, fmt.Errorf("prune call progress: %w", err)
@@ -188,7 +188,7 @@ func (s *Store) PruneCallProgress(ctx context.Context, before time.Time, batch i
 // PruneSwitchOffNotices deletes the claims of switch-off emails made before `before` (one row
 // per endpoint and switch-off episode; a claim only stops a second email for that episode).
 func (s *Store) PruneSwitchOffNotices(ctx context.Context, before time.Time) (int64, error) {
-	tag, err := s.Pool.Exec(ctx, `DELETE FROM webhook_switchoff_notices WHERE claimed_at < $1`, before)
+	tag, err := s.pool.Exec(ctx, `DELETE FROM webhook_switchoff_notices WHERE claimed_at < $1`, before)
 	if err != nil {
 		return 0, fmt.Errorf("prune switch-off notices: %w", err)
 	}

@@ -35,7 +35,7 @@ func liveNumberByE164(ctx context.Context, q pgx.Tx, e164 string) (LiveNumber, e
 
 // ListLiveNumbers lists every live number (for the platform and the simulator).
 func (s *Store) ListLiveNumbers(ctx context.Context) ([]string, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT e164 FROM numbers WHERE status <> 'released' ORDER BY e164`)
+	rows, err := s.pool.Query(ctx, `SELECT e164 FROM numbers WHERE status <> 'released' ORDER BY e164`)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ type VoicemailPage struct {
 // GetVoicemailPage reads a voicemail (not a call recording) that has not been deleted.
 func (s *Store) GetVoicemailPage(ctx context.Context, recordingPublicID string) (VoicemailPage, error) {
 	var p VoicemailPage
-	err := s.Pool.QueryRow(ctx, `SELECT r.public_id, a.name, a.shared_links_revoked_before, c.from_e164, c.caller_name,
+	err := s.pool.QueryRow(ctx, `SELECT r.public_id, a.name, a.shared_links_revoked_before, c.from_e164, c.caller_name,
 			coalesce(n.label, ''), r.created_at, r.duration_seconds, t.status, coalesce(t.text, '')
 		FROM recordings r
 		JOIN accounts a ON a.id = r.account_id

@@ -19,7 +19,7 @@ import (
 // PortalSessions is the portal's session store: scs's PostgreSQL store on this pool, so every
 // replica sees every session. It starts no cleanup goroutine; PrunePortal deletes expired rows.
 func (s *Store) PortalSessions() scs.Store {
-	return pgxstore.NewWithCleanupInterval(s.Pool, 0)
+	return pgxstore.NewWithCleanupInterval(s.pool, 0)
 }
 
 const userColumns = `id, account_id, public_id, name, email, role, can_manage_api_keys, can_transcribe, left_at`
@@ -36,7 +36,7 @@ func (s *Store) GetUser(ctx context.Context, id int64) (User, error) { return s.
 // UsersByEmail lists the users still on an account with this email (case-insensitive), one per
 // account, oldest first.
 func (s *Store) UsersByEmail(ctx context.Context, email string) ([]User, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT `+userColumns+` FROM users WHERE lower(email) = lower($1) AND left_at IS NULL ORDER BY id LIMIT 20`, email)
+	rows, err := s.pool.Query(ctx, `SELECT `+userColumns+` FROM users WHERE lower(email) = lower($1) AND left_at IS NULL ORDER BY id LIMIT 20`, email)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func (s *Store) UsersByEmail(ctx context.Context, email string) ([]User, error) 
 
 // AccountUsers lists an account's users still on it, owners first.
 func (s *Store) AccountUsers(ctx context.Context, accountID int64) ([]User, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT `+userColumns+` FROM users WHERE account_id = $1 AND left_at IS NULL
+	rows, err := s.pool.Query(ctx, `SELECT `+userColumns+` FROM users WHERE account_id = $1 AND left_at IS NULL
 		ORDER BY role = 'owner' DESC, id LIMIT 1000`, accountID)
 	if err != nil {
 		return nil, err
@@ -55,7 +55,7 @@ func (s *Store) AccountUsers(ctx context.Context, accountID int64) ([]User, erro
 
 // AccountUser reads a user of this account who has not left; another account's user is ErrNotFound.
 func (s *Store) AccountUser(ctx context.Context, accountID int64, userPublicID string) (User, error) {
-	return scanUser(s.Pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE account_id = $1 AND public_id = $2 AND left_at IS NULL`,
+	return scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE account_id = $1 AND public_id = $2 AND left_at IS NULL`,
 		accountID, userPublicID))
 }
 
@@ -72,7 +72,7 @@ func (s *Store) SetUserAllowances(ctx context.Context, actor User, userPublicID 
 	if u.Role == "owner" {
 		return User{}, fmt.Errorf("%w: an owner may always manage keys and transcribe", ErrNotAllowed)
 	}
-	_, err = s.Pool.Exec(ctx, `UPDATE users SET can_manage_api_keys = $2, can_transcribe = $3 WHERE id = $1`, u.ID, manageKeys, transcribe)
+	_, err = s.pool.Exec(ctx, `UPDATE users SET can_manage_api_keys = $2, can_transcribe = $3 WHERE id = $1`, u.ID, manageKeys, transcribe)
 	u.CanManageAPIKeys, u.CanTranscribe = manageKeys, transcribe
 	return u, err
 }
@@ -108,7 +108,7 @@ type KeyListing struct {
 // AccountAPIKeys lists the live keys of an account, newest first; with ownUserID > 0 only
 // that user's keys (a member sees their own).
 func (s *Store) AccountAPIKeys(ctx context.Context, accountID, ownUserID int64) ([]KeyListing, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT k.public_id, k.name, k.display_prefix, k.abilities, k.created_at, k.last_used_at, u.name, u.public_id
+	rows, err := s.pool.Query(ctx, `SELECT k.public_id, k.name, k.display_prefix, k.abilities, k.created_at, k.last_used_at, u.name, u.public_id
 		FROM api_keys k JOIN users u ON u.id = k.user_id
 		WHERE k.account_id = $1 AND k.revoked_at IS NULL AND u.left_at IS NULL AND ($2 = 0 OR k.user_id = $2)
 		ORDER BY k.id DESC LIMIT 500`, accountID, ownUserID)
@@ -137,7 +137,7 @@ func (s *Store) RevokeAccountAPIKey(ctx context.Context, actor User, keyPublicID
 	if actor.Role != "owner" {
 		own = actor.ID
 	}
-	tag, err := s.Pool.Exec(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, $3)
+	tag, err := s.pool.Exec(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, $3)
 		WHERE public_id = $1 AND account_id = $2 AND ($4 = 0 OR user_id = $4)`, keyPublicID, actor.AccountID, at, own)
 	if err == nil && tag.RowsAffected() == 0 {
 		err = ErrNotFound
@@ -154,7 +154,7 @@ func (s *Store) NewSignInLink(ctx context.Context, userID int64, now, expires ti
 	}
 	secret := base64.RawURLEncoding.EncodeToString(b[:])
 	sum := sha256.Sum256([]byte(secret))
-	_, err := s.Pool.Exec(ctx, `INSERT INTO portal_sign_in_links (token_sha256, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)`,
+	_, err := s.pool.Exec(ctx, `INSERT INTO portal_sign_in_links (token_sha256, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)`,
 		sum[:], userID, now, expires)
 	return secret, err
 }
@@ -179,7 +179,7 @@ func signInDigest(secret string) []byte {
 func (s *Store) CheckSignInLink(ctx context.Context, secret string, now time.Time) (SignInLinkState, error) {
 	var used *time.Time
 	var expires time.Time
-	err := s.Pool.QueryRow(ctx, `SELECT l.used_at, l.expires_at FROM portal_sign_in_links l JOIN users u ON u.id = l.user_id
+	err := s.pool.QueryRow(ctx, `SELECT l.used_at, l.expires_at FROM portal_sign_in_links l JOIN users u ON u.id = l.user_id
 		WHERE l.token_sha256 = $1 AND u.left_at IS NULL`, signInDigest(secret)).Scan(&used, &expires)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -198,7 +198,7 @@ func (s *Store) CheckSignInLink(ctx context.Context, secret string, now time.Tim
 // Two replicas racing on the same link cannot both succeed (one UPDATE with used_at IS NULL).
 func (s *Store) UseSignInLink(ctx context.Context, secret string, now time.Time) (User, SignInLinkState, error) {
 	var userID int64
-	err := s.Pool.QueryRow(ctx, `UPDATE portal_sign_in_links l SET used_at = $2
+	err := s.pool.QueryRow(ctx, `UPDATE portal_sign_in_links l SET used_at = $2
 		FROM users u WHERE u.id = l.user_id AND l.token_sha256 = $1 AND l.used_at IS NULL AND l.expires_at > $2 AND u.left_at IS NULL
 		RETURNING l.user_id`, signInDigest(secret), now).Scan(&userID)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -214,9 +214,9 @@ func (s *Store) UseSignInLink(ctx context.Context, secret string, now time.Time)
 
 // PrunePortal deletes expired portal sessions and sign-in links that expired before cutoff.
 func (s *Store) PrunePortal(ctx context.Context, now, cutoff time.Time) error {
-	if _, err := s.Pool.Exec(ctx, `DELETE FROM sessions WHERE expiry < $1`, now); err != nil {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM sessions WHERE expiry < $1`, now); err != nil {
 		return err
 	}
-	_, err := s.Pool.Exec(ctx, `DELETE FROM portal_sign_in_links WHERE expires_at < $1`, cutoff)
+	_, err := s.pool.Exec(ctx, `DELETE FROM portal_sign_in_links WHERE expires_at < $1`, cutoff)
 	return err
 }

@@ -10,7 +10,7 @@ import (
 // API replica sees the same count.
 func (s *Store) HitRateLimit(ctx context.Context, subject string, windowStart time.Time) (int, error) {
 	var n int
-	err := s.Pool.QueryRow(ctx, `INSERT INTO rate_limit_windows (subject, window_start, count) VALUES ($1, $2, 1)
+	err := s.pool.QueryRow(ctx, `INSERT INTO rate_limit_windows (subject, window_start, count) VALUES ($1, $2, 1)
 		ON CONFLICT (subject, window_start) DO UPDATE SET count = rate_limit_windows.count + 1
 		RETURNING count`, subject, windowStart).Scan(&n)
 	return n, err
@@ -18,6 +18,6 @@ func (s *Store) HitRateLimit(ctx context.Context, subject string, windowStart ti
 
 // PruneRateLimits deletes windows that ended before cutoff.
 func (s *Store) PruneRateLimits(ctx context.Context, cutoff time.Time) (int64, error) {
-	tag, err := s.Pool.Exec(ctx, `DELETE FROM rate_limit_windows WHERE window_start < $1`, cutoff)
+	tag, err := s.pool.Exec(ctx, `DELETE FROM rate_limit_windows WHERE window_start < $1`, cutoff)
 	return tag.RowsAffected(), err
 }

@@ -21,7 +21,7 @@ type RealtimeGrant struct {
 
 // GrantRealtime records that the key keyID may subscribe socketID to channel.
 func (s *Store) GrantRealtime(ctx context.Context, socketID, channel string, keyID int64, now time.Time) error {
-	_, err := s.Pool.Exec(ctx, `INSERT INTO realtime_grants (socket_id, channel, key_id, created_at) VALUES ($1, $2, $3, $4)
+	_, err := s.pool.Exec(ctx, `INSERT INTO realtime_grants (socket_id, channel, key_id, created_at) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (socket_id, channel) DO UPDATE SET key_id = excluded.key_id, created_at = excluded.created_at`,
 		socketID, channel, keyID, now)
 	return err
@@ -31,7 +31,7 @@ func (s *Store) GrantRealtime(ctx context.Context, socketID, channel string, key
 // revoked, its user still in the account). ErrNotFound otherwise.
 func (s *Store) TakeRealtimeGrant(ctx context.Context, socketID, channel string) (RealtimeGrant, error) {
 	var g RealtimeGrant
-	err := s.Pool.QueryRow(ctx, `DELETE FROM realtime_grants g USING api_keys k, users u
+	err := s.pool.QueryRow(ctx, `DELETE FROM realtime_grants g USING api_keys k, users u
 		WHERE g.socket_id = $1 AND g.channel = $2 AND k.id = g.key_id AND u.id = k.user_id
 			AND k.revoked_at IS NULL AND u.left_at IS NULL
 		RETURNING k.id, u.id, k.account_id`, socketID, channel).Scan(&g.KeyID, &g.UserID, &g.AccountID)
@@ -40,7 +40,7 @@ func (s *Store) TakeRealtimeGrant(ctx context.Context, socketID, channel string)
 
 // LiveRealtimeKeys returns those of keyIDs that are still live.
 func (s *Store) LiveRealtimeKeys(ctx context.Context, keyIDs []int64) ([]int64, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT k.id FROM api_keys k JOIN users u ON u.id = k.user_id
+	rows, err := s.pool.Query(ctx, `SELECT k.id FROM api_keys k JOIN users u ON u.id = k.user_id
 		WHERE k.id = ANY($1) AND k.revoked_at IS NULL AND u.left_at IS NULL`, keyIDs)
 	if err != nil {
 		return nil, err
@@ -59,7 +59,7 @@ type RealtimeAccountGate struct {
 
 // RealtimeAccountGates reads the gate's inputs of the accounts (those that exist).
 func (s *Store) RealtimeAccountGates(ctx context.Context, accountIDs []int64) ([]RealtimeAccountGate, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT id, plan, addons, status, integrations_disabled FROM accounts WHERE id = ANY($1)`, accountIDs)
+	rows, err := s.pool.Query(ctx, `SELECT id, plan, addons, status, integrations_disabled FROM accounts WHERE id = ANY($1)`, accountIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -72,14 +72,14 @@ func (s *Store) RealtimeAccountGates(ctx context.Context, accountIDs []int64) ([
 
 // PruneRealtimeGrants deletes grants never used since before.
 func (s *Store) PruneRealtimeGrants(ctx context.Context, before time.Time) (int64, error) {
-	tag, err := s.Pool.Exec(ctx, `DELETE FROM realtime_grants WHERE created_at < $1`, before)
+	tag, err := s.pool.Exec(ctx, `DELETE FROM realtime_grants WHERE created_at < $1`, before)
 	return tag.RowsAffected(), err
 }
 
 // OutboxEventBody reads an outbox event's body (for events too large to travel in a NOTIFY).
 func (s *Store) OutboxEventBody(ctx context.Context, id string) (json.RawMessage, error) {
 	var body []byte
-	err := s.Pool.QueryRow(ctx, `SELECT body FROM events WHERE id = $1`, id).Scan(&body)
+	err := s.pool.QueryRow(ctx, `SELECT body FROM events WHERE id = $1`, id).Scan(&body)
 	return body, notFound(err)
 }
 

@@ -34,14 +34,14 @@ func scanRecording(row pgx.Row) (Recording, error) {
 
 // GetRecording reads one of the account's recordings by public id.
 func (s *Store) GetRecording(ctx context.Context, accountID int64, publicID string) (Recording, error) {
-	return scanRecording(s.Pool.QueryRow(ctx, `SELECT `+recordingColumns+` FROM recordings
+	return scanRecording(s.pool.QueryRow(ctx, `SELECT `+recordingColumns+` FROM recordings
 		WHERE account_id = $1 AND public_id = $2 AND deleted_at IS NULL`, accountID, publicID))
 }
 
 // GetRecordingForLink reads a recording by public id alone, for the signed audio link whose
 // signature (made for one recording of one account) is the proof of access.
 func (s *Store) GetRecordingForLink(ctx context.Context, publicID string) (Recording, error) {
-	return scanRecording(s.Pool.QueryRow(ctx, `SELECT `+recordingColumns+` FROM recordings
+	return scanRecording(s.pool.QueryRow(ctx, `SELECT `+recordingColumns+` FROM recordings
 		WHERE public_id = $1 AND deleted_at IS NULL`, publicID))
 }
 
@@ -67,7 +67,7 @@ func (s *Store) CreateRecording(ctx context.Context, in NewRecording) (Recording
 	if !in.CreatedAt.IsZero() {
 		createdAt = &in.CreatedAt
 	}
-	return scanRecording(s.Pool.QueryRow(ctx, `INSERT INTO recordings (account_id, public_id, call_id, message_slip_id, kind,
+	return scanRecording(s.pool.QueryRow(ctx, `INSERT INTO recordings (account_id, public_id, call_id, message_slip_id, kind,
 			storage_key, content_type, duration_seconds, size_bytes, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, coalesce($10, now())) RETURNING `+recordingColumns,
 		in.AccountID, NewPublicID(PrefixRecording), in.CallID, in.MessageSlipID, in.Kind, in.StorageKey,

@@ -44,10 +44,10 @@ func scanSMSConversation(dst *SMSConversation) []any {
 // ListSMSConversations returns one page of the account's threads, most recent first, and the total.
 func (s *Store) ListSMSConversations(ctx context.Context, accountID int64, limit, offset int) ([]SMSConversation, int, error) {
 	var total int
-	if err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM sms_conversations WHERE account_id = $1`, accountID).Scan(&total); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM sms_conversations WHERE account_id = $1`, accountID).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.Pool.Query(ctx, `SELECT `+smsConversationColumns+`
+	rows, err := s.pool.Query(ctx, `SELECT `+smsConversationColumns+`
 		FROM sms_conversations c JOIN numbers n ON n.id = c.number_id
 		WHERE c.account_id = $1
 		ORDER BY c.last_message_at DESC, c.id DESC LIMIT $2 OFFSET $3`, accountID, limit, offset)
@@ -64,7 +64,7 @@ func (s *Store) ListSMSConversations(ctx context.Context, accountID int64, limit
 // GetSMSConversation returns one of the account's threads.
 func (s *Store) GetSMSConversation(ctx context.Context, accountID int64, publicID string) (SMSConversation, error) {
 	var c SMSConversation
-	err := s.Pool.QueryRow(ctx, `SELECT `+smsConversationColumns+`
+	err := s.pool.QueryRow(ctx, `SELECT `+smsConversationColumns+`
 		FROM sms_conversations c JOIN numbers n ON n.id = c.number_id
 		WHERE c.account_id = $1 AND c.public_id = $2`, accountID, publicID).Scan(scanSMSConversation(&c)...)
 	if err != nil {
@@ -77,10 +77,10 @@ func (s *Store) GetSMSConversation(ctx context.Context, accountID int64, publicI
 // conv must already belong to the account asking (see GetSMSConversation).
 func (s *Store) ListSMSMessages(ctx context.Context, conv SMSConversation, limit, offset int) ([]SMSMessage, int, error) {
 	var total int
-	if err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM sms_messages WHERE conversation_id = $1`, conv.ID).Scan(&total); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM sms_messages WHERE conversation_id = $1`, conv.ID).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.Pool.Query(ctx, `SELECT id, direction, from_e164, to_e164, body, status, segments, received_at
+	rows, err := s.pool.Query(ctx, `SELECT id, direction, from_e164, to_e164, body, status, segments, received_at
 		FROM sms_messages WHERE conversation_id = $1
 		ORDER BY received_at, id LIMIT $2 OFFSET $3`, conv.ID, limit, offset)
 	if err != nil {

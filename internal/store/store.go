@@ -26,7 +26,7 @@ var ErrNotFound = errors.New("not found")
 
 // Store wraps the connection pool; query methods live in one file per domain.
 type Store struct {
-	Pool *pgxpool.Pool
+	pool *pgxpool.Pool
 
 	// Webhook delivery statements batched across the delivery workers (webhooks.go).
 	webhookOnce  sync.Once
@@ -52,11 +52,14 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}
-	return &Store{Pool: pool}, nil
+	return &Store{pool: pool}, nil
 }
 
 // Close releases the pool.
-func (s *Store) Close() { s.Pool.Close() }
+func (s *Store) Close() { s.pool.Close() }
+
+// Ping checks that PostgreSQL answers (the readiness probe).
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 
 // connConfig is the configuration of one connection to url. The URL is parsed as the pool
 // parses it, so the pool's own parameters (pool_max_conns and the other pool_* ones, see

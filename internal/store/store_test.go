@@ -85,7 +85,7 @@ func TestDatabaseURLWithPoolParameters(t *testing.T) {
 		t.Fatalf("open: %v", err)
 	}
 	defer st.Close()
-	if got := st.Pool.Config().MaxConns; got != 7 {
+	if got := st.SQL().Config().MaxConns; got != 7 {
 		t.Errorf("pool of %d connections, want the URL's 7", got)
 	}
 	listening := errors.New("listening")

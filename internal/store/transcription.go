@@ -328,13 +328,13 @@ func minutesWord(n int) string {
 // GetTranscriptionCharge reads a charge by public id (any account: controllers and sweepers
 // act for every account).
 func (s *Store) GetTranscriptionCharge(ctx context.Context, publicID string) (TranscriptionCharge, error) {
-	return scanCharge(s.Pool.QueryRow(ctx, chargeSelect+` WHERE ch.public_id = $1`, publicID))
+	return scanCharge(s.pool.QueryRow(ctx, chargeSelect+` WHERE ch.public_id = $1`, publicID))
 }
 
 // ChargesWithoutJob lists live charges made before createdBefore whose job has not been
 // recorded as created (a crash between the charge and the job), oldest first.
 func (s *Store) ChargesWithoutJob(ctx context.Context, createdBefore time.Time, limit int) ([]TranscriptionCharge, error) {
-	rows, err := s.Pool.Query(ctx, chargeSelect+` WHERE ch.job_created_at IS NULL AND ch.status = 'charged' AND ch.created_at < $1
+	rows, err := s.pool.Query(ctx, chargeSelect+` WHERE ch.job_created_at IS NULL AND ch.status = 'charged' AND ch.created_at < $1
 		ORDER BY ch.created_at LIMIT $2`, createdBefore, limit)
 	if err != nil {
 		return nil, err
@@ -344,7 +344,7 @@ func (s *Store) ChargesWithoutJob(ctx context.Context, createdBefore time.Time, 
 
 // MarkTranscriptionJobCreated records that the charge's TranscriptionJob exists.
 func (s *Store) MarkTranscriptionJobCreated(ctx context.Context, chargeID int64, at time.Time) error {
-	_, err := s.Pool.Exec(ctx, `UPDATE transcription_charges SET job_created_at = coalesce(job_created_at, $2) WHERE id = $1`, chargeID, at)
+	_, err := s.pool.Exec(ctx, `UPDATE transcription_charges SET job_created_at = coalesce(job_created_at, $2) WHERE id = $1`, chargeID, at)
 	return err
 }
 
@@ -443,7 +443,7 @@ func (s *Store) GetTranscriptionWork(ctx context.Context, chargePublicID string)
 		return w, err
 	}
 	w.Charge = c
-	err = s.Pool.QueryRow(ctx, `SELECT r.storage_key, r.content_type, r.kind, r.deleted_at IS NOT NULL, c.from_e164,
+	err = s.pool.QueryRow(ctx, `SELECT r.storage_key, r.content_type, r.kind, r.deleted_at IS NOT NULL, c.from_e164,
 			coalesce(t.status, ''), coalesce(t.summary_status, ''), coalesce(t.text, ''), coalesce(t.language, '')
 		FROM recordings r JOIN calls c ON c.id = $2 LEFT JOIN transcripts t ON t.recording_id = r.id
 		WHERE r.id = $1`, c.RecordingID, c.CallID).Scan(&w.StorageKey, &w.ContentType, &w.RecordingKind, &w.RecordingDeleted,
@@ -584,7 +584,7 @@ func (s *Store) CompleteTranscriptSummary(ctx context.Context, chargePublicID st
 
 // NotifyAccountOwners adds a notification for every owner still on the account.
 func (s *Store) NotifyAccountOwners(ctx context.Context, accountID int64, typ, title, body, url string, at time.Time) error {
-	_, err := s.Pool.Exec(ctx, `INSERT INTO notifications (id, account_id, user_id, type, title, body, url, created_at)
+	_, err := s.pool.Exec(ctx, `INSERT INTO notifications (id, account_id, user_id, type, title, body, url, created_at)
 		SELECT gen_random_uuid(), $1, u.id, $2, $3, $4, $5, $6
 		FROM users u WHERE u.account_id = $1 AND u.role = 'owner' AND u.left_at IS NULL`, accountID, typ, title, body, url, at)
 	return err

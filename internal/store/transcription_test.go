@@ -44,7 +44,7 @@ func checkMoney(t *testing.T, st *store.Store, accountID int64, wantBalance int6
 func allowanceUsed(t *testing.T, st *store.Store, accountID int64, month string) int {
 	t.Helper()
 	var used int
-	err := st.Pool.QueryRow(context.Background(), `SELECT coalesce((SELECT minutes_used FROM transcription_allowance_usage
+	err := st.SQL().QueryRow(context.Background(), `SELECT coalesce((SELECT minutes_used FROM transcription_allowance_usage
 		WHERE account_id = $1 AND month = $2::date), 0)`, accountID, month).Scan(&used)
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +166,7 @@ func TestSpendDayAndMonthAreInTheAccountsZone(t *testing.T) {
 		t.Fatalf("first: %+v %v", res, err)
 	}
 	var day string
-	if err := st.Pool.QueryRow(context.Background(), `SELECT spend_day::text FROM transcription_charges WHERE public_id = $1`, res.Charge.PublicID).Scan(&day); err != nil {
+	if err := st.SQL().QueryRow(context.Background(), `SELECT spend_day::text FROM transcription_charges WHERE public_id = $1`, res.Charge.PublicID).Scan(&day); err != nil {
 		t.Fatal(err)
 	}
 	if day != "2026-07-01" {
@@ -343,7 +343,7 @@ func TestConcurrentRequestsForManyCallsKeepMoneyExact(t *testing.T) {
 			}
 			checkMoney(t, st, acct, tc.wantBalance, 0)
 			var spent int64
-			if err := st.Pool.QueryRow(context.Background(), `SELECT coalesce(sum(amount_pence), 0)::bigint FROM transcription_charges
+			if err := st.SQL().QueryRow(context.Background(), `SELECT coalesce(sum(amount_pence), 0)::bigint FROM transcription_charges
 				WHERE account_id = $1 AND status = 'charged'`, acct).Scan(&spent); err != nil {
 				t.Fatal(err)
 			}
@@ -397,7 +397,7 @@ func TestCompletingAJobWritesOnceWithTodosAndOneEvent(t *testing.T) {
 			t.Errorf("%s: transcript %+v", kind, tr)
 		}
 		var tasks, evs int
-		if err := st.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM tasks WHERE call_id = $1 AND callback_e164 = '+447700900123'),
+		if err := st.SQL().QueryRow(ctx, `SELECT (SELECT count(*) FROM tasks WHERE call_id = $1 AND callback_e164 = '+447700900123'),
 				(SELECT count(*) FROM events WHERE call_id = $1 AND type = 'transcript.ready')`, call.ID).Scan(&tasks, &evs); err != nil {
 			t.Fatal(err)
 		}

@@ -38,7 +38,7 @@ type TranscriptSegment struct {
 // with its segments in order; ErrNotFound when the recording has none.
 func (s *Store) GetTranscript(ctx context.Context, accountID, recordingID int64) (Transcript, error) {
 	var t Transcript
-	err := s.Pool.QueryRow(ctx, `SELECT id, recording_id, status, summary_status, text, language, minutes,
+	err := s.pool.QueryRow(ctx, `SELECT id, recording_id, status, summary_status, text, language, minutes,
 			rated_amount_pence, summary, intent, sentiment, urgency, action_items, callback_number
 		FROM transcripts WHERE account_id = $1 AND recording_id = $2`, accountID, recordingID).Scan(
 		&t.ID, &t.RecordingID, &t.Status, &t.SummaryStatus, &t.Text, &t.Language, &t.Minutes,
@@ -49,7 +49,7 @@ func (s *Store) GetTranscript(ctx context.Context, accountID, recordingID int64)
 	if t.ActionItems == nil {
 		t.ActionItems = []string{}
 	}
-	rows, err := s.Pool.Query(ctx, `SELECT start_seconds, end_seconds, speaker, text
+	rows, err := s.pool.Query(ctx, `SELECT start_seconds, end_seconds, speaker, text
 		FROM transcript_segments WHERE transcript_id = $1 ORDER BY position`, t.ID)
 	if err != nil {
 		return Transcript{}, err
@@ -89,7 +89,7 @@ type TranscriptionPriceInputs struct {
 // zone (dates only; their clock time is ignored).
 func (s *Store) GetTranscriptionPriceInputs(ctx context.Context, accountID, recordingID int64, month, day time.Time) (TranscriptionPriceInputs, error) {
 	var in TranscriptionPriceInputs
-	err := s.Pool.QueryRow(ctx, `SELECT a.plan, a.transcription_disabled, a.transcription_rate_pence_per_min,
+	err := s.pool.QueryRow(ctx, `SELECT a.plan, a.transcription_disabled, a.transcription_rate_pence_per_min,
 			a.bundle_minutes, a.balance_pence, a.daily_spend_limit_pence,
 			coalesce((SELECT u.minutes_used FROM transcription_allowance_usage u
 				WHERE u.account_id = a.id AND u.month = $3::date), 0),

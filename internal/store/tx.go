@@ -27,14 +27,14 @@ func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
 // inTx runs fn in a transaction, committing when it returns nil (see InTx).
 func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	if claim := idempotencyClaimFrom(ctx); claim != nil {
-		return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			if err := markIdempotencyCommitted(ctx, tx, claim); err != nil {
 				return err
 			}
 			return fn(tx)
 		})
 	}
-	return pgx.BeginFunc(ctx, s.Pool, fn)
+	return pgx.BeginFunc(ctx, s.pool, fn)
 }
 
 // LiveNumbersByE164 finds the live (not released) numbers with these E.164 addresses, by
@@ -126,7 +126,7 @@ func (t *Tx) SetNumberState(ctx context.Context, id int64, status, ownership str
 }
 
 // ReplaceNumberRoutes replaces all of a number's routes (default, schedules in order, override).
-func (t *Tx) ReplaceNumberRoutes(ctx context.Context, numberID int64, routes []NewRoute) error {
+func (t *Tx) ReplaceNumberRoutes(ctx context.Context, numberID int64, routes []NumberRoute) error {
 	return replaceNumberRoutes(ctx, t.tx, numberID, routes)
 }
 

@@ -13,7 +13,7 @@ import (
 func TestCancelledStatementKeepsThePool(t *testing.T) {
 	st := storetest.NewStore(t)
 	ctx := context.Background()
-	conn, err := st.Pool.Acquire(ctx)
+	conn, err := st.SQL().Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +21,7 @@ func TestCancelledStatementKeepsThePool(t *testing.T) {
 	conn.Release()
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	conn, err = st.Pool.Acquire(ctx)
+	conn, err = st.SQL().Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestCancelledStatementKeepsThePool(t *testing.T) {
 	if err == nil || store.IsUnavailable(err) {
 		t.Fatalf("cancelled statement: %v, IsUnavailable %v; want an error that is not unavailability", err, store.IsUnavailable(err))
 	}
-	conn, err = st.Pool.Acquire(ctx)
+	conn, err = st.SQL().Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

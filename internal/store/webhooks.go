@@ -79,7 +79,7 @@ func (s *Store) eventsForDeliveries(ctx context.Context, in []eventLookup) ([]ev
 	// start empty, and a cached generic plan made then is a sequential scan that stays until
 	// the next automatic ANALYZE — at 500 deliveries a second, a minute of scanning a table
 	// growing by tens of thousands of rows on every lookup.
-	rows, err := s.Pool.Query(ctx, `SELECT id, type, body, created_at, NULL::text FROM events WHERE id = ANY($1::uuid[])
+	rows, err := s.pool.Query(ctx, `SELECT id, type, body, created_at, NULL::text FROM events WHERE id = ANY($1::uuid[])
 		UNION ALL SELECT NULL, NULL, NULL, NULL, delivery_name FROM webhook_delivery_history WHERE delivery_name = ANY($2::text[])`,
 		pgx.QueryExecModeExec, ids, names)
 	if err != nil {
@@ -176,7 +176,7 @@ func (s *Store) recordFinishedDeliveries(ctx context.Context, ds []FinishedDeliv
 			lastErrs[i] = &e
 		}
 	}
-	_, err := s.Pool.Exec(ctx, `INSERT INTO webhook_delivery_history (account_id, endpoint_public_id, delivery_name, event_id,
+	_, err := s.pool.Exec(ctx, `INSERT INTO webhook_delivery_history (account_id, endpoint_public_id, delivery_name, event_id,
 			event_type, status, attempts, response_code, last_error, created_at, finished_at)
 		SELECT a.id, r.endpoint, r.name, r.event_id, r.event_type, r.status, r.attempts, r.code, r.last_error, r.created_at, r.finished_at
 		FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[], $7::int[], $8::int[], $9::text[],
@@ -198,7 +198,7 @@ func (s *Store) recordFinishedDeliveries(ctx context.Context, ds []FinishedDeliv
 
 // DeliveryHistory lists an endpoint's finished deliveries created since, newest first.
 func (s *Store) DeliveryHistory(ctx context.Context, accountID int64, endpoint string, since time.Time, limit int) ([]FinishedDelivery, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT delivery_name, event_id, event_type, status, attempts, coalesce(response_code, 0),
+	rows, err := s.pool.Query(ctx, `SELECT delivery_name, event_id, event_type, status, attempts, coalesce(response_code, 0),
 			coalesce(last_error, ''), created_at, coalesce(finished_at, created_at)
 		FROM webhook_delivery_history WHERE account_id = $1 AND endpoint_public_id = $2 AND created_at >= $3
 		ORDER BY created_at DESC, id DESC LIMIT $4`, accountID, endpoint, since, limit)
@@ -216,7 +216,7 @@ func (s *Store) DeliveryHistory(ctx context.Context, accountID int64, endpoint s
 // when there is none.
 func (s *Store) LatestFinishedDelivery(ctx context.Context, accountID int64, endpoint string, eventID uuid.UUID) (FinishedDelivery, error) {
 	d := FinishedDelivery{EndpointPublicID: endpoint, EventID: eventID}
-	err := s.Pool.QueryRow(ctx, `SELECT delivery_name, event_type, status, attempts, coalesce(response_code, 0),
+	err := s.pool.QueryRow(ctx, `SELECT delivery_name, event_type, status, attempts, coalesce(response_code, 0),
 			coalesce(last_error, ''), created_at, coalesce(finished_at, created_at)
 		FROM webhook_delivery_history WHERE account_id = $1 AND endpoint_public_id = $2 AND event_id = $3
 		ORDER BY coalesce(finished_at, created_at) DESC, id DESC LIMIT 1`, accountID, endpoint, eventID).Scan(
@@ -230,7 +230,7 @@ func (s *Store) LatestFinishedDelivery(ctx context.Context, accountID int64, end
 // ClaimSwitchOffNotice claims the right to email the owners about one switch-off episode of
 // an endpoint. Only the first caller for (endpointUID, failingSince) gets true.
 func (s *Store) ClaimSwitchOffNotice(ctx context.Context, accountPublicID, endpointUID, endpointName string, failingSince, now time.Time) (bool, error) {
-	tag, err := s.Pool.Exec(ctx, `INSERT INTO webhook_switchoff_notices (endpoint_uid, failing_since, account_id, endpoint_name, claimed_at)
+	tag, err := s.pool.Exec(ctx, `INSERT INTO webhook_switchoff_notices (endpoint_uid, failing_since, account_id, endpoint_name, claimed_at)
 		SELECT $2, $3, a.id, $4, $5 FROM accounts a WHERE a.public_id = $1
 		ON CONFLICT DO NOTHING`, accountPublicID, endpointUID, failingSince, endpointName, now)
 	if err != nil {
@@ -242,14 +242,14 @@ func (s *Store) ClaimSwitchOffNotice(ctx context.Context, accountPublicID, endpo
 // ReleaseSwitchOffNotice gives a claim back after the email could not be sent, so a later
 // attempt sends it.
 func (s *Store) ReleaseSwitchOffNotice(ctx context.Context, endpointUID string, failingSince time.Time) error {
-	_, err := s.Pool.Exec(ctx, `DELETE FROM webhook_switchoff_notices WHERE endpoint_uid = $1 AND failing_since = $2`, endpointUID, failingSince)
+	_, err := s.pool.Exec(ctx, `DELETE FROM webhook_switchoff_notices WHERE endpoint_uid = $1 AND failing_since = $2`, endpointUID, failingSince)
 	return err
 }
 
 // WebhookAccountLock serialises endpoint creation of one account (the five-endpoint limit)
 // for the life of the returned transaction; call release when done.
 func (s *Store) WebhookAccountLock(ctx context.Context, accountID int64) (release func(), err error) {
-	tx, err := s.Pool.Begin(ctx)
+	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ func TestWebhookDeliveryStatementsBatchedAcrossCallers(t *testing.T) {
 	ids := make([]uuid.UUID, n)
 	for i := range ids {
 		ids[i] = uuid.New()
-		if _, err := st.Pool.Exec(ctx, `INSERT INTO events (id, account_id, type, body, created_at) VALUES ($1, $2, 'call.ended', $3, $4)`,
+		if _, err := st.SQL().Exec(ctx, `INSERT INTO events (id, account_id, type, body, created_at) VALUES ($1, $2, 'call.ended', $3, $4)`,
 			ids[i], tenant.Account.ID, []byte(fmt.Sprintf(`{"n":%d}`, i)), at); err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +52,7 @@ func TestWebhookDeliveryStatementsBatchedAcrossCallers(t *testing.T) {
 					return
 				}
 				var attempts int
-				if err := st.Pool.QueryRow(ctx, `SELECT attempts FROM webhook_delivery_history WHERE delivery_name = $1`,
+				if err := st.SQL().QueryRow(ctx, `SELECT attempts FROM webhook_delivery_history WHERE delivery_name = $1`,
 					fmt.Sprintf("whd-%d", i)).Scan(&attempts); err != nil || attempts != 1 {
 					errs <- fmt.Errorf("delivery %d: row not committed on return or overwritten: attempts %d, %v", i, attempts, err)
 					return
@@ -81,7 +81,7 @@ func TestWebhookDeliveryStatementsBatchedAcrossCallers(t *testing.T) {
 		t.Errorf("unknown account: %v", err)
 	}
 	var rows int
-	_ = st.Pool.QueryRow(ctx, `SELECT count(*) FROM webhook_delivery_history`).Scan(&rows)
+	_ = st.SQL().QueryRow(ctx, `SELECT count(*) FROM webhook_delivery_history`).Scan(&rows)
 	if rows != n {
 		t.Errorf("%d history rows, want %d", rows, n)
 	}

@@ -1,5 +1,9 @@
 // Package storetest gives each test its own freshly migrated database on one throwaway
-// PostgreSQL cluster per test binary (started on first use, stopped by Main or Shutdown).
+// PostgreSQL cluster per test binary (started on first use, stopped by Main or Shutdown), and
+// SQL: a test's own handle on that database for rows the test sets up or inspects directly.
+//
+// Only tests and test-support packages import storetest (internal/store's imports test checks
+// it), so service code can reach PostgreSQL only through the store's methods.
 package storetest
 
 import (
@@ -9,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchboard-dev/switchboard/internal/pgcluster"
 	"github.com/switchboard-dev/switchboard/internal/store"
@@ -77,12 +83,57 @@ func NewEmptyDatabaseURL(tb TB) string {
 // NewStore opens a store on a new database, closed when the test ends.
 func NewStore(tb TB) *store.Store {
 	tb.Helper()
-	s, err := store.Open(context.Background(), NewDatabaseURL(tb))
+	return Open(tb, NewDatabaseURL(tb))
+}
+
+// opened is the database URL of each store Open made, for SQL.
+var opened sync.Map // *store.Store -> *testDatabase
+
+type testDatabase struct {
+	url  string
+	once sync.Once
+	pool *pgxpool.Pool
+	err  error
+}
+
+// Open opens a store on the database at url, closed when the test ends; SQL reaches the same
+// database.
+func Open(tb TB, url string) *store.Store {
+	tb.Helper()
+	s, err := store.Open(context.Background(), url)
 	if err != nil {
 		tb.Fatalf("open store: %v", err)
 	}
-	tb.Cleanup(s.Close)
+	db := &testDatabase{url: url}
+	opened.Store(s, db)
+	tb.Cleanup(func() {
+		opened.Delete(s)
+		if db.pool != nil {
+			db.pool.Close()
+		}
+		s.Close()
+	})
 	return s
+}
+
+// SQL is the test's own connection pool on the database of st (a store from NewStore or Open),
+// for rows a test sets up or inspects directly; it closes with st. What the service itself needs
+// is a store method, never SQL.
+func SQL(tb interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}, st *store.Store) *pgxpool.Pool {
+	tb.Helper()
+	v, ok := opened.Load(st)
+	if !ok {
+		tb.Fatalf("storetest.SQL: the store was not opened by storetest.NewStore or storetest.Open")
+	}
+	db := v.(*testDatabase)
+	db.once.Do(func() { db.pool, db.err = pgxpool.New(context.Background(), db.url) })
+	if db.err != nil {
+		tb.Fatalf("open a pool for the test's SQL: %v", db.err)
+	}
+	return db.pool
 }
 
 // Shutdown stops the shared cluster if one was started.

@@ -40,11 +40,7 @@ func Start(tb TB) *Env {
 	tb.Helper()
 	cp := ControlPlane(tb)
 	url := storetest.NewDatabaseURL(tb)
-	st, err := store.Open(context.Background(), url)
-	if err != nil {
-		tb.Fatalf("open store: %v", err)
-	}
-	tb.Cleanup(st.Close)
+	st := storetest.Open(tb, url)
 	return &Env{ControlPlane: cp, Kube: Client(tb, cp), DatabaseURL: url, Store: st}
 }
 

@@ -78,7 +78,7 @@ func TestPlatformRecordedCallsAreAutoTranscribed(t *testing.T) {
 	private := report("p3", "+442079460556", "call")
 
 	charged := map[string]bool{}
-	rows, err := st.Pool.Query(ctx, `SELECT c.public_id, ch.automatic, ch.job_created_at IS NOT NULL FROM transcription_charges ch
+	rows, err := storetest.SQL(t, st).Query(ctx, `SELECT c.public_id, ch.automatic, ch.job_created_at IS NOT NULL FROM transcription_charges ch
 		JOIN calls c ON c.id = ch.call_id WHERE ch.account_id = $1`, tenant.Account.ID)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
 // TB is the part of testing.TB (and GinkgoT()) used here.
@@ -111,7 +112,7 @@ func Fund(tb TB, st *store.Store, accountID, pence int64, settings store.Account
 // month ends, or pass the month).
 func UseAllowance(tb TB, st *store.Store, accountID int64, month time.Time, minutes int) {
 	tb.Helper()
-	if _, err := st.Pool.Exec(context.Background(), `INSERT INTO transcription_allowance_usage (account_id, month, minutes_used)
+	if _, err := storetest.SQL(tb, st).Exec(context.Background(), `INSERT INTO transcription_allowance_usage (account_id, month, minutes_used)
 		VALUES ($1, $2::date, $3) ON CONFLICT (account_id, month) DO UPDATE SET minutes_used = EXCLUDED.minutes_used`,
 		accountID, month.Format(time.DateOnly), minutes); err != nil {
 		tb.Fatalf("use allowance: %v", err)
@@ -130,7 +131,7 @@ type Money struct {
 func MoneyOf(tb TB, st *store.Store, accountID int64) Money {
 	tb.Helper()
 	var m Money
-	if err := st.Pool.QueryRow(context.Background(), `SELECT a.balance_pence,
+	if err := storetest.SQL(tb, st).QueryRow(context.Background(), `SELECT a.balance_pence,
 			coalesce((SELECT sum(amount_pence) FROM ledger_entries WHERE account_id = a.id), 0)::bigint,
 			a.bundle_minutes, (SELECT count(*) FROM ledger_entries WHERE account_id = a.id)
 		FROM accounts a WHERE a.id = $1`, accountID).Scan(&m.BalancePence, &m.LedgerSum, &m.BundleMinutes, &m.LedgerEntries); err != nil {

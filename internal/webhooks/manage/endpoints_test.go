@@ -119,7 +119,7 @@ func TestEndpoints(t *testing.T) {
 		record := func(status webhooks.DeliveryStatus, age time.Duration) uuid.UUID {
 			ev := uuid.New()
 			// The event, dispatched long ago (a resend sends its body again).
-			if _, err := st.Pool.Exec(ctx, `INSERT INTO events (id, account_id, type, body, created_at, dispatched_at)
+			if _, err := storetest.SQL(t, st).Exec(ctx, `INSERT INTO events (id, account_id, type, body, created_at, dispatched_at)
 				VALUES ($1, $2, 'call.ended', '{}', $3, $3)`, ev, acct.ID, now.Add(-age)); err != nil {
 				t.Fatal(err)
 			}
