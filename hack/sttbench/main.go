@@ -22,6 +22,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/internal/seed"
 	"github.com/switchboard-dev/switchboard/internal/speechsynth"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
 )
@@ -86,7 +87,17 @@ func main() {
 		"also measure an OpenAI-compatible speech server at this API root (key from SPEECH_API_KEY)")
 	openaiModel := flag.String("openai-model", "whisper-1", "model for -openai-url")
 	hyps := flag.String("hypotheses", "", "write every reference and hypothesis to this file")
+	demo := flag.Bool("demo-voices", false, "instead: Vosk's WER and callback number on each demo call's script in each of -voices")
+	demoVoices := flag.String("voices", "en-gb:150,en-us:150,en-gb-x-rp:150,en-gb-scotland:150,en-us+edward:150",
+		"with -demo-voices: espeak-ng voice:words-per-minute, comma-separated")
 	flag.Parse()
+	if *demo {
+		if err := measureDemoVoices(*demoVoices); err != nil {
+			fmt.Fprintln(os.Stderr, "sttbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*limit, *openaiURL, *openaiModel, *hyps); err != nil {
 		fmt.Fprintln(os.Stderr, "sttbench:", err)
 		os.Exit(1)
@@ -157,21 +168,7 @@ func run(limit int, openaiURL, openaiModel, hypsPath string) error {
 			sc.errors += editDistance(ref, hyp)
 			sc.words += len(ref)
 			if u.call != nil {
-				sc.calls++
-				sum, _ := transcription.BuiltinSummarizer{}.Summarize(ctx, transcription.SummaryInput{Text: sp.Text, CallerE164: callerE164})
-				want := u.call.callback
-				if want == "" {
-					want = callerE164
-				}
-				if sum.CallbackNumber != nil && *sum.CallbackNumber == want {
-					sc.callback++
-				}
-				if sum.Urgency == u.call.urgency {
-					sc.urgency++
-				}
-				if sum.Intent == u.call.intent {
-					sc.intent++
-				}
+				sc.addSummary(ctx, sp.Text, u.call)
 			}
 			if hyps != nil {
 				fmt.Fprintf(hyps, "%s\t%s/%s\nREF: %s\nHYP: %s\n\n", e.name, u.set, u.id, strings.Join(ref, " "), strings.Join(hyp, " "))
@@ -211,25 +208,30 @@ func run(limit int, openaiURL, openaiModel, hypsPath string) error {
 		if u.call == nil || u.set != sets[0] {
 			continue
 		}
-		ref.calls++
-		sum, _ := transcription.BuiltinSummarizer{}.Summarize(ctx, transcription.SummaryInput{Text: u.reference, CallerE164: callerE164})
-		want := u.call.callback
-		if want == "" {
-			want = callerE164
-		}
-		if sum.CallbackNumber != nil && *sum.CallbackNumber == want {
-			ref.callback++
-		}
-		if sum.Urgency == u.call.urgency {
-			ref.urgency++
-		}
-		if sum.Intent == u.call.intent {
-			ref.intent++
-		}
+		ref.addSummary(ctx, u.reference, u.call)
 	}
 	fmt.Fprintf(tw, "(the scripts themselves)\t%s\t%d\t–\t0 %%\t–\t–\t%s\t%s\t%s\n", sets[0], ref.calls, pct(ref.callback, ref.calls),
 		pct(ref.urgency, ref.calls), pct(ref.intent, ref.calls))
 	return tw.Flush()
+}
+
+// addSummary counts what the built-in summarizer gets right from a transcript of call.
+func (sc *score) addSummary(ctx context.Context, transcript string, call *callSentence) {
+	sc.calls++
+	sum, _ := transcription.BuiltinSummarizer{}.Summarize(ctx, transcription.SummaryInput{Text: transcript, CallerE164: callerE164})
+	want := call.callback
+	if want == "" {
+		want = callerE164
+	}
+	if sum.CallbackNumber != nil && *sum.CallbackNumber == want {
+		sc.callback++
+	}
+	if sum.Urgency == call.urgency {
+		sc.urgency++
+	}
+	if sum.Intent == call.intent {
+		sc.intent++
+	}
 }
 
 func pct(n, of int) string { return fmt.Sprintf("%d/%d", n, of) }
@@ -378,4 +380,54 @@ func childCPU() float64 {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// measureDemoVoices speaks each demo call's script at telephone quality (as the demo does) in
+// each voice and prints Vosk's WER and whether the built-in summarizer finds the callback
+// number in its transcript, to choose the demo's voices.
+func measureDemoVoices(list string) error {
+	ctx := context.Background()
+	if !speechsynth.Available() {
+		return fmt.Errorf("espeak-ng and sox are needed: run hack/install-speech-tools.sh")
+	}
+	vosk := transcription.Vosk{}
+	if !vosk.Available() {
+		return fmt.Errorf("vosk is not installed: run hack/install-vosk.sh")
+	}
+	var voices []speechsynth.Voice
+	for _, item := range strings.Split(list, ",") {
+		var v speechsynth.Voice
+		name, rate, _ := strings.Cut(strings.TrimSpace(item), ":")
+		v.Name = name
+		if _, err := fmt.Sscan(rate, &v.WordsPerMinute); err != nil {
+			return fmt.Errorf("voice %q: want name:words-per-minute", item)
+		}
+		voices = append(voices, v)
+	}
+	fmt.Printf("Vosk %s on the demo calls at telephone quality (8 kHz mu-law, 300-3400 Hz), %s\n\n", transcription.VoskVersion,
+		time.Now().UTC().Format("2006-01-02"))
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', tabwriter.Debug)
+	fmt.Fprintln(tw, "story\tvoice\twpm\tWER\tcallback number right\ttranscript")
+	for i, d := range seed.DemoScripts() {
+		for _, v := range voices {
+			audio, err := speechsynth.Speak(ctx, d.Script, v, speechsynth.Telephone)
+			if err != nil {
+				return err
+			}
+			sp, err := vosk.Transcribe(ctx, transcription.Audio{Data: bytes.NewReader(audio), Filename: "call.wav", ContentType: "audio/wav"})
+			if err != nil {
+				return err
+			}
+			ref := words(d.Script)
+			right := "no"
+			if transcription.FindCallbackNumber(sp.Text) == d.Callback {
+				right = "yes"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%.1f %%\t%s\t%s\n", i+1, v.Name, v.WordsPerMinute,
+				100*float64(editDistance(ref, words(sp.Text)))/float64(max(len(ref), 1)), right, sp.Text)
+			fmt.Fprintf(os.Stderr, ".")
+		}
+	}
+	fmt.Fprintln(os.Stderr)
+	return tw.Flush()
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"reflect"
 	"testing"
 )
@@ -29,5 +30,19 @@ func TestEditDistance(t *testing.T) {
 		if got := editDistance(words(tc.ref), words(tc.hyp)); got != tc.want {
 			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.ref, tc.hyp, got, tc.want)
 		}
+	}
+}
+
+func TestAddSummary(t *testing.T) {
+	ctx := context.Background()
+	var sc score
+	call := &sentences[0] // rescheduling an appointment, callback number read out
+	sc.addSummary(ctx, call.text, call)
+	// What Vosk made of it on telephone audio: the request survives, the number does not.
+	sc.addSummary(ctx, "i live in favor of lamprey wait and or i need to reschedule my appointments on thursday before the summer's "+
+		"please call me back on or famine am donald okay i'm not alone one to free", call)
+	want := score{calls: 2, callback: 1, urgency: 2, intent: 2}
+	if sc != want {
+		t.Errorf("score %+v, want %+v", sc, want)
 	}
 }

@@ -60,6 +60,23 @@ type demoStory struct {
 	summary, intent, sentiment, urgency, callback string
 }
 
+// DemoScript is what one of the demo's recorded calls says, in which voice, and the callback
+// number it reads out (E.164).
+type DemoScript struct {
+	Voice    speechsynth.Voice
+	Script   string
+	Callback string
+}
+
+// DemoScripts are the scripts the demo's recordings are spoken from.
+func DemoScripts() []DemoScript {
+	out := make([]DemoScript, len(demoStories))
+	for i, st := range demoStories {
+		out[i] = DemoScript{Voice: st.voice, Script: st.script, Callback: st.callback}
+	}
+	return out
+}
+
 // demoRecording is a story's audio.
 type demoRecording struct {
 	story   demoStory
@@ -104,7 +121,9 @@ var (
 	}
 	// demoStories are what the demo's recorded calls say: each recording is its script spoken by
 	// espeak-ng at telephone quality, and its seeded transcript and summary tell the same story.
-	// Callback numbers are read digit by digit, as callers do.
+	// Callback numbers are read digit by digit, as callers do. Each voice is the one Vosk reads
+	// best for that script at telephone quality (`go run ./hack/sttbench -demo-voices`,
+	// docs/transcription.md).
 	demoStories = []demoStory{
 		{voice: speechsynth.Voice{Name: "en-gb", WordsPerMinute: 150},
 			script: "Hello, this is Priya Shah. I'm calling about a leaking radiator valve in my front room. It has been dripping " +
@@ -112,23 +131,23 @@ var (
 				"nine double oh, four five six. Thank you.",
 			summary: "Caller reports a leaking radiator valve and wants a visit this week.", intent: "repair_request",
 			sentiment: "neutral", urgency: "high", callback: "+447700900456"},
-		{voice: speechsynth.Voice{Name: "en-gb-x-rp", WordsPerMinute: 140},
+		{voice: speechsynth.Voice{Name: "en-us+edward", WordsPerMinute: 140},
 			script: "Hi, it's Tom Baker on Station Road. The boiler stopped working this morning and there is no hot water. " +
 				"My mother is elderly and at home all day, so it is urgent. Please send an engineer today. " +
 				"You can reach me on oh seven seven double oh, nine double oh, seven eight nine.",
 			summary: "Boiler has no hot water since this morning; elderly resident at home.", intent: "repair_request",
 			sentiment: "neutral", urgency: "high", callback: "+447700900789"},
-		{voice: speechsynth.Voice{Name: "en-us", WordsPerMinute: 155},
+		{voice: speechsynth.Voice{Name: "en-us", WordsPerMinute: 150},
 			script: "Good afternoon. I would like a quote to replace the bathroom suite in my flat, the bath, the basin and the toilet. " +
 				"There is no rush, next month would be fine. Please call me on oh two oh, seven nine four six, oh oh one eight.",
 			summary: "Asked for a quote to replace a bathroom suite.", intent: "request_quote",
 			sentiment: "neutral", urgency: "low", callback: "+442079460018"},
-		{voice: speechsynth.Voice{Name: "en-gb-scotland", WordsPerMinute: 145},
+		{voice: speechsynth.Voice{Name: "en-us+edward", WordsPerMinute: 140},
 			script: "Hello, I'm calling about an invoice you sent last month for the kitchen tap. I think I was charged twice. " +
 				"Could you check the payment and get back to me on oh seven seven double oh, nine double oh, three two one?",
 			summary: "Chasing an invoice sent last month; thinks they were charged twice.", intent: "billing_query",
 			sentiment: "neutral", urgency: "normal", callback: "+447700900321"},
-		{voice: speechsynth.Voice{Name: "en-gb", WordsPerMinute: 160},
+		{voice: speechsynth.Voice{Name: "en-us+edward", WordsPerMinute: 140},
 			script: "Hi, just a quick message to say thank you to the engineer who came yesterday. He was brilliant and the " +
 				"shower works perfectly now. If you need a review, call me on oh seven seven double oh, nine double oh, six five four.",
 			summary: "Thanked the engineer for yesterday's work on the shower.", intent: "general_enquiry",

@@ -11,8 +11,8 @@ import (
 
 // BuiltinSummarizer makes summaries without a network or a model: the first sentences as the
 // gist, the intent, urgency and sentiment from word lists, action items from the caller's
-// requests, and the callback number found with libphonenumber (numbers written or spoken as
-// digits; national numbers read as UK numbers). It is the default; a model does better.
+// requests, and the callback number (written or read aloud, see FindCallbackNumber; national
+// numbers read as UK numbers). It is the default; a model does better.
 type BuiltinSummarizer struct{}
 
 // Summarize extracts the summary fields from the transcript.
@@ -175,69 +175,4 @@ func wordsOnly(s string) string {
 	}
 	b.WriteByte(' ')
 	return " " + normalizeSpace(b.String()) + " "
-}
-
-// spokenDigits are number words as speech-to-text writes them.
-var spokenDigits = map[string]string{"zero": "0", "oh": "0", "o": "0", "nought": "0", "one": "1", "two": "2", "three": "3",
-	"four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9"}
-
-// candidateNumber is a phone number as people say and write them: international (+44 ...) or
-// national (0...), with the separators people and transcripts put in them.
-var candidateNumber = regexp.MustCompile(`(?:\+|\b0)[\d\s\-().]{8,20}\d`)
-
-// FindCallbackNumber returns the first phone number in text in E.164 ("" when none).
-// Digits may be written ("07700 900456", "+44 20 7946 0000") or spoken ("oh seven seven
-// double oh ..."); national numbers are read as UK numbers.
-func FindCallbackNumber(text string) string {
-	for _, cand := range candidateNumber.FindAllString(digitsFromWords(text), -1) {
-		// Lengths are checked, number ranges are not (as everywhere in the service: see phone.ToE164).
-		if e164, ok := phone.ToE164(cand); ok {
-			return e164
-		}
-	}
-	return ""
-}
-
-// digitsFromWords rewrites runs of spoken digits as digits: "oh seven seven double oh nine" →
-// "07700 9". Single words between ordinary words ("one of you") are left alone: a run needs
-// at least four digits.
-func digitsFromWords(text string) string {
-	fields := strings.Fields(text)
-	var out []string
-	var run, orig []string
-	runDigits := 0
-	flush := func() {
-		if runDigits >= 4 {
-			out = append(out, strings.Join(run, ""))
-		} else {
-			out = append(out, orig...)
-		}
-		run, orig, runDigits = nil, nil, 0
-	}
-	for i := 0; i < len(fields); i++ {
-		w := strings.ToLower(strings.Trim(fields[i], ".,;:!?"))
-		if d, ok := spokenDigits[w]; ok {
-			run, orig = append(run, d), append(orig, fields[i])
-			runDigits++
-			continue
-		}
-		if (w == "double" || w == "triple") && i+1 < len(fields) {
-			if d, ok := spokenDigits[strings.ToLower(strings.Trim(fields[i+1], ".,;:!?"))]; ok {
-				n := 2
-				if w == "triple" {
-					n = 3
-				}
-				run, orig = append(run, strings.Repeat(d, n)), append(orig, fields[i], fields[i+1])
-				runDigits += n
-				i++
-				continue
-			}
-		}
-		if len(run) > 0 {
-			flush()
-		}
-		out = append(out, fields[i])
-	}
-	flush()
-	return strings.Join(out, " ")
 }
