@@ -33,6 +33,12 @@ BEGIN
 END $$;
 -- +goose StatementEnd
 
+-- Call and directory writers take calls (contact_phones) before the count tables, whose locks
+-- their triggers then take in their own order; the ALTERs below take them in another. Holding
+-- calls and contact_phones first makes writers running during the upgrade wait for this
+-- migration instead of deadlocking with it.
+LOCK TABLE calls, contact_phones IN SHARE MODE;
+
 ALTER TABLE call_counts_hourly ADD COLUMN shard smallint NOT NULL DEFAULT 0,
     DROP CONSTRAINT call_counts_hourly_pkey,
     ADD CONSTRAINT call_counts_hourly_pkey PRIMARY KEY (account_id, hour, number_id, filtered, disposition, shard);
