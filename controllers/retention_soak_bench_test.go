@@ -9,7 +9,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"runtime"
 	"slices"
@@ -22,16 +21,10 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/google/uuid"
 	"k8s.io/utils/clock"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/internal/benchkit"
-	"github.com/switchboard-dev/switchboard/internal/controlplane"
-	"github.com/switchboard-dev/switchboard/internal/events"
-	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/retention"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
 // soakSetting reads a duration or number setting of the soak from the environment.
@@ -61,26 +54,8 @@ func BenchmarkRetentionSoak(b *testing.B) {
 	keep := soakSetting("BENCH_SOAK_RETENTION", 5*time.Minute, time.ParseDuration)
 	width := soakSetting("BENCH_SOAK_PARTITION", time.Minute, time.ParseDuration)
 
-	ctrl.SetLogger(logr.Discard())
-	b.Cleanup(storetest.Shutdown)
-	cp, err := controlplane.Start(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = cp.Stop() })
-	kube, err := client.New(cp.Config, client.Options{Scheme: cp.Scheme})
-	if err != nil {
-		b.Fatal(err)
-	}
-	dbURL := storetest.NewDatabaseURL(b)
-	st, err := store.Open(context.Background(), dbURL+poolParam(dbURL))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(st.Close)
-	platform := httptest.NewServer(ingest.New(ingest.Config{Token: e2eToken, LinkSigningKey: []byte("a link signing key of 32 bytes!!"),
-		Links: events.Links{APIBaseURL: "https://api.example.test", DashboardURL: "https://app.example.test"}, Log: logr.Discard()}, st))
-	b.Cleanup(platform.Close)
+	cp, kube, st := startBenchStack(b)
+	platform := startPlatform(b, st)
 
 	r := &e2eRun{benchRun: &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: benchkit.NewReceiver(), endpoints: 1},
 		platform: platform.URL, reported: map[string]time.Time{}}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/x509"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"runtime"
 	"strconv"
@@ -34,6 +35,8 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/benchkit"
 	"github.com/switchboard-dev/switchboard/internal/controlplane"
 	"github.com/switchboard-dev/switchboard/internal/delivery"
+	"github.com/switchboard-dev/switchboard/internal/events"
+	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
@@ -85,7 +88,7 @@ func (r *benchRun) startManager() {
 	// As in production, first attempts are made straight from the outbox;
 	// BENCH_FIRST_ATTEMPTS=off measures every delivery as a resource (the design before).
 	if os.Getenv("BENCH_FIRST_ATTEMPTS") == "off" {
-		engine.First = nil
+		engine.First.Off = true
 	}
 	maxPending, _ := strconv.Atoi(os.Getenv("BENCH_MAX_PENDING")) // 0: the default
 	if err := m.Add(&delivery.Dispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: r.st, Clock: r.clk,
@@ -241,30 +244,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 		b.Skip("KUBEBUILDER_ASSETS is not set: run via make bench")
 	}
 	n := benchkit.Events()
-	ctrl.SetLogger(logr.Discard())
-	b.Cleanup(storetest.Shutdown)
-	cp, err := controlplane.Start(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = cp.Stop() })
-	kube, err := client.New(cp.Config, client.Options{Scheme: cp.Scheme})
-	if err != nil {
-		b.Fatal(err)
-	}
-	// A pool as large as the delivery workers (pgxpool's default is four connections;
-	// deployments set pool_max_conns in DATABASE_URL the same way).
-	dbURL := storetest.NewDatabaseURL(b)
-	st, err := store.Open(context.Background(), dbURL+poolParam(dbURL))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(st.Close)
-	var backend int
-	if err := st.Pool.QueryRow(context.Background(), `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
-		b.Fatal(err)
-	}
-	benchkit.FindPostmaster(backend)
+	cp, kube, st := startBenchStack(b)
 
 	allSucceed := func(name string, rate int) {
 		b.Run(name, func(b *testing.B) {
@@ -434,6 +414,46 @@ func benchRate() int {
 		return v
 	}
 	return 100
+}
+
+// startBenchStack starts what every benchmark here runs on: kube-apiserver and etcd, a
+// client of them, and a store on a database of its own whose postmaster benchkit measures.
+// All of it stops when b ends.
+func startBenchStack(b *testing.B) (*controlplane.Env, client.Client, *store.Store) {
+	b.Helper()
+	ctrl.SetLogger(logr.Discard())
+	b.Cleanup(storetest.Shutdown)
+	cp, err := controlplane.Start(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cp.Stop() })
+	kube, err := client.New(cp.Config, client.Options{Scheme: cp.Scheme})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// A pool as large as the delivery workers (pgxpool's default is four connections;
+	// deployments set pool_max_conns in DATABASE_URL the same way).
+	dbURL := storetest.NewDatabaseURL(b)
+	st, err := store.Open(context.Background(), dbURL+poolParam(dbURL))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(st.Close)
+	var backend int
+	if err := st.Pool.QueryRow(context.Background(), `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+		b.Fatal(err)
+	}
+	benchkit.FindPostmaster(backend)
+	return cp, kube, st
+}
+
+// startPlatform serves the ingestion API on st, as the telephony platform reaches it.
+func startPlatform(b *testing.B, st *store.Store) *httptest.Server {
+	platform := httptest.NewServer(ingest.New(ingest.Config{Token: e2eToken, LinkSigningKey: []byte("a link signing key of 32 bytes!!"),
+		Links: events.Links{APIBaseURL: "https://api.example.test", DashboardURL: "https://app.example.test"}, Log: logr.Discard()}, st))
+	b.Cleanup(platform.Close)
+	return platform
 }
 
 func poolParam(url string) string {

@@ -12,25 +12,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/google/uuid"
 	"k8s.io/utils/clock"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/internal/benchkit"
-	"github.com/switchboard-dev/switchboard/internal/controlplane"
 	"github.com/switchboard-dev/switchboard/internal/events"
-	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
 // e2eToken is the platform token of the end-to-end benchmark's ingestion API.
@@ -111,31 +104,8 @@ func BenchmarkWebhookEndToEnd(b *testing.B) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		b.Skip("KUBEBUILDER_ASSETS is not set: run via make bench")
 	}
-	ctrl.SetLogger(logr.Discard())
-	b.Cleanup(storetest.Shutdown)
-	cp, err := controlplane.Start(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = cp.Stop() })
-	kube, err := client.New(cp.Config, client.Options{Scheme: cp.Scheme})
-	if err != nil {
-		b.Fatal(err)
-	}
-	dbURL := storetest.NewDatabaseURL(b)
-	st, err := store.Open(context.Background(), dbURL+poolParam(dbURL))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(st.Close)
-	var backend int
-	if err := st.Pool.QueryRow(context.Background(), `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
-		b.Fatal(err)
-	}
-	benchkit.FindPostmaster(backend)
-	platform := httptest.NewServer(ingest.New(ingest.Config{Token: e2eToken, LinkSigningKey: []byte("a link signing key of 32 bytes!!"),
-		Links: events.Links{APIBaseURL: "https://api.example.test", DashboardURL: "https://app.example.test"}, Log: logr.Discard()}, st))
-	b.Cleanup(platform.Close)
+	cp, kube, st := startBenchStack(b)
+	platform := startPlatform(b, st)
 
 	number := 0
 	run := func(name string, endpoints, n, rate int) {

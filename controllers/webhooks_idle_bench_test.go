@@ -7,22 +7,15 @@ Licensed under the Apache License, Version 2.0.
 package controllers
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/internal/benchkit"
-	"github.com/switchboard-dev/switchboard/internal/controlplane"
-	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
 
 // BenchmarkWebhookIdle measures what the webhook machinery costs with nothing to deliver:
@@ -37,28 +30,7 @@ func BenchmarkWebhookIdle(b *testing.B) {
 	if err != nil || seconds <= 0 {
 		seconds = 60
 	}
-	ctrl.SetLogger(logr.Discard())
-	b.Cleanup(storetest.Shutdown)
-	cp, err := controlplane.Start(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = cp.Stop() })
-	kube, err := client.New(cp.Config, client.Options{Scheme: cp.Scheme})
-	if err != nil {
-		b.Fatal(err)
-	}
-	dbURL := storetest.NewDatabaseURL(b)
-	st, err := store.Open(context.Background(), dbURL+poolParam(dbURL))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(st.Close)
-	var backend int
-	if err := st.Pool.QueryRow(context.Background(), `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
-		b.Fatal(err)
-	}
-	benchkit.FindPostmaster(backend)
+	cp, kube, st := startBenchStack(b)
 	r := &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: benchkit.NewReceiver(), endpoints: 1}
 	defer r.rcv.Srv.Close()
 	r.setup(clock.RealClock{})

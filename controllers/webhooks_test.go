@@ -896,7 +896,7 @@ var _ = Describe("Webhook delivery", func() {
 		Expect(err).NotTo(HaveOccurred())
 		engine, err := delivery.NewEngine(ctx, m, delivery.EngineOptions{Store: e.st, Clock: e.clk})
 		Expect(err).NotTo(HaveOccurred())
-		engine.First = nil // every delivery a resource
+		engine.First.Off = true // every delivery a resource
 		const bound = 20
 		Expect(m.Add(&delivery.Dispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
 			Interval: 20 * time.Millisecond, Engine: engine, MaxPending: bound, Log: GinkgoLogr})).To(Succeed())

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Switchboard and Convoy side by side, one after the other in one session, same harness
+# Switchboard and its peers side by side, one after the other in one session, same harness
 # (internal/benchkit) and same cases: BenchmarkWebhookEndToEnd (controllers), then
-# BenchmarkConvoyEndToEnd (internal/benchpeer), at the same BENCH_EVENTS (default 2000).
-# Prints both runs, the load average around each, and a table with the ratio per case.
+# BenchmarkConvoyEndToEnd and BenchmarkOutpostEndToEnd (internal/benchpeer), all at the same
+# BENCH_EVENTS (default 2000). Prints every run, the load average around each, and per peer a
+# table with the ratios per case. A peer whose variables are unset is skipped (said so).
 #
-#   CONVOY_SRC=/path/to/convoy make bench-peer        # builds Convoy once (hack/bench/convoy.sh)
-#   CONVOY_BIN=/path/to/convoy make bench-peer        # a binary built before
+#   CONVOY_SRC=/path/to/convoy OUTPOST_SRC=/path/to/outpost make bench-peer
+#       # builds each peer once (hack/bench/convoy.sh, hack/bench/outpost.sh)
+#   CONVOY_BIN=/path/to/convoy OUTPOST_BIN=/path/to/outpost make bench-peer
+#       # binaries built before (OUTPOST_BIN: the `outpost` CLI, outpost-server next to it)
 #
 # Run it under the shared benchmark lock: flock /tmp/switchboard-bench.lock make bench-peer.
 # BENCH_OUT=dir keeps the raw outputs (default: a temporary directory, printed at the end).
@@ -13,25 +16,56 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 export BENCH_EVENTS="${BENCH_EVENTS:-2000}"
-if [[ -z "${CONVOY_BIN:-}" ]]; then
-  [[ -n "${CONVOY_SRC:-}" ]] || { echo "bench-peer: set CONVOY_SRC (a checkout of github.com/frain-dev/convoy) or CONVOY_BIN" >&2; exit 2; }
-  CONVOY_BIN=$(hack/bench/convoy.sh)
+
+# peer name, its variables' prefix, its build script, its benchmark, where its source is
+peers=(
+  "Convoy CONVOY hack/bench/convoy.sh BenchmarkConvoyEndToEnd github.com/frain-dev/convoy"
+  "Outpost OUTPOST hack/bench/outpost.sh BenchmarkOutpostEndToEnd github.com/hookdeck/outpost"
+)
+run=()
+for p in "${peers[@]}"; do
+  read -r name var script _ repo <<<"$p"
+  src="${var}_SRC" bin="${var}_BIN"
+  if [[ -z "${!bin:-}" && -n "${!src:-}" ]]; then
+    built=$("$script")
+    printf -v "$bin" '%s' "$built"
+  fi
+  if [[ -z "${!bin:-}" ]]; then
+    echo "$name skipped: set ${var}_SRC (a checkout of $repo) or ${var}_BIN"
+    continue
+  fi
+  export "${bin?}"
+  # With the binary only, the build script still installs the peer's Debian packages (it
+  # does so before it needs the source, and builds nothing without it).
+  env "${var}_SRC=" "$script" >/dev/null 2>&1 || true
+  run+=("$p")
+done
+if ((${#run[@]} == 0)); then
+  echo "bench-peer: no peer to measure: set CONVOY_SRC/CONVOY_BIN or OUTPOST_SRC/OUTPOST_BIN" >&2
+  exit 2
 fi
-export CONVOY_BIN
-# With CONVOY_BIN only, convoy.sh still installs redis-server (before it needs CONVOY_SRC).
-command -v redis-server >/dev/null || hack/bench/convoy.sh >/dev/null 2>&1 || true
 out="${BENCH_OUT:-$(mktemp -d /tmp/bench-peer.XXXXXX)}"
 mkdir -p "$out"
 assets="$(hack/envtest-binaries.sh)"
 
 echo "machine: $(nproc) cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2); BENCH_EVENTS=$BENCH_EVENTS"
-echo "convoy: $CONVOY_BIN"
+for p in "${run[@]}"; do
+  read -r name var _ <<<"$p"
+  bin="${var}_BIN"
+  echo "$name: ${!bin}"
+done
 echo "load before Switchboard: $(uptime)"
 KUBEBUILDER_ASSETS="$assets" go test ./controllers/ -run '^$' -bench '^BenchmarkWebhookEndToEnd$' -benchtime 1x -timeout 30m \
   | tee "$out/switchboard.txt"
-echo "load after Switchboard, before Convoy: $(uptime)"
-go test ./internal/benchpeer/ -run '^$' -bench '^BenchmarkConvoyEndToEnd$' -benchtime 1x -timeout 30m | tee "$out/convoy.txt"
-echo "load after Convoy: $(uptime)"
+prev=Switchboard
+for p in "${run[@]}"; do
+  read -r name _ _ bench _ <<<"$p"
+  echo "load after $prev, before $name: $(uptime)"
+  go test ./internal/benchpeer/ -run '^$' -bench "^$bench\$" -benchtime 1x -timeout 30m | tee "$out/${name,,}.txt" ||
+    echo "$name: the benchmark failed (its output is above); its cases show no result"
+  prev=$name
+done
+echo "load after $prev: $(uptime)"
 
 # metrics FILE: one line per case: name deliveries/s p50-ms p99-ms cpu-ms/delivery
 metrics() {
@@ -47,17 +81,25 @@ cpu() {
     /^Benchmark[A-Za-z]+EndToEnd\// { name = $1; sub(/^[^\/]*\//, "", name); sub(/-[0-9]+$/, "", name); print name ": " line }' "$1"
 }
 
-echo
-echo "| Case (BENCH_EVENTS=$BENCH_EVENTS) | Switchboard | Convoy | Switchboard ÷ Convoy (deliveries/s) |"
-echo "|---|---|---|---|"
-# In the cases' order; the ratio is of deliveries/s.
-awk 'NR == FNR { c[$1] = $0; next } $1 in c { split(c[$1], x, " ")
-  printf "| %s | %.0f deliveries/s, p50 %s ms, p99 %s ms, CPU %.2f ms/delivery | %.0f deliveries/s, p50 %s ms, p99 %s ms, CPU %.2f ms/delivery | %.2f× |\n",
-    $1, $2, $3, $4, $5, x[2], x[3], x[4], x[5], (x[2] > 0 ? $2 / x[2] : 0)
-}' <(metrics "$out/convoy.txt") <(metrics "$out/switchboard.txt")
+for p in "${run[@]}"; do
+  read -r name _ <<<"$p"
+  echo
+  echo "| Case (BENCH_EVENTS=$BENCH_EVENTS) | Switchboard | $name | Switchboard ÷ $name (deliveries/s) | $name p99 ÷ Switchboard p99 |"
+  echo "|---|---|---|---|---|"
+  # In the cases' order. A case missing from the peer's run (it failed) shows as such.
+  awk 'FILENAME == ARGV[1] { c[$1] = $0; next } {
+    if (!($1 in c)) { printf "| %s | %.0f deliveries/s, p99 %s ms | no result | | |\n", $1, $2, $4; next }
+    split(c[$1], x, " ")
+    printf "| %s | %.0f deliveries/s, p50 %s ms, p99 %s ms, CPU %.2f ms/delivery | %.0f deliveries/s, p50 %s ms, p99 %s ms, CPU %.2f ms/delivery | %.2f× | %.1f× |\n",
+      $1, $2, $3, $4, $5, x[2], x[3], x[4], x[5], (x[2] > 0 ? $2 / x[2] : 0), ($4 > 0 ? x[4] / $4 : 0)
+  }' <(metrics "$out/${name,,}.txt") <(metrics "$out/switchboard.txt")
+done
 echo
 echo "CPU per delivery by process, Switchboard:"
 cpu "$out/switchboard.txt" | sed 's/^/  /'
-echo "CPU per delivery by process, Convoy:"
-cpu "$out/convoy.txt" | sed 's/^/  /'
+for p in "${run[@]}"; do
+  read -r name _ <<<"$p"
+  echo "CPU per delivery by process, $name:"
+  cpu "$out/${name,,}.txt" | sed 's/^/  /'
+done
 echo "raw outputs: $out"

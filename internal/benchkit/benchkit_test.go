@@ -8,8 +8,11 @@ package benchkit
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -130,5 +133,34 @@ func TestProcCPUNamesThisProcess(t *testing.T) {
 	}
 	if ProcCPU()[SelfName] == 0 {
 		t.Error("no CPU time counted for this process")
+	}
+}
+
+func TestProcCPUCountsANamedProcessChildrenAsIt(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	// A start script and the server it runs, as rabbitmq-server runs beam.smp.
+	cmd := exec.Command("sh", "-c", "sleep 30 & wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	NameProc(cmd.Process.Pid, "broker")
+	children := fmt.Sprintf("/proc/%d/task/%d/children", cmd.Process.Pid, cmd.Process.Pid)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if b, _ := os.ReadFile(children); len(strings.Fields(string(b))) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the script started no child")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	got := map[string]int{}
+	eachProc(func(_ int, name string, _ int64) { got[name]++ })
+	if got["broker"] != 2 || got["sleep"] != 0 || got["sh"] != 0 {
+		t.Errorf("processes by name: %v, want the script and its child as broker", got)
 	}
 }

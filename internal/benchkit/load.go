@@ -70,7 +70,7 @@ type Case struct {
 }
 
 // EndToEndCases are the cases every end-to-end delivery benchmark runs, so that Switchboard
-// and Convoy are measured alike; scale (BENCH_EVENTS, 10,000 = the full cases) scales them
+// and its peers are measured alike; scale (BENCH_EVENTS, 10,000 = the full cases) scales them
 // down: burst 5,000, paced 30 s each, fan-out 1,000.
 func EndToEndCases(scale int) []Case {
 	return []Case{

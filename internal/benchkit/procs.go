@@ -26,7 +26,7 @@ var (
 	procNames  = map[int]string{} // display names of child processes, by pid
 )
 
-// NameProc shows the process pid (a child of the benchmark) as name.
+// NameProc shows the process pid (a child of the benchmark) and its descendants as name.
 func NameProc(pid int, name string) {
 	procMu.Lock()
 	defer procMu.Unlock()
@@ -44,8 +44,11 @@ func eachProc(visit func(pid int, name string, ticks int64)) {
 		names[pid] = n
 	}
 	procMu.Unlock()
-	var walk func(pid int, self bool)
-	walk = func(pid int, self bool) {
+	// inherited is the name of the nearest named ancestor (NameProc), if any: a named
+	// process's children (a server's worker, an Erlang VM under its start script) are
+	// counted as it.
+	var walk func(pid int, self bool, inherited string)
+	walk = func(pid int, self bool, inherited string) {
 		name, ticks, ok := procStat(pid)
 		if !ok {
 			return
@@ -53,7 +56,9 @@ func eachProc(visit func(pid int, name string, ticks int64)) {
 		if self {
 			name = SelfName
 		} else if n, ok := names[pid]; ok {
-			name = n
+			name, inherited = n, n
+		} else if inherited != "" {
+			name = inherited
 		} else if strings.HasPrefix(name, "postgres") {
 			name = "postgres"
 		}
@@ -63,14 +68,14 @@ func eachProc(visit func(pid int, name string, ticks int64)) {
 			b, _ := os.ReadFile(t)
 			for _, f := range strings.Fields(string(b)) {
 				if c, err := strconv.Atoi(f); err == nil {
-					walk(c, false)
+					walk(c, false, inherited)
 				}
 			}
 		}
 	}
-	walk(os.Getpid(), true)
+	walk(os.Getpid(), true, "")
 	if pm > 0 {
-		walk(pm, false)
+		walk(pm, false, "")
 	}
 }
 

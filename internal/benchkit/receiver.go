@@ -18,7 +18,7 @@ import (
 )
 
 // DeliveryHeader is the header whose value (an event id) identifies a delivery at the
-// receiver; Switchboard's sender sets it, and the Convoy benchmark sets it per event.
+// receiver; Switchboard's sender sets it, and the peer benchmarks have each peer send the event's id in it.
 const DeliveryHeader = "X-Service-Delivery"
 
 // Receiver is a local TLS receiver for five endpoints (paths /ep/0 ... /ep/4).

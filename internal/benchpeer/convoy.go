@@ -4,11 +4,6 @@ Copyright 2026 The Switchboard Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-// Package benchpeer runs Convoy (github.com/frain-dev/convoy, an open-source Go webhooks
-// gateway on PostgreSQL and Redis), built from its source by hack/bench/convoy.sh, on this
-// machine, so that BenchmarkConvoyEndToEnd can measure it with the harness Switchboard's
-// BenchmarkWebhookEndToEnd uses (internal/benchkit). Benchmarks only; Convoy's code never
-// enters this repository.
 package benchpeer
 
 import (
@@ -21,11 +16,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -33,7 +26,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/benchkit"
 	"github.com/switchboard-dev/switchboard/internal/freeport"
-	"github.com/switchboard-dev/switchboard/internal/pgcluster"
 )
 
 // startTimeout bounds how long Convoy may take to answer after its processes start.
@@ -43,10 +35,8 @@ const startTimeout = 90 * time.Second
 // control plane (`convoy server`: API, event intake) and the data plane (`convoy agent`:
 // the workers that deliver), as Convoy's docker-compose runs them.
 type Convoy struct {
+	*stack
 	Bin     string
-	dir     string
-	pg      *pgcluster.Cluster
-	procs   []*exec.Cmd
 	APIURL  string // the server, e.g. http://127.0.0.1:5005
 	orgID   string
 	userKey string // the bootstrap user's personal API key
@@ -63,37 +53,23 @@ type Config struct {
 // and starts `convoy server` and `convoy agent`. It fails, with the tail of their logs,
 // when Convoy does not answer within startTimeout.
 func StartConvoy(ctx context.Context, bin string, cfg Config) (_ *Convoy, err error) {
-	dir, err := os.MkdirTemp("", "switchboard-convoy-")
+	st, err := newStack("switchboard-convoy-")
 	if err != nil {
 		return nil, err
 	}
-	c := &Convoy{Bin: bin, dir: dir, hc: &http.Client{Timeout: 30 * time.Second,
+	c := &Convoy{stack: st, Bin: bin, hc: &http.Client{Timeout: 30 * time.Second,
 		Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	defer func() {
 		if err != nil {
 			c.Stop()
 		}
 	}()
-	if c.pg, err = pgcluster.Start(ctx); err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
-	}
-	if err := c.pg.CreateDatabase(ctx, "convoy", ""); err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
-	}
-	redisPort, err := freeport.Get()
-	if err != nil {
+	if err := c.startPostgres(ctx, "convoy"); err != nil {
 		return nil, err
 	}
-	redisBin, err := exec.LookPath("redis-server")
+	redisPort, err := c.startRedis("hack/bench/convoy.sh")
 	if err != nil {
-		return nil, fmt.Errorf("redis-server is not installed (hack/bench/convoy.sh installs it): %w", err)
-	}
-	if _, err := c.start("redis", redisBin, "--port", strconv.Itoa(redisPort), "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--dir", dir); err != nil {
 		return nil, err
-	}
-	if err := waitTCP(fmt.Sprintf("127.0.0.1:%d", redisPort), 30*time.Second); err != nil {
-		return nil, fmt.Errorf("redis: %w\n%s", err, c.logTail("redis"))
 	}
 	ports := make([]int, 4)
 	for i := range ports {
@@ -128,7 +104,7 @@ func StartConvoy(ctx context.Context, bin string, cfg Config) (_ *Convoy, err er
 	if cfg.ConsumerPoolSize > 0 {
 		conf["consumer_pool_size"] = cfg.ConsumerPoolSize
 	}
-	confPath := filepath.Join(dir, "convoy.json")
+	confPath := filepath.Join(c.dir, "convoy.json")
 	b, _ := json.MarshalIndent(conf, "", "  ")
 	if err := os.WriteFile(confPath, b, 0o600); err != nil {
 		return nil, err
@@ -153,7 +129,7 @@ func StartConvoy(ctx context.Context, bin string, cfg Config) (_ *Convoy, err er
 	}
 	c.orgID, c.userKey = boot.OrganisationID, boot.APIKey
 	for _, component := range []string{"server", "agent"} {
-		if _, err := c.start("convoy "+component, bin, component, "--config", confPath); err != nil {
+		if _, err := c.start("convoy "+component, nil, bin, component, "--config", confPath); err != nil {
 			return nil, err
 		}
 	}
@@ -183,77 +159,10 @@ func StartConvoy(ctx context.Context, bin string, cfg Config) (_ *Convoy, err er
 func (c *Convoy) Postgres() string { return c.pg.URL("convoy") }
 
 // Stop ends every process StartConvoy started and removes its files.
-func (c *Convoy) Stop() {
-	for i := len(c.procs) - 1; i >= 0; i-- {
-		p := c.procs[i]
-		_ = p.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = p.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = p.Process.Kill()
-			<-done
-		}
-	}
-	if c.pg != nil {
-		_ = c.pg.Stop()
-	}
-	_ = os.RemoveAll(c.dir)
-}
-
-// start runs a process in the background, its output in dir/<name>.log, and shows it as
-// name in the benchmark's CPU accounting.
-func (c *Convoy) start(name, bin string, args ...string) (*exec.Cmd, error) {
-	log, err := os.Create(c.logPath(name))
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Dir, cmd.Stdout, cmd.Stderr = c.dir, log, log
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	c.procs = append(c.procs, cmd)
-	benchkit.NameProc(cmd.Process.Pid, name)
-	go func() { _ = cmd.Wait(); _ = log.Close() }()
-	return cmd, nil
-}
+func (c *Convoy) Stop() { c.stop() }
 
 func (c *Convoy) run(ctx context.Context, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, startTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, c.Bin, args...)
-	cmd.Dir = c.dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return append(out, stderr.Bytes()...), err
-	}
-	return out, nil
-}
-
-// exited names a process that has ended, if any.
-func (c *Convoy) exited() string {
-	for _, p := range c.procs {
-		if p.ProcessState != nil {
-			return fmt.Sprintf("%s exited: %v", filepath.Base(p.Path), p.ProcessState)
-		}
-	}
-	return ""
-}
-
-func (c *Convoy) logPath(name string) string {
-	return filepath.Join(c.dir, strings.ReplaceAll(name, " ", "-")+".log")
-}
-
-func (c *Convoy) logTail(name string) string {
-	b, _ := os.ReadFile(c.logPath(name))
-	if len(b) > 4000 {
-		b = b[len(b)-4000:]
-	}
-	return string(b)
+	return c.stack.run(ctx, startTimeout, nil, c.Bin, args...)
 }
 
 // Project is a Convoy project (outgoing webhooks) and its API key.
@@ -395,18 +304,4 @@ func (c *Convoy) do(ctx context.Context, hc *http.Client, key, method, path stri
 		return fmt.Errorf("%s %s: unexpected answer %s", method, path, raw)
 	}
 	return json.Unmarshal(env.Data, out)
-}
-
-func waitTCP(addr string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		conn, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			return conn.Close()
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: %w", addr, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

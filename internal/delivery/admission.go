@@ -45,6 +45,8 @@ type AdmissionLimits struct {
 	Cooldown    time.Duration
 	// MaxWaiting bounds one endpoint's admitted first attempts, Total all of them.
 	MaxWaiting, Total int
+	// Off: the engine makes no first attempts; every delivery becomes a resource.
+	Off bool
 }
 
 // AdmissionRule holds a delivery back from a first attempt when Holds says so, and sends it
@@ -79,6 +81,10 @@ var (
 	// listed as cancelled and can be resent once it is active.
 	EndpointNotActive = AdmissionRule{Name: "EndpointNotActive", Route: RouteCancelled,
 		Holds: func(f AdmissionFacts, _ AdmissionLimits) bool { return !f.Deliverable }}
+	// FirstAttemptsOff: the engine was built without first attempts (FirstAttempts.Off), so
+	// the controller makes every attempt.
+	FirstAttemptsOff = AdmissionRule{Name: "FirstAttemptsOff", Route: RouteController,
+		Holds: func(_ AdmissionFacts, l AdmissionLimits) bool { return l.Off }}
 	// RepeatedEvent: an event claimed before may have been delivered already; the controller
 	// looks at the history first.
 	RepeatedEvent = AdmissionRule{Name: "RepeatedEvent", Route: RouteController,
@@ -106,7 +112,7 @@ var (
 )
 
 // FirstAdmission decides each claimed delivery's route.
-var FirstAdmission = AdmissionChain{EndpointNotActive, RepeatedEvent, EndpointFailing, FailureStreak, EndpointQueueFull, EngineFull}
+var FirstAdmission = AdmissionChain{EndpointNotActive, FirstAttemptsOff, RepeatedEvent, EndpointFailing, FailureStreak, EndpointQueueFull, EngineFull}
 
 // EndpointHealth is the part of FirstAdmission that an admitted first attempt checks again
 // when it gets its slot: the endpoint may have begun failing while it waited.

@@ -46,6 +46,18 @@ func TestFirstAdmission(t *testing.T) {
 	}
 }
 
+// An engine without first attempts sends every active endpoint's delivery to the controller
+// and still cancels those of inactive endpoints.
+func TestFirstAdmissionWithFirstAttemptsOff(t *testing.T) {
+	off := AdmissionLimits{FailingGrace: 10 * time.Second, MaxFailures: 8, Cooldown: time.Second, MaxWaiting: 256, Total: 1024, Off: true}
+	if route, rule := FirstAdmission.Decide(AdmissionFacts{Deliverable: true}, off); route != RouteController || rule != "FirstAttemptsOff" {
+		t.Errorf("healthy endpoint: %s by %s, want controller by FirstAttemptsOff", route, rule)
+	}
+	if route, rule := FirstAdmission.Decide(AdmissionFacts{}, off); route != RouteCancelled || rule != "EndpointNotActive" {
+		t.Errorf("paused endpoint: %s by %s, want cancelled by EndpointNotActive", route, rule)
+	}
+}
+
 // An attempt that got its slot is held back only by the endpoint's health, never by the
 // bounds it already counts in.
 func TestEndpointHealthChecksOnlyHealth(t *testing.T) {

@@ -79,10 +79,10 @@ type Dispatcher struct {
 	// resendable, instead of a resource: an endpoint that hangs or fails for hours would
 	// otherwise pile up a delivery per event in etcd until it is switched off.
 	MaxLivePerEndpoint int
-	// Engine makes first attempts straight from the outbox when its First is set (only
-	// deliveries that need the controller become resources; without it every delivery is a
-	// resource) and writes the cancelled deliveries. Nil: an engine without first attempts or
-	// backlog, on Store and Clock.
+	// Engine makes first attempts straight from the outbox (only deliveries that need the
+	// controller become resources; with First.Off every delivery is one) and writes the
+	// cancelled deliveries. Nil: an engine without first attempts or backlog, on Store and
+	// Clock.
 	Engine *Engine
 	Log    logr.Logger
 
@@ -131,13 +131,11 @@ func (w *Dispatcher) Start(ctx context.Context) error {
 	// The poll interval only paces the loop (real time); every recorded time comes from Clock.
 	ticker := time.NewTicker(w.Interval)
 	defer ticker.Stop()
-	var backlogRoom, engineRoom <-chan struct{}
+	var backlogRoom <-chan struct{}
 	if w.Engine.Backlog != nil {
 		backlogRoom = w.Engine.Backlog.Changed()
 	}
-	if w.Engine.First != nil {
-		engineRoom = w.Engine.First.Changed()
-	}
+	engineRoom := w.Engine.First.Changed()
 	var lastPass time.Time
 	for {
 		limit := w.limit()
@@ -236,6 +234,10 @@ func (w *Dispatcher) defaults() {
 	if w.Engine == nil {
 		w.Engine = &Engine{Store: w.Store, Clock: w.Clock}
 	}
+	if w.Engine.First == nil {
+		// An engine built without NewEngine (tests of the claims alone) attempts nothing.
+		w.Engine.First = &FirstAttempts{Clock: w.Clock, Off: true}
+	}
 	if w.Engine.Backlog != nil && w.MaxPending == 0 {
 		w.MaxPending = DefaultMaxPendingDeliveries
 	}
@@ -254,20 +256,13 @@ func (w *Dispatcher) defaults() {
 func (w *Dispatcher) limit() int {
 	limit := w.BatchSize
 	if w.Engine.Backlog != nil {
-		var pending, live int
-		if w.Engine.First != nil {
-			// An endpoint the engine sees stalled (hanging, down) holds its own backlog.
-			pending, live = w.Engine.Backlog.LoadSkipping(w.Engine.First.Stalled)
-		} else {
-			pending, live = w.Engine.Backlog.Load()
-		}
+		// An endpoint the engine sees stalled (hanging, down) holds its own backlog.
+		pending, live := w.Engine.Backlog.LoadSkipping(w.Engine.First.Stalled)
 		limit = eventsToDispatch(w.MaxPending, pending, live, w.MaxLive, w.BatchSize, switchboardv1alpha1.MaxWebhookEndpointsPerAccount)
 	}
-	if w.Engine.First != nil {
-		// Back-pressure on the engine: at most five first attempts an event, and no more
-		// events than a busy endpoint that keeps up can take as first attempts.
-		limit = min(limit, w.Engine.First.Free()/switchboardv1alpha1.MaxWebhookEndpointsPerAccount, w.Engine.First.Room())
-	}
+	// Back-pressure on the engine: at most five first attempts an event, and no more
+	// events than a busy endpoint that keeps up can take as first attempts.
+	limit = min(limit, w.Engine.First.Free()/switchboardv1alpha1.MaxWebhookEndpointsPerAccount, w.Engine.First.Room())
 	return max(0, min(limit, (w.MaxQueued-int(w.queued.Load()))/switchboardv1alpha1.MaxWebhookEndpointsPerAccount))
 }
 
@@ -339,7 +334,7 @@ func (w *Dispatcher) fanOut(ctx context.Context, evs []store.PendingEvent) (done
 				continue
 			}
 			// The engine admits first attempts here, so that the next pass's limit sees them.
-			admitted, route, rule := w.admit(ep, ev.Repeat)
+			admitted, route, rule := w.Engine.First.Admit(ep, ev.Repeat)
 			p.left.Add(1)
 			w.queued.Add(1)
 			w.jobs.Add(1)
@@ -362,25 +357,9 @@ type admission struct {
 	done  func()
 }
 
-// admit decides the route of a delivery to ep; without first attempts (Engine.First nil)
-// every delivery that is not cancelled goes to the controller.
-func (w *Dispatcher) admit(ep *switchboardv1alpha1.WebhookEndpoint, repeat bool) (done func(), route Route, rule string) {
-	if w.Engine.First != nil {
-		return w.Engine.First.Admit(ep, repeat)
-	}
-	if route, rule = (AdmissionChain{EndpointNotActive}).Decide(AdmissionFacts{Deliverable: webhooks.Deliverable(ep)}, AdmissionLimits{}); route == RouteCancelled {
-		return nil, route, rule
-	}
-	return nil, RouteController, ruleFirstAttemptsOff
-}
-
-// ruleFirstAttemptsOff and ruleSigningSecretNotReady name the routes decided outside
-// FirstAdmission: an engine without first attempts, and an endpoint just created whose
-// signing secret is not there yet (the controller waits for it).
-const (
-	ruleFirstAttemptsOff      = "FirstAttemptsOff"
-	ruleSigningSecretNotReady = "SigningSecretNotReady"
-)
+// ruleSigningSecretNotReady names the route decided outside FirstAdmission: an endpoint just
+// created whose signing secret is not there yet (the controller waits for it).
+const ruleSigningSecretNotReady = "SigningSecretNotReady"
 
 // handOff makes one delivery (deliver) off the claim loop.
 func (w *Dispatcher) handOff(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, adm admission, p *eventProgress) {

@@ -33,8 +33,7 @@ type Engine struct {
 	InFlight *InFlight
 	Removed  *Removed
 	Health   *HealthWriter
-	// First admits first attempts; nil: the dispatcher makes none (every delivery is a
-	// resource).
+	// First admits first attempts (First.Off: none, every delivery is a resource).
 	First *FirstAttempts
 	// Backlog follows the live deliveries for the dispatcher's pacing; nil: no pacing.
 	Backlog *Backlog

@@ -49,6 +49,9 @@ type FirstAttempts struct {
 	// MaxDrain is how much queued work, at its pace, an endpoint may hold and still pace the
 	// claims (default 1 s): see Room.
 	MaxDrain time.Duration
+	// Off admits no first attempt (rule FirstAttemptsOff): every delivery becomes a
+	// resource the controller attempts. Set before the engine runs.
+	Off bool
 
 	mu    sync.Mutex
 	load  map[types.NamespacedName]*endpointLoad
@@ -286,7 +289,8 @@ func (f *FirstAttempts) Admit(ep *switchboardv1alpha1.WebhookEndpoint, repeat bo
 
 // limits are the bounds FirstAdmission applies.
 func (f *FirstAttempts) limits() AdmissionLimits {
-	return AdmissionLimits{FailingGrace: failingGrace, MaxFailures: f.MaxFailures, Cooldown: f.Cooldown, MaxWaiting: f.MaxWaiting, Total: f.Total}
+	return AdmissionLimits{FailingGrace: failingGrace, MaxFailures: f.MaxFailures, Cooldown: f.Cooldown, MaxWaiting: f.MaxWaiting, Total: f.Total,
+		Off: f.Off}
 }
 
 // failing reports whether an admitted first attempt to ep, now that it has its slot, is held

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/internal/servetest"
 )
 
 // (a) The only replica is killed (SIGKILL) while deliveries are in flight, then started
@@ -16,34 +18,34 @@ func TestKillMidDeliveryAndRestart(t *testing.T) {
 	const lease = "fault-kill-restart"
 	first := e.startReplica(t, "replica-1", lease)
 	in := e.createEndpoint(t, first, "kill-restart")
-	in.setDelay(300 * time.Millisecond) // deliveries stay in flight
+	in.SetDelay(300 * time.Millisecond) // deliveries stay in flight
 
 	const n = 30
 	var calls []string
 	for i := range n {
-		calls = append(calls, e.report(t, first, in, uniqueRef("kill", i)))
+		calls = append(calls, report(t, first, in, servetest.UniqueRef("kill", i)))
 	}
-	waitFor(t, "the first deliveries", 60*time.Second, func() bool { return len(in.deliveries()) >= 3 })
-	before := len(in.deliveries())
-	first.kill()
+	servetest.WaitFor(t, "the first deliveries", 60*time.Second, func() bool { return len(in.Deliveries()) >= 3 })
+	before := len(in.Deliveries())
+	first.Kill()
 	killedAt := time.Now()
-	t.Logf("killed %s after %d of %d deliveries", first.name, before, n)
+	t.Logf("killed %s after %d of %d deliveries", first.Name, before, n)
 	if before >= n {
 		t.Fatalf("every delivery finished before the kill (%d); the scenario tests nothing", before)
 	}
 
 	second := e.startReplica(t, "replica-2", lease)
 	restartedAt := time.Now()
-	tl := in.waitAll(t, calls, 2*time.Minute)
+	tl := in.WaitAll(t, calls, 2*time.Minute)
 	recovered := time.Since(killedAt)
-	if len(tl.callsWithTwoEvents) > 0 || tl.badSignatures > 0 {
-		t.Errorf("calls announced by two events: %v; bad signatures: %d", tl.callsWithTwoEvents, tl.badSignatures)
+	if len(tl.CallsWithTwoEvents) > 0 || tl.BadSignatures > 0 {
+		t.Errorf("calls announced by two events: %v; bad signatures: %d", tl.CallsWithTwoEvents, tl.BadSignatures)
 	}
-	if !second.logContains("Successfully acquired lease") {
+	if !second.LogContains("Successfully acquired lease") {
 		t.Error("the restarted process delivered without leading")
 	}
 	t.Logf("FIGURES kill-restart: calls=%d delivered before the kill=%d lost=0 repeats(same event id)=%d restarted process serving %s after the kill, all delivered %s after the kill (lease %s, not released by kill -9)",
-		n, before, tl.repeats, restartedAt.Sub(killedAt).Round(10*time.Millisecond), recovered.Round(10*time.Millisecond), leaseDuration)
+		n, before, tl.Repeats, restartedAt.Sub(killedAt).Round(10*time.Millisecond), recovered.Round(10*time.Millisecond), leaseDuration)
 }
 
 // (b) Two electing replicas; the leader is killed (SIGKILL, so the Lease is not released):
@@ -52,38 +54,38 @@ func TestKillLeaderOfTwo(t *testing.T) {
 	e := setup(t)
 	const lease = "fault-kill-leader"
 	leader := e.startReplica(t, "leader", lease)
-	waitFor(t, "the first replica to lead", 60*time.Second, func() bool { return leader.logContains("Successfully acquired lease") })
+	servetest.WaitFor(t, "the first replica to lead", 60*time.Second, func() bool { return leader.LogContains("Successfully acquired lease") })
 	follower := e.startReplica(t, "follower", lease)
 	in := e.createEndpoint(t, follower, "kill-leader")
-	in.setDelay(100 * time.Millisecond)
+	in.SetDelay(100 * time.Millisecond)
 	ctx := context.Background()
 	holder := e.leaseHolder(ctx, lease)
 
 	var calls []string
 	for i := range 10 {
 		// Reports go to both replicas: each serves the platform API.
-		calls = append(calls, e.report(t, []*replica{leader, follower}[i%2], in, uniqueRef("leader", i)))
+		calls = append(calls, report(t, []*servetest.Replica{leader, follower}[i%2], in, servetest.UniqueRef("leader", i)))
 	}
-	leader.kill()
+	leader.Kill()
 	killedAt := time.Now()
 	for i := 10; i < 20; i++ {
-		calls = append(calls, e.report(t, follower, in, uniqueRef("leader", i)))
+		calls = append(calls, report(t, follower, in, servetest.UniqueRef("leader", i)))
 	}
-	waitFor(t, "the follower to take the Lease", 3*leaseDuration+30*time.Second, func() bool {
+	servetest.WaitFor(t, "the follower to take the Lease", 3*leaseDuration+30*time.Second, func() bool {
 		h := e.leaseHolder(ctx, lease)
 		return h != "" && h != holder
 	})
 	takeover := time.Since(killedAt)
-	if !follower.logContains("Successfully acquired lease") {
+	if !follower.LogContains("Successfully acquired lease") {
 		t.Error("the Lease changed hands but the follower did not log taking it")
 	}
-	tl := in.waitAll(t, calls, 2*time.Minute)
+	tl := in.WaitAll(t, calls, 2*time.Minute)
 	recovered := time.Since(killedAt)
-	if len(tl.callsWithTwoEvents) > 0 || tl.badSignatures > 0 {
-		t.Errorf("calls announced by two events: %v; bad signatures: %d", tl.callsWithTwoEvents, tl.badSignatures)
+	if len(tl.CallsWithTwoEvents) > 0 || tl.BadSignatures > 0 {
+		t.Errorf("calls announced by two events: %v; bad signatures: %d", tl.CallsWithTwoEvents, tl.BadSignatures)
 	}
 	t.Logf("FIGURES kill-leader: calls=%d lost=0 repeats=%d takeover=%s all delivered %s after the kill (lease %s, renew %s, retry %s)",
-		len(calls), tl.repeats, takeover.Round(10*time.Millisecond), recovered.Round(10*time.Millisecond),
+		len(calls), tl.Repeats, takeover.Round(10*time.Millisecond), recovered.Round(10*time.Millisecond),
 		leaseDuration, renewDeadline, retryPeriod)
 }
 
@@ -97,29 +99,29 @@ func TestTwoReplicasDeliverOnce(t *testing.T) {
 	in := e.createEndpoint(t, a, "two-replicas")
 	var calls []string
 	for i := range 40 {
-		calls = append(calls, e.report(t, []*replica{a, b}[i%2], in, uniqueRef("two", i)))
+		calls = append(calls, report(t, []*servetest.Replica{a, b}[i%2], in, servetest.UniqueRef("two", i)))
 	}
-	in.waitAll(t, calls, 2*time.Minute)
+	in.WaitAll(t, calls, 2*time.Minute)
 	time.Sleep(2 * time.Second) // a second deliverer would show up by now
-	tl := in.tally(calls)
-	if tl.repeats != 0 || len(tl.callsWithTwoEvents) != 0 || tl.badSignatures != 0 {
-		t.Errorf("two replicas: %d repeated deliveries, calls with two events %v, bad signatures %d", tl.repeats, tl.callsWithTwoEvents, tl.badSignatures)
+	tl := in.Tally(calls)
+	if tl.Repeats != 0 || len(tl.CallsWithTwoEvents) != 0 || tl.BadSignatures != 0 {
+		t.Errorf("two replicas: %d repeated deliveries, calls with two events %v, bad signatures %d", tl.Repeats, tl.CallsWithTwoEvents, tl.BadSignatures)
 	}
-	if a.logContains("Successfully acquired lease") == b.logContains("Successfully acquired lease") {
+	if a.LogContains("Successfully acquired lease") == b.LogContains("Successfully acquired lease") {
 		t.Fatal("want exactly one replica to have led")
 	}
 
 	// A clean shutdown (SIGTERM, as on a rolling update) releases the Lease: the other
 	// replica takes over within a retry period or two, not after the lease expires.
 	leader, other := a, b
-	if b.logContains("Successfully acquired lease") {
+	if b.LogContains("Successfully acquired lease") {
 		leader, other = b, a
 	}
 	ctx := context.Background()
 	holder := e.leaseHolder(ctx, lease)
 	stoppedAt := time.Now()
-	leader.stop()
-	waitFor(t, "the other replica to take the released Lease", 3*leaseDuration, func() bool {
+	leader.Stop()
+	servetest.WaitFor(t, "the other replica to take the released Lease", 3*leaseDuration, func() bool {
 		h := e.leaseHolder(ctx, lease)
 		return h != "" && h != holder
 	})
@@ -127,10 +129,10 @@ func TestTwoReplicasDeliverOnce(t *testing.T) {
 	if handover >= leaseDuration {
 		t.Errorf("handover after a clean shutdown took %s, as long as the lease (%s): was the Lease released?", handover, leaseDuration)
 	}
-	after := []string{e.report(t, other, in, uniqueRef("two-after", 0))}
-	in.waitAll(t, after, time.Minute)
+	after := []string{report(t, other, in, servetest.UniqueRef("two-after", 0))}
+	in.WaitAll(t, after, time.Minute)
 	t.Logf("FIGURES two-replicas: calls=%d delivered=%d repeats=%d; handover after SIGTERM of the leader=%s (lease %s, retry %s)",
-		len(calls), len(in.deliveries()), tl.repeats, handover.Round(10*time.Millisecond), leaseDuration, retryPeriod)
+		len(calls), len(in.Deliveries()), tl.Repeats, handover.Round(10*time.Millisecond), leaseDuration, retryPeriod)
 }
 
 // (d) kube-apiserver frozen (SIGSTOP) for longer than the renew deadline: routes that do not
@@ -141,15 +143,15 @@ func TestKubeAPIServerPaused(t *testing.T) {
 	e := setup(t)
 	const lease = "fault-apiserver-paused"
 	r := e.startReplica(t, "replica", lease)
-	waitFor(t, "the replica to lead", 60*time.Second, func() bool { return r.logContains("Successfully acquired lease") })
+	servetest.WaitFor(t, "the replica to lead", 60*time.Second, func() bool { return r.LogContains("Successfully acquired lease") })
 	in := e.createEndpoint(t, r, "apiserver-paused")
 	ctx := context.Background()
 	holder := e.leaseHolder(ctx, lease)
 	var calls []string
-	calls = append(calls, e.report(t, r, in, uniqueRef("paused", 0)))
-	in.waitAll(t, calls, time.Minute)
+	calls = append(calls, report(t, r, in, servetest.UniqueRef("paused", 0)))
+	in.WaitAll(t, calls, time.Minute)
 
-	pid, err := e.apiServerPID()
+	pid, err := e.CP.APIServerPID()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,17 +172,17 @@ func TestKubeAPIServerPaused(t *testing.T) {
 	var webhook503 int
 	for i := 1; time.Since(stoppedAt) < pause; i++ {
 		start := time.Now()
-		status, _, body := e.get("http://"+r.api+"/v1/me", e.ownerKey)
+		status, _, body := servetest.Do("GET", "http://"+r.API+"/v1/me", in.key, nil)
 		if status != http.StatusOK || time.Since(start) > time.Second {
 			t.Errorf("GET /v1/me while kube-apiserver is frozen: %d in %s: %s", status, time.Since(start), body)
 		}
-		if status, _, body := e.get("http://"+r.api+"/v1/calls?per_page=5", in.key); status != http.StatusOK {
+		if status, _, body := servetest.Do("GET", "http://"+r.API+"/v1/calls?per_page=5", in.key, nil); status != http.StatusOK {
 			t.Errorf("GET /v1/calls while kube-apiserver is frozen: %d %s", status, body)
 		}
-		calls = append(calls, e.report(t, r, in, uniqueRef("paused", i)))
+		calls = append(calls, report(t, r, in, servetest.UniqueRef("paused", i)))
 
 		start = time.Now()
-		status, header, body := e.get("http://"+r.api+"/v1/webhooks", in.key)
+		status, header, body := servetest.Do("GET", "http://"+r.API+"/v1/webhooks", in.key, nil)
 		took := time.Since(start)
 		var msg struct {
 			Message string `json:"message"`
@@ -193,22 +195,22 @@ func TestKubeAPIServerPaused(t *testing.T) {
 		if took > kubeAPITimeout+time.Second {
 			t.Errorf("GET /v1/webhooks took %s with a kube-apiserver deadline of %s", took, kubeAPITimeout)
 		}
-		if status, _, _ := e.get("http://"+r.probes+"/readyz", ""); status != http.StatusOK {
+		if status, _, _ := servetest.Do("GET", "http://"+r.Probes+"/readyz", "", nil); status != http.StatusOK {
 			t.Errorf("/readyz while only kube-apiserver is down: %d", status)
 		}
-		if status, _, _ := e.get("http://"+r.probes+"/dependencyz/kube-apiserver", ""); status == http.StatusOK {
+		if status, _, _ := servetest.Do("GET", "http://"+r.Probes+"/dependencyz/kube-apiserver", "", nil); status == http.StatusOK {
 			t.Error("/dependencyz/kube-apiserver is healthy while kube-apiserver is frozen")
 		}
 	}
 	resume()
 	resumedAt := time.Now()
-	if !r.running() {
-		t.Fatalf("the process exited while kube-apiserver was frozen:\n%s", tail(r.logPath, 30))
+	if !r.Running() {
+		t.Fatalf("the process exited while kube-apiserver was frozen:\n%s", servetest.Tail(r.LogPath, 30))
 	}
-	lostLease := r.logContains("re-entering the leader election")
+	lostLease := r.LogContains("re-entering the leader election")
 	// The replica keeps its identity across terms: it takes its own Lease back as soon as
 	// kube-apiserver answers, not a lease duration after it first sees the Lease again.
-	waitFor(t, "the replica to lead again", 3*leaseDuration, func() bool { return r.logCount("Successfully acquired lease") >= 2 })
+	servetest.WaitFor(t, "the replica to lead again", 3*leaseDuration, func() bool { return r.LogCount("Successfully acquired lease") >= 2 })
 	reacquired := time.Since(resumedAt)
 	if h := e.leaseHolder(ctx, lease); h != holder {
 		t.Errorf("the Lease is held by %q after the freeze, want the same identity %q", h, holder)
@@ -216,29 +218,18 @@ func TestKubeAPIServerPaused(t *testing.T) {
 	if reacquired >= leaseDuration {
 		t.Errorf("the replica led again %s after kube-apiserver resumed, as long as the lease (%s): did it wait out its own Lease?", reacquired, leaseDuration)
 	}
-	tl := in.waitAll(t, calls, 2*time.Minute)
+	tl := in.WaitAll(t, calls, 2*time.Minute)
 	recovered := time.Since(resumedAt)
-	if !r.running() {
+	if !r.Running() {
 		t.Fatal("the process exited after kube-apiserver came back")
 	}
-	if status, _, body := e.get("http://"+r.api+"/v1/webhooks", in.key); status != http.StatusOK {
+	if status, _, body := servetest.Do("GET", "http://"+r.API+"/v1/webhooks", in.key, nil); status != http.StatusOK {
 		t.Errorf("GET /v1/webhooks after kube-apiserver came back: %d %s", status, body)
 	}
 	if !lostLease {
 		t.Errorf("the leader did not lose its Lease during a %s freeze (renew deadline %s)", pause, renewDeadline)
 	}
 	t.Logf("FIGURES apiserver-paused: frozen=%s webhook 503s=%d calls reported meanwhile=%d lost=0 repeats=%d all delivered %s after SIGCONT (lease lost: %v, led again %s after SIGCONT with the same identity)",
-		resumedAt.Sub(stoppedAt).Round(10*time.Millisecond), webhook503, len(calls)-1, tl.repeats, recovered.Round(10*time.Millisecond), lostLease,
+		resumedAt.Sub(stoppedAt).Round(10*time.Millisecond), webhook503, len(calls)-1, tl.Repeats, recovered.Round(10*time.Millisecond), lostLease,
 		reacquired.Round(10*time.Millisecond))
-}
-
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/internal/servetest"
 )
 
 // perEndpoint is serve's default --webhook-per-endpoint: the fleet-wide bound.
@@ -13,16 +15,16 @@ const perEndpoint = 8
 
 // startClaiming starts a replica and waits until it claims outbox events (a replica that
 // joins a running fleet first waits for the others to make room: fleet.Decide).
-func (e *env) startClaiming(t *testing.T, name, leaseID string) *replica {
+func (e *env) startClaiming(t *testing.T, name, leaseID string) *servetest.Replica {
 	t.Helper()
 	r := e.startReplica(t, name, leaseID)
-	waitFor(t, name+" to claim outbox events", time.Minute, func() bool { return r.logContains("claiming outbox events") })
+	servetest.WaitFor(t, name+" to claim outbox events", time.Minute, func() bool { return r.LogContains("claiming outbox events") })
 	return r
 }
 
 // reportLoad reports calls to the replicas in turn, one every gap, until stop is closed,
 // and returns each call with when its report was answered.
-func (e *env) reportLoad(t *testing.T, rs []*replica, in *inbox, prefix string, gap time.Duration, stop <-chan struct{}) (wait func() map[string]time.Time) {
+func (e *env) reportLoad(t *testing.T, rs []*servetest.Replica, in *inbox, prefix string, gap time.Duration, stop <-chan struct{}) (wait func() map[string]time.Time) {
 	var (
 		mu    sync.Mutex
 		calls = map[string]time.Time{}
@@ -39,7 +41,7 @@ func (e *env) reportLoad(t *testing.T, rs []*replica, in *inbox, prefix string, 
 				return
 			case <-ticker.C:
 			}
-			id, err := e.tryReport(rs[i%len(rs)], in, uniqueRef(prefix, i))
+			id, err := tryReport(rs[i%len(rs)], in, servetest.UniqueRef(prefix, i))
 			if err != nil {
 				t.Error(err)
 				continue
@@ -72,54 +74,51 @@ func TestFleetBothDeliverAndHoldTheBound(t *testing.T) {
 	a := e.startClaiming(t, "fleet-a", lease)
 	b := e.startClaiming(t, "fleet-b", lease)
 	in := e.createEndpoint(t, b, "fleet")
-	in.setDelay(100 * time.Millisecond) // the endpoint is the bottleneck: the bound is reached
+	in.SetDelay(100 * time.Millisecond) // the endpoint is the bottleneck: the bound is reached
 
 	stop := make(chan struct{})
-	wait := e.reportLoad(t, []*replica{a, b}, in, "fleet", 10*time.Millisecond, stop)
+	wait := e.reportLoad(t, []*servetest.Replica{a, b}, in, "fleet", 10*time.Millisecond, stop)
 	time.Sleep(10 * time.Second)
 	close(stop)
 	calls := wait()
-	tl := in.waitAll(t, keys(calls), 2*time.Minute)
-	if tl.repeats != 0 || len(tl.callsWithTwoEvents) != 0 || tl.badSignatures != 0 {
-		t.Errorf("two replicas: %d repeats, calls with two events %v, bad signatures %d", tl.repeats, tl.callsWithTwoEvents, tl.badSignatures)
+	tl := in.WaitAll(t, keys(calls), 2*time.Minute)
+	if tl.Repeats != 0 || len(tl.CallsWithTwoEvents) != 0 || tl.BadSignatures != 0 {
+		t.Errorf("two replicas: %d repeats, calls with two events %v, bad signatures %d", tl.Repeats, tl.CallsWithTwoEvents, tl.BadSignatures)
 	}
-	bySender := map[int]int{}
-	for _, d := range in.deliveries() {
-		bySender[d.from]++
-	}
-	for pid := range bySender {
-		if pid != a.cmd.Process.Pid && pid != b.cmd.Process.Pid && pid != 0 {
-			t.Errorf("deliveries from process %d, neither replica", pid)
+	bySender := tl.Senders
+	for name := range bySender {
+		if name != a.Name && name != b.Name && name != "" {
+			t.Errorf("deliveries from %q, neither replica", name)
 		}
 	}
-	if bySender[a.cmd.Process.Pid] == 0 || bySender[b.cmd.Process.Pid] == 0 {
-		t.Errorf("deliveries by sending process %v: want both replicas (%d, %d) to have sent some", bySender, a.cmd.Process.Pid, b.cmd.Process.Pid)
+	if bySender[a.Name] == 0 || bySender[b.Name] == 0 {
+		t.Errorf("deliveries by sending replica %v: want both replicas (%s, %s) to have sent some", bySender, a.Name, b.Name)
 	}
-	both := in.concurrency(true)
+	both := in.MaxInFlight(true)
 	if both > perEndpoint {
 		t.Errorf("the receiver saw %d requests at once to one endpoint from two replicas; the bound is %d", both, perEndpoint)
 	}
-	delivered := len(in.deliveries())
+	delivered := len(in.Deliveries())
 
 	// Kill one under load.
 	stop = make(chan struct{})
-	wait = e.reportLoad(t, []*replica{b}, in, "fleet-kill", 10*time.Millisecond, stop)
-	waitFor(t, "deliveries after the second load began", time.Minute, func() bool { return len(in.deliveries()) >= delivered+20 })
-	a.kill()
+	wait = e.reportLoad(t, []*servetest.Replica{b}, in, "fleet-kill", 10*time.Millisecond, stop)
+	servetest.WaitFor(t, "deliveries after the second load began", time.Minute, func() bool { return len(in.Deliveries()) >= delivered+20 })
+	a.Kill()
 	killedAt := time.Now()
 	time.Sleep(5 * time.Second)
 	close(stop)
 	after := wait()
-	tl = in.waitAll(t, keys(after), 3*time.Minute)
-	if len(tl.callsWithTwoEvents) != 0 || tl.badSignatures != 0 {
-		t.Errorf("after the kill: calls with two events %v, bad signatures %d", tl.callsWithTwoEvents, tl.badSignatures)
+	tl = in.WaitAll(t, keys(after), 3*time.Minute)
+	if len(tl.CallsWithTwoEvents) != 0 || tl.BadSignatures != 0 {
+		t.Errorf("after the kill: calls with two events %v, bad signatures %d", tl.CallsWithTwoEvents, tl.BadSignatures)
 	}
-	afterKill := in.concurrency(false)
+	afterKill := in.MaxInFlight(false)
 	if afterKill > perEndpoint {
 		t.Errorf("the receiver saw %d requests at once around the kill; the bound is %d", afterKill, perEndpoint)
 	}
-	t.Logf("FIGURES fleet: first load %d calls, deliveries by process %v, most at once %d (bound %d); kill: %d calls lost=0 repeats(same event id)=%d most at once %d, all delivered %s after the kill",
-		len(calls), bySender, both, perEndpoint, len(after), tl.repeats, afterKill, time.Since(killedAt).Round(100*time.Millisecond))
+	t.Logf("FIGURES fleet: first load %d calls, deliveries by replica %v, most at once %d (bound %d); kill: %d calls lost=0 repeats(same event id)=%d most at once %d, all delivered %s after the kill",
+		len(calls), bySender, both, perEndpoint, len(after), tl.Repeats, afterKill, time.Since(killedAt).Round(100*time.Millisecond))
 }
 
 // kube-apiserver frozen (SIGSTOP) for 20 s under load on two replicas: first attempts to
@@ -131,13 +130,13 @@ func TestFleetDeliversWhileKubeAPIServerIsFrozen(t *testing.T) {
 	a := e.startClaiming(t, "frozen-a", lease)
 	b := e.startClaiming(t, "frozen-b", lease)
 	in := e.createEndpoint(t, a, "fleet-frozen")
-	warm := []string{e.report(t, a, in, uniqueRef("frozen-warm", 0))}
-	in.waitAll(t, warm, time.Minute)
+	warm := []string{report(t, a, in, servetest.UniqueRef("frozen-warm", 0))}
+	in.WaitAll(t, warm, time.Minute)
 
 	stop := make(chan struct{})
-	wait := e.reportLoad(t, []*replica{a, b}, in, "frozen", 50*time.Millisecond, stop)
+	wait := e.reportLoad(t, []*servetest.Replica{a, b}, in, "frozen", 50*time.Millisecond, stop)
 	time.Sleep(2 * time.Second)
-	resume, err := e.cp.FreezeAPIServer()
+	resume, err := e.CP.FreezeAPIServer()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,14 +148,14 @@ func TestFleetDeliversWhileKubeAPIServerIsFrozen(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	close(stop)
 	calls := wait()
-	tl := in.waitAll(t, keys(calls), 2*time.Minute)
-	if tl.repeats != 0 || len(tl.callsWithTwoEvents) != 0 || tl.badSignatures != 0 {
-		t.Errorf("%d repeats, calls with two events %v, bad signatures %d", tl.repeats, tl.callsWithTwoEvents, tl.badSignatures)
+	tl := in.WaitAll(t, keys(calls), 2*time.Minute)
+	if tl.Repeats != 0 || len(tl.CallsWithTwoEvents) != 0 || tl.BadSignatures != 0 {
+		t.Errorf("%d repeats, calls with two events %v, bad signatures %d", tl.Repeats, tl.CallsWithTwoEvents, tl.BadSignatures)
 	}
 	first := map[string]time.Time{}
-	for _, d := range in.deliveries() {
-		if at, ok := first[d.callID]; !ok || d.at.Before(at) {
-			first[d.callID] = d.at
+	for _, d := range in.Deliveries() {
+		if at, ok := first[d.CallID]; !ok || d.At.Before(at) {
+			first[d.CallID] = d.At
 		}
 	}
 	var during []time.Duration
@@ -181,13 +180,13 @@ func TestFleetDeliversWhileKubeAPIServerIsFrozen(t *testing.T) {
 	if done := last.Sub(resumedAt); done > 5*time.Second {
 		t.Errorf("the last call reported before kube-apiserver resumed was delivered %s after it resumed, want within 5 s", done)
 	}
-	if !a.running() || !b.running() {
+	if !a.Running() || !b.Running() {
 		t.Fatal("a replica exited during the freeze")
 	}
 	ctx := context.Background()
 	t.Logf("FIGURES fleet-frozen: frozen %s, %d calls in all, %d during the freeze: report→delivery p50 %s p99 %s, lost=0 repeats=%d; last call reported before the return delivered %s after it; Lease holder now %q",
 		resumedAt.Sub(frozenAt).Round(100*time.Millisecond), len(calls), len(during), p50.Round(time.Millisecond), p99.Round(time.Millisecond),
-		tl.repeats, last.Sub(resumedAt).Round(10*time.Millisecond), e.leaseHolder(ctx, lease))
+		tl.Repeats, last.Sub(resumedAt).Round(10*time.Millisecond), e.leaseHolder(ctx, lease))
 }
 
 // An endpoint with a rate limit, two replicas delivering to it: the receiver never gets more
@@ -199,26 +198,26 @@ func TestFleetHoldsAnEndpointsRateLimit(t *testing.T) {
 	a := e.startClaiming(t, "rate-a", lease)
 	b := e.startClaiming(t, "rate-b", lease)
 	in := e.createEndpoint(t, a, "fleet-rate")
-	if status, _, body := e.do("PATCH", "http://"+a.api+"/v1/webhooks/"+in.endpoint, in.key, map[string]any{"rate_limit": limit}); status != 200 {
+	if status, _, body := servetest.Do("PATCH", "http://"+a.API+"/v1/webhooks/"+in.endpoint, in.key, map[string]any{"rate_limit": limit}); status != 200 {
 		t.Fatalf("set the rate limit: %d %s", status, body)
 	}
 	stop := make(chan struct{})
-	wait := e.reportLoad(t, []*replica{a, b}, in, "rate", 50*time.Millisecond, stop)
+	wait := e.reportLoad(t, []*servetest.Replica{a, b}, in, "rate", 50*time.Millisecond, stop)
 	time.Sleep(4 * time.Second)
 	close(stop)
 	calls := wait()
-	tl := in.waitAll(t, keys(calls), 2*time.Minute)
-	if tl.repeats != 0 || tl.badSignatures != 0 {
-		t.Errorf("%d repeats, %d bad signatures", tl.repeats, tl.badSignatures)
+	tl := in.WaitAll(t, keys(calls), 2*time.Minute)
+	if tl.Repeats != 0 || tl.BadSignatures != 0 {
+		t.Errorf("%d repeats, %d bad signatures", tl.Repeats, tl.BadSignatures)
 	}
-	ds := in.deliveries()
-	slices.SortFunc(ds, func(x, y delivery) int { return x.at.Compare(y.at) })
-	most, bySender := 0, map[int]int{}
+	ds := in.Deliveries()
+	slices.SortFunc(ds, func(x, y servetest.Delivery) int { return x.At.Compare(y.At) })
+	most, bySender := 0, map[string]int{}
 	for i, d := range ds {
-		bySender[d.from]++
+		bySender[d.Sender]++
 		n := 0
 		for _, later := range ds[i:] {
-			if later.at.Sub(d.at) < time.Second {
+			if later.At.Sub(d.At) < time.Second {
 				n++
 			}
 		}
@@ -227,11 +226,11 @@ func TestFleetHoldsAnEndpointsRateLimit(t *testing.T) {
 	if most > limit+2 {
 		t.Errorf("the receiver got %d deliveries within one second; the limit is %d a second (+1 a replica)", most, limit)
 	}
-	if span, want := ds[len(ds)-1].at.Sub(ds[0].at), time.Duration(len(ds)-3)*time.Second/limit; span < want {
+	if span, want := ds[len(ds)-1].At.Sub(ds[0].At), time.Duration(len(ds)-3)*time.Second/limit; span < want {
 		t.Errorf("%d deliveries in %s: faster than %d a second", len(ds), span, limit)
 	}
-	if bySender[a.cmd.Process.Pid] == 0 || bySender[b.cmd.Process.Pid] == 0 {
-		t.Errorf("deliveries by sending process %v: want both replicas to send", bySender)
+	if bySender[a.Name] == 0 || bySender[b.Name] == 0 {
+		t.Errorf("deliveries by sending replica %v: want both replicas to send", bySender)
 	}
-	t.Logf("FIGURES fleet-rate: %d calls, limit %d/s, most in one second %d, by process %v", len(calls), limit, most, bySender)
+	t.Logf("FIGURES fleet-rate: %d calls, limit %d/s, most in one second %d, by replica %v", len(calls), limit, most, bySender)
 }

@@ -62,30 +62,45 @@ type Env struct {
 // Start starts the parts; everything stops when the test ends.
 func Start(t testing.TB) *Env {
 	t.Helper()
+	e, err := New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
+// New starts the parts, keeping the replicas' files in dir, for tests that share them (a
+// package's TestMain); Close stops them.
+func New(dir string) (_ *Env, err error) {
 	ctx := context.Background()
-	e := &Env{Dir: t.TempDir()}
-	t.Cleanup(e.stop)
+	e := &Env{Dir: dir}
+	defer func() {
+		if err != nil {
+			e.Close()
+		}
+	}()
 	e.Receiver = newReceiver(e.senderOf)
 	e.CAFile = filepath.Join(e.Dir, "receiver-ca.pem")
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: e.Receiver.srv.Certificate().Raw})
 	if err := os.WriteFile(e.CAFile, ca, 0o600); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	cp, err := controlplane.Start(ctx)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if err := e.UseControlPlane(cp); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	pg, err := pgcluster.Start(ctx)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if err := e.UsePostgreSQL(pg); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return e
+	return e, nil
 }
 
 // UseControlPlane makes cp the control plane of the replicas started from now on (the
@@ -120,7 +135,8 @@ func (e *Env) UsePostgreSQL(pg *pgcluster.Cluster) error {
 	return nil
 }
 
-func (e *Env) stop() {
+// Close stops the replicas and the parts.
+func (e *Env) Close() {
 	e.mu.Lock()
 	replicas := append([]*Replica(nil), e.replicas...)
 	e.mu.Unlock()
@@ -134,6 +150,10 @@ func (e *Env) stop() {
 		_ = e.PG.Stop()
 	}
 	if e.CP != nil {
+		// A test that failed half-way may leave kube-apiserver frozen.
+		if pid, err := e.CP.APIServerPID(); err == nil {
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
 		_ = e.CP.Stop()
 	}
 }
@@ -367,17 +387,26 @@ func WaitFor(t testing.TB, what string, timeout time.Duration, cond func() bool)
 // BuildCurrent builds this tree's switchboard binary into dir.
 func BuildCurrent(t testing.TB, dir string) string {
 	t.Helper()
-	root, err := controlplane.ModuleRoot()
+	bin, err := Build(dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return bin
+}
+
+// Build builds this tree's switchboard binary into dir and returns its path.
+func Build(dir string) (string, error) {
+	root, err := controlplane.ModuleRoot()
+	if err != nil {
+		return "", err
 	}
 	bin := filepath.Join(dir, "switchboard")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the switchboard binary: %v\n%s", err, out)
+		return "", fmt.Errorf("build the switchboard binary: %w\n%s", err, out)
 	}
-	return bin
+	return bin, nil
 }
 
 // PreviousRelease is the previous release's binary: $PREVIOUS_RELEASE_BIN (make test sets it),
