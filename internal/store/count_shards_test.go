@@ -157,3 +157,48 @@ func TestCallCountWritersOfOneAccountDoNotWait(t *testing.T) {
 		t.Errorf("after a recount the local counts are in %d shards, want 1", shards)
 	}
 }
+
+// The counts a database had before the shards (migration 00060) are kept by it: rows written
+// by the old triggers become shard 0, and later writes add to them.
+func TestShardMigrationKeepsCounts(t *testing.T) {
+	ctx := context.Background()
+	url := storetest.NewEmptyDatabaseURL(t)
+	if err := store.MigrateTo(ctx, url, 50); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	acct, err := st.CreateAccount(ctx, store.NewAccount{Name: "Before Ltd", Plan: plans.Business})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec(t, st, `INSERT INTO numbers (account_id, public_id, e164) VALUES ($1, 'num_before', '+442070000602')`, acct.ID)
+	exec(t, st, `INSERT INTO contacts (account_id, public_id, display_name, source) VALUES ($1, 'con_before', 'Ada Before', 'manual')`, acct.ID)
+	exec(t, st, `INSERT INTO contact_phones (account_id, contact_id, position, e164, raw_number)
+		SELECT $1, id, 0, '+447700900002', '07700 900002' FROM contacts WHERE public_id = 'con_before'`, acct.ID)
+	insert := `INSERT INTO calls (account_id, public_id, number_id, from_e164, to_e164, caller_name, disposition, filtered,
+			started_at, forward_seconds, sentiment, urgency)
+		SELECT $1, $2 || g, (SELECT id FROM numbers WHERE public_id = 'num_before'), '+44770090000' || g % 4, '+442070000602',
+			(ARRAY['', 'Ada', 'Bob'])[1 + g % 3], (ARRAY['answered', 'no-answer', 'voicemail'])[1 + g % 3], g % 5 = 0,
+			$3::timestamptz - g * interval '7 hours', g % 60,
+			(ARRAY[NULL, 'positive', 'negative'])[1 + g % 3], (ARRAY[NULL, 'high'])[1 + g % 2]
+		FROM generate_series(1, 200) g`
+	exec(t, st, insert, acct.ID, "call_before_", analyticsNow)
+	if _, err := store.Migrate(ctx, url); err != nil {
+		t.Fatal(err)
+	}
+	checkAll := func(step string) {
+		t.Helper()
+		countsMatchCalls(t, st, step)
+		callerCountsMatchCalls(t, st, step)
+		sentimentCountsMatchCalls(t, st, step)
+		checkAnalytics(t, st, step, acct.ID, "Europe/London")
+	}
+	checkAll("migrating")
+	exec(t, st, insert, acct.ID, "call_after_", analyticsNow)
+	exec(t, st, `DELETE FROM calls WHERE public_id LIKE 'call_before_1%'`)
+	checkAll("writing after migrating")
+}
