@@ -20,20 +20,22 @@ func callerCountsMatchCalls(t *testing.T, st *store.Store, step string) {
 	err := st.SQL().QueryRow(context.Background(), `SELECT (SELECT count(*) FROM (
 			SELECT account_id, filtered, from_e164, lower(caller_name) AS caller_name_lower, count(*) AS calls
 			FROM calls GROUP BY 1, 2, 3, 4) a
-		FULL JOIN (SELECT * FROM call_caller_counts WHERE calls <> 0) b
+		FULL JOIN (SELECT account_id, filtered, from_e164, caller_name_lower, sum(calls) AS calls
+			FROM call_caller_counts GROUP BY 1, 2, 3, 4 HAVING sum(calls) <> 0) b
 			USING (account_id, filtered, from_e164, caller_name_lower)
 		WHERE a.calls IS DISTINCT FROM b.calls)
 		+ (SELECT count(*) FROM (
 			SELECT account_id, filtered, lower(caller_name) AS caller_name_lower, count(*) AS calls,
 				count(*) FILTER (WHERE EXISTS (SELECT 1 FROM contact_phones cp WHERE cp.account_id = c.account_id AND cp.e164 = c.from_e164)) AS from_directory
 			FROM calls c GROUP BY 1, 2, 3) a
-		FULL JOIN (SELECT * FROM call_name_counts WHERE calls <> 0 OR calls_from_directory <> 0) b USING (account_id, filtered, caller_name_lower)
+		FULL JOIN (SELECT account_id, filtered, caller_name_lower, sum(calls) AS calls, sum(calls_from_directory) AS calls_from_directory
+			FROM call_name_counts GROUP BY 1, 2, 3 HAVING sum(calls) <> 0 OR sum(calls_from_directory) <> 0) b USING (account_id, filtered, caller_name_lower)
 		WHERE a.calls IS DISTINCT FROM b.calls OR a.from_directory IS DISTINCT FROM b.calls_from_directory)`).Scan(&diffs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diffs != 0 {
-		rows, _ := st.SQL().Query(context.Background(), `SELECT account_id, filtered, caller_name_lower, calls, calls_from_directory FROM call_name_counts ORDER BY 1, 3, 2`)
+		rows, _ := st.SQL().Query(context.Background(), `SELECT account_id, filtered, caller_name_lower, shard, calls, calls_from_directory FROM call_name_counts ORDER BY 1, 3, 2, 4`)
 		for rows.Next() {
 			v, _ := rows.Values()
 			t.Log(v...)

@@ -19,80 +19,77 @@ CREATE FUNCTION public.call_caller_counts_apply() RETURNS trigger
     AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        -- The directory triggers take this lock exclusive; alone in its statement, so it is held
-        -- before the counts and the directory are read.
         PERFORM count(pg_advisory_xact_lock_shared(20120, call_directory_lock_key(account_id)))
         FROM (SELECT DISTINCT account_id FROM (SELECT account_id, filtered, from_e164, lower(caller_name) AS caller_name_lower, 1 AS sign FROM new_calls) changes ORDER BY 1) a;
         WITH changes AS (SELECT account_id, filtered, from_e164, lower(caller_name) AS caller_name_lower, 1 AS sign FROM new_calls),
+        shards AS (SELECT account_id, call_counts_shard(account_id) AS shard FROM (SELECT DISTINCT account_id FROM changes) a),
         names AS (
-            INSERT INTO call_name_counts AS n (account_id, filtered, caller_name_lower, calls, calls_from_directory)
-            SELECT account_id, filtered, caller_name_lower, sum(sign),
+            INSERT INTO call_name_counts AS n (account_id, filtered, caller_name_lower, shard, calls, calls_from_directory)
+            SELECT account_id, filtered, caller_name_lower, shard, sum(sign),
                 COALESCE(sum(sign) FILTER (WHERE EXISTS (
                     SELECT 1 FROM contact_phones cp WHERE cp.account_id = changes.account_id AND cp.e164 = changes.from_e164)), 0)
-            FROM changes WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = changes.account_id)
-            GROUP BY account_id, caller_name_lower, filtered
+            FROM changes JOIN shards USING (account_id) WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = changes.account_id)
+            GROUP BY account_id, caller_name_lower, filtered, shard
             HAVING sum(sign) <> 0 OR sum(sign) FILTER (WHERE EXISTS (
                     SELECT 1 FROM contact_phones cp WHERE cp.account_id = changes.account_id AND cp.e164 = changes.from_e164)) <> 0
-            ORDER BY account_id, caller_name_lower, filtered
-            ON CONFLICT (account_id, caller_name_lower, filtered) DO UPDATE
+            ORDER BY account_id, caller_name_lower, filtered, shard
+            ON CONFLICT (account_id, caller_name_lower, filtered, shard) DO UPDATE
                 SET calls = n.calls + EXCLUDED.calls, calls_from_directory = n.calls_from_directory + EXCLUDED.calls_from_directory)
-        INSERT INTO call_caller_counts AS k (account_id, filtered, from_e164, caller_name_lower, calls)
-        SELECT account_id, filtered, from_e164, caller_name_lower, sum(sign)
-        FROM changes WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = changes.account_id)
-        GROUP BY account_id, from_e164, caller_name_lower, filtered
+        INSERT INTO call_caller_counts AS k (account_id, filtered, from_e164, caller_name_lower, shard, calls)
+        SELECT account_id, filtered, from_e164, caller_name_lower, shard, sum(sign)
+        FROM changes JOIN shards USING (account_id) WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = changes.account_id)
+        GROUP BY account_id, from_e164, caller_name_lower, filtered, shard
         HAVING sum(sign) <> 0
-        ORDER BY account_id, from_e164, caller_name_lower, filtered
-        ON CONFLICT (account_id, from_e164, caller_name_lower, filtered) DO UPDATE SET calls = k.calls + EXCLUDED.calls;
+        ORDER BY account_id, from_e164, caller_name_lower, filtered, shard
+        ON CONFLICT (account_id, from_e164, caller_name_lower, filtered, shard) DO UPDATE SET calls = k.calls + EXCLUDED.calls;
     ELSIF TG_OP = 'DELETE' THEN
-        -- The directory triggers take this lock exclusive; alone in its statement, so it is held
-        -- before the counts and the directory are read.
         PERFORM count(pg_advisory_xact_lock_shared(20120, call_directory_lock_key(account_id)))
         FROM (SELECT DISTINCT account_id FROM (SELECT account_id, filtered, from_e164, lower(caller_name) AS caller_name_lower, -1 AS sign FROM old_calls) changes ORDER BY 1) a;
         WITH changes AS (SELECT account_id, filtered, from_e164, lower(caller_name) AS caller_name_lower, -1 AS sign FROM old_calls),
+        shards AS (SELECT account_id, call_counts_shard(account_id) AS shard FROM (SELECT DISTINCT account_id FROM changes) a),
         names AS (
-            INSERT INTO call_name_counts AS n (account_id, filtered, caller_name_lower, calls, calls_from_directory)
-            SELECT account_id, filtered, caller_name_lower, sum(sign),
+            INSERT INTO call_name_counts AS n (account_id, filtered, caller_name_lower, shard, calls, calls_from_directory)
+            SELECT account_id, filtered, caller_name_lower, shard, sum(sign),
                 COALESCE(sum(sign) FILTER (WHERE EXISTS (
                     SELECT 1 FROM contact_phones cp WHERE cp.account_id = changes.account_id AND cp.e164 = changes.from_e164)), 0)
-            FROM changes WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = changes.account_id)
-            GROUP BY account_id, caller_name_lower, filtered
+            FROM changes JOIN shards USING (account_id) WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = changes.account_id)
+            GROUP BY account_id, caller_name_lower, filtered, shard
             HAVING sum(sign) <> 0 OR sum(sign) FILTER (WHERE EXISTS (
                     SELECT 1 FROM contact_phones cp WHERE cp.account_id = changes.account_id AND cp.e164 = changes.from_e164)) <> 0
-            ORDER BY account_id, caller_name_lower, filtered
-            ON CONFLICT (account_id, caller_name_lower, filtered) DO UPDATE
+            ORDER BY account_id, caller_name_lower, filtered, shard
+            ON CONFLICT (account_id, caller_name_lower, filtered, shard) DO UPDATE
                 SET calls = n.calls + EXCLUDED.calls, calls_from_directory = n.calls_from_directory + EXCLUDED.calls_from_directory)
-        INSERT INTO call_caller_counts AS k (account_id, filtered, from_e164, caller_name_lower, calls)
-        SELECT account_id, filtered, from_e164, caller_name_lower, sum(sign)
-        FROM changes WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = changes.account_id)
-        GROUP BY account_id, from_e164, caller_name_lower, filtered
+        INSERT INTO call_caller_counts AS k (account_id, filtered, from_e164, caller_name_lower, shard, calls)
+        SELECT account_id, filtered, from_e164, caller_name_lower, shard, sum(sign)
+        FROM changes JOIN shards USING (account_id) WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = changes.account_id)
+        GROUP BY account_id, from_e164, caller_name_lower, filtered, shard
         HAVING sum(sign) <> 0
-        ORDER BY account_id, from_e164, caller_name_lower, filtered
-        ON CONFLICT (account_id, from_e164, caller_name_lower, filtered) DO UPDATE SET calls = k.calls + EXCLUDED.calls;
+        ORDER BY account_id, from_e164, caller_name_lower, filtered, shard
+        ON CONFLICT (account_id, from_e164, caller_name_lower, filtered, shard) DO UPDATE SET calls = k.calls + EXCLUDED.calls;
     ELSE
-        -- The directory triggers take this lock exclusive; alone in its statement, so it is held
-        -- before the counts and the directory are read.
         PERFORM count(pg_advisory_xact_lock_shared(20120, call_directory_lock_key(account_id)))
         FROM (SELECT DISTINCT account_id FROM (SELECT account_id, filtered, from_e164, lower(caller_name) AS caller_name_lower, 1 AS sign FROM new_calls UNION ALL SELECT account_id, filtered, from_e164, lower(caller_name) AS caller_name_lower, -1 FROM old_calls) changes ORDER BY 1) a;
         WITH changes AS (SELECT account_id, filtered, from_e164, lower(caller_name) AS caller_name_lower, 1 AS sign FROM new_calls UNION ALL SELECT account_id, filtered, from_e164, lower(caller_name) AS caller_name_lower, -1 FROM old_calls),
+        shards AS (SELECT account_id, call_counts_shard(account_id) AS shard FROM (SELECT DISTINCT account_id FROM changes) a),
         names AS (
-            INSERT INTO call_name_counts AS n (account_id, filtered, caller_name_lower, calls, calls_from_directory)
-            SELECT account_id, filtered, caller_name_lower, sum(sign),
+            INSERT INTO call_name_counts AS n (account_id, filtered, caller_name_lower, shard, calls, calls_from_directory)
+            SELECT account_id, filtered, caller_name_lower, shard, sum(sign),
                 COALESCE(sum(sign) FILTER (WHERE EXISTS (
                     SELECT 1 FROM contact_phones cp WHERE cp.account_id = changes.account_id AND cp.e164 = changes.from_e164)), 0)
-            FROM changes WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = changes.account_id)
-            GROUP BY account_id, caller_name_lower, filtered
+            FROM changes JOIN shards USING (account_id) WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = changes.account_id)
+            GROUP BY account_id, caller_name_lower, filtered, shard
             HAVING sum(sign) <> 0 OR sum(sign) FILTER (WHERE EXISTS (
                     SELECT 1 FROM contact_phones cp WHERE cp.account_id = changes.account_id AND cp.e164 = changes.from_e164)) <> 0
-            ORDER BY account_id, caller_name_lower, filtered
-            ON CONFLICT (account_id, caller_name_lower, filtered) DO UPDATE
+            ORDER BY account_id, caller_name_lower, filtered, shard
+            ON CONFLICT (account_id, caller_name_lower, filtered, shard) DO UPDATE
                 SET calls = n.calls + EXCLUDED.calls, calls_from_directory = n.calls_from_directory + EXCLUDED.calls_from_directory)
-        INSERT INTO call_caller_counts AS k (account_id, filtered, from_e164, caller_name_lower, calls)
-        SELECT account_id, filtered, from_e164, caller_name_lower, sum(sign)
-        FROM changes WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = changes.account_id)
-        GROUP BY account_id, from_e164, caller_name_lower, filtered
+        INSERT INTO call_caller_counts AS k (account_id, filtered, from_e164, caller_name_lower, shard, calls)
+        SELECT account_id, filtered, from_e164, caller_name_lower, shard, sum(sign)
+        FROM changes JOIN shards USING (account_id) WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = changes.account_id)
+        GROUP BY account_id, from_e164, caller_name_lower, filtered, shard
         HAVING sum(sign) <> 0
-        ORDER BY account_id, from_e164, caller_name_lower, filtered
-        ON CONFLICT (account_id, from_e164, caller_name_lower, filtered) DO UPDATE SET calls = k.calls + EXCLUDED.calls;
+        ORDER BY account_id, from_e164, caller_name_lower, filtered, shard
+        ON CONFLICT (account_id, from_e164, caller_name_lower, filtered, shard) DO UPDATE SET calls = k.calls + EXCLUDED.calls;
     END IF;
     RETURN NULL;
 END$$;
@@ -119,82 +116,80 @@ CREATE FUNCTION public.call_counts_apply() RETURNS trigger
     AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        -- The primary INSERT runs first, the one in WITH after it: hourly rows are locked before
-        -- daily ones, as before.
         WITH changes AS (SELECT account_id, started_at, number_id, filtered, disposition, forward_seconds, 1 AS sign FROM new_calls),
+        shards AS (SELECT account_id, call_counts_shard(account_id) AS shard FROM (SELECT DISTINCT account_id FROM changes) a),
         daily AS (
-            INSERT INTO call_counts_daily AS d (account_id, day, filtered, disposition, calls)
-            SELECT account_id, (started_at AT TIME ZONE 'UTC')::date, filtered, disposition, sum(sign)
-            FROM changes
-            GROUP BY 1, 2, 3, 4
+            INSERT INTO call_counts_daily AS d (account_id, day, filtered, disposition, shard, calls)
+            SELECT account_id, (started_at AT TIME ZONE 'UTC')::date, filtered, disposition, shard, sum(sign)
+            FROM changes JOIN shards USING (account_id)
+            GROUP BY 1, 2, 3, 4, 5
             HAVING sum(sign) <> 0
-            ORDER BY 1, 2, 3, 4
-            ON CONFLICT (account_id, day, filtered, disposition) DO UPDATE SET calls = d.calls + EXCLUDED.calls)
-        INSERT INTO call_counts_hourly AS h (account_id, hour, number_id, filtered, disposition, calls, forward_seconds)
-        SELECT account_id, date_trunc('hour', started_at, 'UTC'), COALESCE(number_id, 0), filtered, disposition,
+            ORDER BY 1, 2, 3, 4, 5
+            ON CONFLICT (account_id, day, filtered, disposition, shard) DO UPDATE SET calls = d.calls + EXCLUDED.calls)
+        INSERT INTO call_counts_hourly AS h (account_id, hour, number_id, filtered, disposition, shard, calls, forward_seconds)
+        SELECT account_id, date_trunc('hour', started_at, 'UTC'), COALESCE(number_id, 0), filtered, disposition, shard,
             sum(sign), sum(sign * forward_seconds)
-        FROM changes
-        GROUP BY 1, 2, 3, 4, 5
+        FROM changes JOIN shards USING (account_id)
+        GROUP BY 1, 2, 3, 4, 5, 6
         HAVING sum(sign) <> 0 OR sum(sign * forward_seconds) <> 0
-        ORDER BY 1, 2, 3, 4, 5
-        ON CONFLICT (account_id, hour, number_id, filtered, disposition) DO UPDATE
+        ORDER BY 1, 2, 3, 4, 5, 6
+        ON CONFLICT (account_id, hour, number_id, filtered, disposition, shard) DO UPDATE
             SET calls = h.calls + EXCLUDED.calls, forward_seconds = h.forward_seconds + EXCLUDED.forward_seconds;
     ELSIF TG_OP = 'DELETE' THEN
-        -- The primary INSERT runs first, the one in WITH after it: hourly rows are locked before
-        -- daily ones, as before.
         WITH changes AS (SELECT account_id, started_at, number_id, filtered, disposition, forward_seconds, -1 AS sign FROM old_calls),
+        shards AS (SELECT account_id, call_counts_shard(account_id) AS shard FROM (SELECT DISTINCT account_id FROM changes) a),
         daily AS (
-            INSERT INTO call_counts_daily AS d (account_id, day, filtered, disposition, calls)
-            SELECT account_id, (started_at AT TIME ZONE 'UTC')::date, filtered, disposition, sum(sign)
-            FROM changes
-            GROUP BY 1, 2, 3, 4
+            INSERT INTO call_counts_daily AS d (account_id, day, filtered, disposition, shard, calls)
+            SELECT account_id, (started_at AT TIME ZONE 'UTC')::date, filtered, disposition, shard, sum(sign)
+            FROM changes JOIN shards USING (account_id)
+            GROUP BY 1, 2, 3, 4, 5
             HAVING sum(sign) <> 0
-            ORDER BY 1, 2, 3, 4
-            ON CONFLICT (account_id, day, filtered, disposition) DO UPDATE SET calls = d.calls + EXCLUDED.calls)
-        INSERT INTO call_counts_hourly AS h (account_id, hour, number_id, filtered, disposition, calls, forward_seconds)
-        SELECT account_id, date_trunc('hour', started_at, 'UTC'), COALESCE(number_id, 0), filtered, disposition,
+            ORDER BY 1, 2, 3, 4, 5
+            ON CONFLICT (account_id, day, filtered, disposition, shard) DO UPDATE SET calls = d.calls + EXCLUDED.calls)
+        INSERT INTO call_counts_hourly AS h (account_id, hour, number_id, filtered, disposition, shard, calls, forward_seconds)
+        SELECT account_id, date_trunc('hour', started_at, 'UTC'), COALESCE(number_id, 0), filtered, disposition, shard,
             sum(sign), sum(sign * forward_seconds)
-        FROM changes
-        GROUP BY 1, 2, 3, 4, 5
+        FROM changes JOIN shards USING (account_id)
+        GROUP BY 1, 2, 3, 4, 5, 6
         HAVING sum(sign) <> 0 OR sum(sign * forward_seconds) <> 0
-        ORDER BY 1, 2, 3, 4, 5
-        ON CONFLICT (account_id, hour, number_id, filtered, disposition) DO UPDATE
+        ORDER BY 1, 2, 3, 4, 5, 6
+        ON CONFLICT (account_id, hour, number_id, filtered, disposition, shard) DO UPDATE
             SET calls = h.calls + EXCLUDED.calls, forward_seconds = h.forward_seconds + EXCLUDED.forward_seconds;
     ELSE
-        -- The primary INSERT runs first, the one in WITH after it: hourly rows are locked before
-        -- daily ones, as before.
         WITH changes AS (SELECT account_id, started_at, number_id, filtered, disposition, forward_seconds, 1 AS sign FROM new_calls UNION ALL SELECT account_id, started_at, number_id, filtered, disposition, forward_seconds, -1 FROM old_calls),
+        shards AS (SELECT account_id, call_counts_shard(account_id) AS shard FROM (SELECT DISTINCT account_id FROM changes) a),
         daily AS (
-            INSERT INTO call_counts_daily AS d (account_id, day, filtered, disposition, calls)
-            SELECT account_id, (started_at AT TIME ZONE 'UTC')::date, filtered, disposition, sum(sign)
-            FROM changes
-            GROUP BY 1, 2, 3, 4
+            INSERT INTO call_counts_daily AS d (account_id, day, filtered, disposition, shard, calls)
+            SELECT account_id, (started_at AT TIME ZONE 'UTC')::date, filtered, disposition, shard, sum(sign)
+            FROM changes JOIN shards USING (account_id)
+            GROUP BY 1, 2, 3, 4, 5
             HAVING sum(sign) <> 0
-            ORDER BY 1, 2, 3, 4
-            ON CONFLICT (account_id, day, filtered, disposition) DO UPDATE SET calls = d.calls + EXCLUDED.calls)
-        INSERT INTO call_counts_hourly AS h (account_id, hour, number_id, filtered, disposition, calls, forward_seconds)
-        SELECT account_id, date_trunc('hour', started_at, 'UTC'), COALESCE(number_id, 0), filtered, disposition,
+            ORDER BY 1, 2, 3, 4, 5
+            ON CONFLICT (account_id, day, filtered, disposition, shard) DO UPDATE SET calls = d.calls + EXCLUDED.calls)
+        INSERT INTO call_counts_hourly AS h (account_id, hour, number_id, filtered, disposition, shard, calls, forward_seconds)
+        SELECT account_id, date_trunc('hour', started_at, 'UTC'), COALESCE(number_id, 0), filtered, disposition, shard,
             sum(sign), sum(sign * forward_seconds)
-        FROM changes
-        GROUP BY 1, 2, 3, 4, 5
+        FROM changes JOIN shards USING (account_id)
+        GROUP BY 1, 2, 3, 4, 5, 6
         HAVING sum(sign) <> 0 OR sum(sign * forward_seconds) <> 0
-        ORDER BY 1, 2, 3, 4, 5
-        ON CONFLICT (account_id, hour, number_id, filtered, disposition) DO UPDATE
+        ORDER BY 1, 2, 3, 4, 5, 6
+        ON CONFLICT (account_id, hour, number_id, filtered, disposition, shard) DO UPDATE
             SET calls = h.calls + EXCLUDED.calls, forward_seconds = h.forward_seconds + EXCLUDED.forward_seconds;
     END IF;
     RETURN NULL;
 END$$;
 
 --
--- Name: call_counts_local_add_sql(text); Type: FUNCTION; Schema: public; Owner: -
+-- Name: call_counts_local_add_sql(text, text); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.call_counts_local_add_sql(changes text) RETURNS text
+CREATE FUNCTION public.call_counts_local_add_sql(changes text, shard text) RETURNS text
     LANGUAGE sql IMMUTABLE
     AS $$
-SELECT 'INSERT INTO call_counts_local AS l
-    SELECT * FROM (' || call_counts_local_rows_sql(changes) || ') r ORDER BY account_id, day, number_id
-    ON CONFLICT (account_id, day, number_id) DO UPDATE SET
+SELECT 'INSERT INTO call_counts_local AS l (account_id, day, number_id, calls, filtered, answered, missed, voicemail,
+        blocked, forward_seconds, positive, neutral, negative, hours, shard)
+    SELECT r.*, ' || shard || ' FROM (' || call_counts_local_rows_sql(changes) || ') r ORDER BY account_id, day, number_id
+    ON CONFLICT (account_id, day, number_id, shard) DO UPDATE SET
         calls = l.calls + EXCLUDED.calls, filtered = l.filtered + EXCLUDED.filtered,
         answered = l.answered + EXCLUDED.answered, missed = l.missed + EXCLUDED.missed,
         voicemail = l.voicemail + EXCLUDED.voicemail, blocked = l.blocked + EXCLUDED.blocked,
@@ -214,13 +209,16 @@ CREATE FUNCTION public.call_counts_local_delete() RETURNS trigger
 DECLARE
     v_account bigint;
     v_zone text;
+    v_shard smallint;
 BEGIN
     FOR v_account IN SELECT DISTINCT account_id FROM (SELECT account_id, started_at, number_id, filtered, disposition, forward_seconds, sentiment, -1 AS sign FROM old_calls) c ORDER BY 1 LOOP
         PERFORM pg_advisory_xact_lock_shared(hashtextextended('call-counts-zone', v_account));
         SELECT call_counts_zone(time_zone) INTO v_zone FROM accounts WHERE id = v_account;
         CONTINUE WHEN NOT FOUND; -- the account is being deleted, and its rows with it
-        INSERT INTO call_counts_local AS l
-    SELECT * FROM (WITH changes AS (SELECT c.*, v_zone AS tz FROM (SELECT account_id, started_at, number_id, filtered, disposition, forward_seconds, sentiment, -1 AS sign FROM old_calls) c WHERE c.account_id = v_account),
+        v_shard := call_counts_shard(v_account);
+        INSERT INTO call_counts_local AS l (account_id, day, number_id, calls, filtered, answered, missed, voicemail,
+        blocked, forward_seconds, positive, neutral, negative, hours, shard)
+    SELECT r.*, v_shard FROM (WITH changes AS (SELECT c.*, v_zone AS tz FROM (SELECT account_id, started_at, number_id, filtered, disposition, forward_seconds, sentiment, -1 AS sign FROM old_calls) c WHERE c.account_id = v_account),
     local AS (
         SELECT account_id, (started_at AT TIME ZONE tz)::date AS day, extract(hour FROM started_at AT TIME ZONE tz)::int AS hour,
             COALESCE(number_id, 0) AS number_id, filtered, disposition, forward_seconds, sentiment, sign::bigint AS sign
@@ -245,7 +243,7 @@ BEGIN
     FROM sums
     WHERE calls <> 0 OR filtered <> 0 OR answered <> 0 OR missed <> 0 OR voicemail <> 0 OR blocked <> 0
         OR forward_seconds <> 0 OR positive <> 0 OR neutral <> 0 OR negative <> 0 OR hours <> array_fill(0::bigint, ARRAY[24])) r ORDER BY account_id, day, number_id
-    ON CONFLICT (account_id, day, number_id) DO UPDATE SET
+    ON CONFLICT (account_id, day, number_id, shard) DO UPDATE SET
         calls = l.calls + EXCLUDED.calls, filtered = l.filtered + EXCLUDED.filtered,
         answered = l.answered + EXCLUDED.answered, missed = l.missed + EXCLUDED.missed,
         voicemail = l.voicemail + EXCLUDED.voicemail, blocked = l.blocked + EXCLUDED.blocked,
@@ -267,13 +265,16 @@ CREATE FUNCTION public.call_counts_local_insert() RETURNS trigger
 DECLARE
     v_account bigint;
     v_zone text;
+    v_shard smallint;
 BEGIN
     FOR v_account IN SELECT DISTINCT account_id FROM (SELECT account_id, started_at, number_id, filtered, disposition, forward_seconds, sentiment, 1 AS sign FROM new_calls) c ORDER BY 1 LOOP
         PERFORM pg_advisory_xact_lock_shared(hashtextextended('call-counts-zone', v_account));
         SELECT call_counts_zone(time_zone) INTO v_zone FROM accounts WHERE id = v_account;
         CONTINUE WHEN NOT FOUND; -- the account is being deleted, and its rows with it
-        INSERT INTO call_counts_local AS l
-    SELECT * FROM (WITH changes AS (SELECT c.*, v_zone AS tz FROM (SELECT account_id, started_at, number_id, filtered, disposition, forward_seconds, sentiment, 1 AS sign FROM new_calls) c WHERE c.account_id = v_account),
+        v_shard := call_counts_shard(v_account);
+        INSERT INTO call_counts_local AS l (account_id, day, number_id, calls, filtered, answered, missed, voicemail,
+        blocked, forward_seconds, positive, neutral, negative, hours, shard)
+    SELECT r.*, v_shard FROM (WITH changes AS (SELECT c.*, v_zone AS tz FROM (SELECT account_id, started_at, number_id, filtered, disposition, forward_seconds, sentiment, 1 AS sign FROM new_calls) c WHERE c.account_id = v_account),
     local AS (
         SELECT account_id, (started_at AT TIME ZONE tz)::date AS day, extract(hour FROM started_at AT TIME ZONE tz)::int AS hour,
             COALESCE(number_id, 0) AS number_id, filtered, disposition, forward_seconds, sentiment, sign::bigint AS sign
@@ -298,7 +299,7 @@ BEGIN
     FROM sums
     WHERE calls <> 0 OR filtered <> 0 OR answered <> 0 OR missed <> 0 OR voicemail <> 0 OR blocked <> 0
         OR forward_seconds <> 0 OR positive <> 0 OR neutral <> 0 OR negative <> 0 OR hours <> array_fill(0::bigint, ARRAY[24])) r ORDER BY account_id, day, number_id
-    ON CONFLICT (account_id, day, number_id) DO UPDATE SET
+    ON CONFLICT (account_id, day, number_id, shard) DO UPDATE SET
         calls = l.calls + EXCLUDED.calls, filtered = l.filtered + EXCLUDED.filtered,
         answered = l.answered + EXCLUDED.answered, missed = l.missed + EXCLUDED.missed,
         voicemail = l.voicemail + EXCLUDED.voicemail, blocked = l.blocked + EXCLUDED.blocked,
@@ -324,7 +325,7 @@ BEGIN
     PERFORM pg_advisory_xact_lock(hashtextextended('call-counts-zone', NEW.id));
     DELETE FROM call_counts_local WHERE account_id = NEW.id;
     EXECUTE call_counts_local_add_sql(format('SELECT account_id, started_at, number_id, filtered, disposition, forward_seconds,
-        sentiment, 1 AS sign, %L AS tz FROM calls WHERE account_id = %s', call_counts_zone(NEW.time_zone), NEW.id));
+        sentiment, 1 AS sign, %L AS tz FROM calls WHERE account_id = %s', call_counts_zone(NEW.time_zone), NEW.id), '0');
     RETURN NULL;
 END $$;
 
@@ -385,13 +386,16 @@ CREATE FUNCTION public.call_counts_local_update() RETURNS trigger
 DECLARE
     v_account bigint;
     v_zone text;
+    v_shard smallint;
 BEGIN
     FOR v_account IN SELECT DISTINCT account_id FROM (SELECT account_id, started_at, number_id, filtered, disposition, forward_seconds, sentiment, 1 AS sign FROM new_calls UNION ALL SELECT account_id, started_at, number_id, filtered, disposition, forward_seconds, sentiment, -1 FROM old_calls) c ORDER BY 1 LOOP
         PERFORM pg_advisory_xact_lock_shared(hashtextextended('call-counts-zone', v_account));
         SELECT call_counts_zone(time_zone) INTO v_zone FROM accounts WHERE id = v_account;
         CONTINUE WHEN NOT FOUND; -- the account is being deleted, and its rows with it
-        INSERT INTO call_counts_local AS l
-    SELECT * FROM (WITH changes AS (SELECT c.*, v_zone AS tz FROM (SELECT account_id, started_at, number_id, filtered, disposition, forward_seconds, sentiment, 1 AS sign FROM new_calls UNION ALL SELECT account_id, started_at, number_id, filtered, disposition, forward_seconds, sentiment, -1 FROM old_calls) c WHERE c.account_id = v_account),
+        v_shard := call_counts_shard(v_account);
+        INSERT INTO call_counts_local AS l (account_id, day, number_id, calls, filtered, answered, missed, voicemail,
+        blocked, forward_seconds, positive, neutral, negative, hours, shard)
+    SELECT r.*, v_shard FROM (WITH changes AS (SELECT c.*, v_zone AS tz FROM (SELECT account_id, started_at, number_id, filtered, disposition, forward_seconds, sentiment, 1 AS sign FROM new_calls UNION ALL SELECT account_id, started_at, number_id, filtered, disposition, forward_seconds, sentiment, -1 FROM old_calls) c WHERE c.account_id = v_account),
     local AS (
         SELECT account_id, (started_at AT TIME ZONE tz)::date AS day, extract(hour FROM started_at AT TIME ZONE tz)::int AS hour,
             COALESCE(number_id, 0) AS number_id, filtered, disposition, forward_seconds, sentiment, sign::bigint AS sign
@@ -416,7 +420,7 @@ BEGIN
     FROM sums
     WHERE calls <> 0 OR filtered <> 0 OR answered <> 0 OR missed <> 0 OR voicemail <> 0 OR blocked <> 0
         OR forward_seconds <> 0 OR positive <> 0 OR neutral <> 0 OR negative <> 0 OR hours <> array_fill(0::bigint, ARRAY[24])) r ORDER BY account_id, day, number_id
-    ON CONFLICT (account_id, day, number_id) DO UPDATE SET
+    ON CONFLICT (account_id, day, number_id, shard) DO UPDATE SET
         calls = l.calls + EXCLUDED.calls, filtered = l.filtered + EXCLUDED.filtered,
         answered = l.answered + EXCLUDED.answered, missed = l.missed + EXCLUDED.missed,
         voicemail = l.voicemail + EXCLUDED.voicemail, blocked = l.blocked + EXCLUDED.blocked,
@@ -446,7 +450,8 @@ CREATE TABLE public.call_counts_local (
     positive bigint NOT NULL,
     neutral bigint NOT NULL,
     negative bigint NOT NULL,
-    hours bigint[] NOT NULL
+    hours bigint[] NOT NULL,
+    shard smallint DEFAULT 0 NOT NULL
 );
 
 --
@@ -457,8 +462,9 @@ CREATE FUNCTION public.call_counts_local_window(account bigint, zone text, from_
     LANGUAGE plpgsql STABLE
     AS $_$
 BEGIN
-    RETURN QUERY EXECUTE call_counts_local_rows_sql('SELECT account_id, started_at, number_id, filtered, disposition,
-        forward_seconds, sentiment, 1 AS sign, $2 AS tz FROM calls WHERE account_id = $1 AND started_at >= $3 AND started_at < $4')
+    RETURN QUERY EXECUTE 'SELECT r.*, 0::smallint FROM (' || call_counts_local_rows_sql('SELECT account_id, started_at, number_id,
+        filtered, disposition, forward_seconds, sentiment, 1 AS sign, $2 AS tz FROM calls
+        WHERE account_id = $1 AND started_at >= $3 AND started_at < $4') || ') r'
         USING account, zone, from_at, to_at;
 END $_$;
 
@@ -483,32 +489,35 @@ CREATE FUNCTION public.call_counts_sentiment_apply() RETURNS trigger
     AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        WITH changes AS (SELECT account_id, (started_at AT TIME ZONE 'UTC')::date AS day, filtered, disposition, COALESCE(sentiment, '') AS sentiment, COALESCE(urgency, '') AS urgency, 1 AS sign FROM new_calls WHERE sentiment IS NOT NULL OR urgency IS NOT NULL)
-        INSERT INTO call_counts_sentiment_daily AS d (account_id, day, filtered, disposition, sentiment, urgency, calls)
-        SELECT account_id, day, filtered, disposition, sentiment, urgency, sum(sign)
-        FROM changes
-        GROUP BY 1, 2, 3, 4, 5, 6
+        WITH changes AS (SELECT account_id, (started_at AT TIME ZONE 'UTC')::date AS day, filtered, disposition, COALESCE(sentiment, '') AS sentiment, COALESCE(urgency, '') AS urgency, 1 AS sign FROM new_calls WHERE sentiment IS NOT NULL OR urgency IS NOT NULL),
+        shards AS (SELECT account_id, call_counts_shard(account_id) AS shard FROM (SELECT DISTINCT account_id FROM changes) a)
+        INSERT INTO call_counts_sentiment_daily AS d (account_id, day, filtered, disposition, sentiment, urgency, shard, calls)
+        SELECT account_id, day, filtered, disposition, sentiment, urgency, shard, sum(sign)
+        FROM changes JOIN shards USING (account_id)
+        GROUP BY 1, 2, 3, 4, 5, 6, 7
         HAVING sum(sign) <> 0
-        ORDER BY 1, 2, 3, 4, 5, 6
-        ON CONFLICT (account_id, day, filtered, disposition, sentiment, urgency) DO UPDATE SET calls = d.calls + EXCLUDED.calls;
+        ORDER BY 1, 2, 3, 4, 5, 6, 7
+        ON CONFLICT (account_id, day, filtered, disposition, sentiment, urgency, shard) DO UPDATE SET calls = d.calls + EXCLUDED.calls;
     ELSIF TG_OP = 'DELETE' THEN
-        WITH changes AS (SELECT account_id, (started_at AT TIME ZONE 'UTC')::date AS day, filtered, disposition, COALESCE(sentiment, '') AS sentiment, COALESCE(urgency, '') AS urgency, -1 AS sign FROM old_calls WHERE sentiment IS NOT NULL OR urgency IS NOT NULL)
-        INSERT INTO call_counts_sentiment_daily AS d (account_id, day, filtered, disposition, sentiment, urgency, calls)
-        SELECT account_id, day, filtered, disposition, sentiment, urgency, sum(sign)
-        FROM changes
-        GROUP BY 1, 2, 3, 4, 5, 6
+        WITH changes AS (SELECT account_id, (started_at AT TIME ZONE 'UTC')::date AS day, filtered, disposition, COALESCE(sentiment, '') AS sentiment, COALESCE(urgency, '') AS urgency, -1 AS sign FROM old_calls WHERE sentiment IS NOT NULL OR urgency IS NOT NULL),
+        shards AS (SELECT account_id, call_counts_shard(account_id) AS shard FROM (SELECT DISTINCT account_id FROM changes) a)
+        INSERT INTO call_counts_sentiment_daily AS d (account_id, day, filtered, disposition, sentiment, urgency, shard, calls)
+        SELECT account_id, day, filtered, disposition, sentiment, urgency, shard, sum(sign)
+        FROM changes JOIN shards USING (account_id)
+        GROUP BY 1, 2, 3, 4, 5, 6, 7
         HAVING sum(sign) <> 0
-        ORDER BY 1, 2, 3, 4, 5, 6
-        ON CONFLICT (account_id, day, filtered, disposition, sentiment, urgency) DO UPDATE SET calls = d.calls + EXCLUDED.calls;
+        ORDER BY 1, 2, 3, 4, 5, 6, 7
+        ON CONFLICT (account_id, day, filtered, disposition, sentiment, urgency, shard) DO UPDATE SET calls = d.calls + EXCLUDED.calls;
     ELSE
-        WITH changes AS (SELECT account_id, (started_at AT TIME ZONE 'UTC')::date AS day, filtered, disposition, COALESCE(sentiment, '') AS sentiment, COALESCE(urgency, '') AS urgency, 1 AS sign FROM new_calls WHERE sentiment IS NOT NULL OR urgency IS NOT NULL UNION ALL SELECT account_id, (started_at AT TIME ZONE 'UTC')::date AS day, filtered, disposition, COALESCE(sentiment, '') AS sentiment, COALESCE(urgency, '') AS urgency, -1 FROM old_calls WHERE sentiment IS NOT NULL OR urgency IS NOT NULL)
-        INSERT INTO call_counts_sentiment_daily AS d (account_id, day, filtered, disposition, sentiment, urgency, calls)
-        SELECT account_id, day, filtered, disposition, sentiment, urgency, sum(sign)
-        FROM changes
-        GROUP BY 1, 2, 3, 4, 5, 6
+        WITH changes AS (SELECT account_id, (started_at AT TIME ZONE 'UTC')::date AS day, filtered, disposition, COALESCE(sentiment, '') AS sentiment, COALESCE(urgency, '') AS urgency, 1 AS sign FROM new_calls WHERE sentiment IS NOT NULL OR urgency IS NOT NULL UNION ALL SELECT account_id, (started_at AT TIME ZONE 'UTC')::date AS day, filtered, disposition, COALESCE(sentiment, '') AS sentiment, COALESCE(urgency, '') AS urgency, -1 FROM old_calls WHERE sentiment IS NOT NULL OR urgency IS NOT NULL),
+        shards AS (SELECT account_id, call_counts_shard(account_id) AS shard FROM (SELECT DISTINCT account_id FROM changes) a)
+        INSERT INTO call_counts_sentiment_daily AS d (account_id, day, filtered, disposition, sentiment, urgency, shard, calls)
+        SELECT account_id, day, filtered, disposition, sentiment, urgency, shard, sum(sign)
+        FROM changes JOIN shards USING (account_id)
+        GROUP BY 1, 2, 3, 4, 5, 6, 7
         HAVING sum(sign) <> 0
-        ORDER BY 1, 2, 3, 4, 5, 6
-        ON CONFLICT (account_id, day, filtered, disposition, sentiment, urgency) DO UPDATE SET calls = d.calls + EXCLUDED.calls;
+        ORDER BY 1, 2, 3, 4, 5, 6, 7
+        ON CONFLICT (account_id, day, filtered, disposition, sentiment, urgency, shard) DO UPDATE SET calls = d.calls + EXCLUDED.calls;
     END IF;
     RETURN NULL;
 END$$;
@@ -525,6 +534,24 @@ BEGIN
     RETURN NULL;
 END
 $$;
+
+--
+-- Name: call_counts_shard(bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.call_counts_shard(account bigint) RETURNS smallint
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    FOR s IN 0 .. 7 LOOP
+        -- Held until commit, as the row locks it stands for; taken again at once by the same
+        -- transaction (advisory locks are re-entrant), so its later statements find it free.
+        IF pg_try_advisory_xact_lock(20600 + s, (account % 2147483647)::integer) THEN
+            RETURN s;
+        END IF;
+    END LOOP;
+    RETURN pg_backend_pid() % 8;
+END $$;
 
 --
 -- Name: call_counts_truncate(); Type: FUNCTION; Schema: public; Owner: -
@@ -578,14 +605,14 @@ BEGIN
                 CASE WHEN now.n > 0 AND now.n - a.n <= 0 THEN 1 WHEN now.n <= 0 AND now.n - a.n > 0 THEN -1 ELSE 0 END AS delta
             FROM added a CROSS JOIN LATERAL (
                 SELECT count(*) AS n FROM contact_phones p WHERE p.account_id = a.account_id AND p.e164 = a.e164) now)
-        INSERT INTO call_name_counts AS n (account_id, filtered, caller_name_lower, calls, calls_from_directory)
-        SELECT k.account_id, k.filtered, k.caller_name_lower, 0, sum(f.delta * k.calls)
+        INSERT INTO call_name_counts AS n (account_id, filtered, caller_name_lower, shard, calls, calls_from_directory)
+        SELECT k.account_id, k.filtered, k.caller_name_lower, 0, 0, sum(f.delta * k.calls)
         FROM flips f JOIN call_caller_counts k ON k.account_id = f.account_id AND k.from_e164 = f.e164
         WHERE f.delta <> 0 AND EXISTS (SELECT 1 FROM accounts a WHERE a.id = f.account_id)
         GROUP BY k.account_id, k.caller_name_lower, k.filtered
         HAVING sum(f.delta * k.calls) <> 0
         ORDER BY k.account_id, k.caller_name_lower, k.filtered
-        ON CONFLICT (account_id, caller_name_lower, filtered) DO UPDATE
+        ON CONFLICT (account_id, caller_name_lower, filtered, shard) DO UPDATE
             SET calls_from_directory = n.calls_from_directory + EXCLUDED.calls_from_directory';
     RETURN NULL;
 END
@@ -995,7 +1022,8 @@ CREATE TABLE public.call_caller_counts (
     filtered boolean NOT NULL,
     from_e164 text NOT NULL,
     caller_name_lower text NOT NULL,
-    calls bigint NOT NULL
+    calls bigint NOT NULL,
+    shard smallint DEFAULT 0 NOT NULL
 );
 
 --
@@ -1007,7 +1035,8 @@ CREATE TABLE public.call_counts_daily (
     day date NOT NULL,
     filtered boolean NOT NULL,
     disposition text NOT NULL,
-    calls bigint NOT NULL
+    calls bigint NOT NULL,
+    shard smallint DEFAULT 0 NOT NULL
 );
 
 --
@@ -1021,7 +1050,8 @@ CREATE TABLE public.call_counts_hourly (
     filtered boolean NOT NULL,
     disposition text NOT NULL,
     calls bigint NOT NULL,
-    forward_seconds bigint NOT NULL
+    forward_seconds bigint NOT NULL,
+    shard smallint DEFAULT 0 NOT NULL
 );
 
 --
@@ -1035,7 +1065,8 @@ CREATE TABLE public.call_counts_sentiment_daily (
     disposition text NOT NULL,
     sentiment text NOT NULL,
     urgency text NOT NULL,
-    calls bigint NOT NULL
+    calls bigint NOT NULL,
+    shard smallint DEFAULT 0 NOT NULL
 );
 
 --
@@ -1056,7 +1087,8 @@ CREATE TABLE public.call_name_counts (
     filtered boolean NOT NULL,
     caller_name_lower text NOT NULL,
     calls bigint NOT NULL,
-    calls_from_directory bigint NOT NULL
+    calls_from_directory bigint NOT NULL,
+    shard smallint DEFAULT 0 NOT NULL
 );
 
 --
@@ -2213,35 +2245,35 @@ ALTER TABLE ONLY public.business_profiles
 --
 
 ALTER TABLE ONLY public.call_caller_counts
-    ADD CONSTRAINT call_caller_counts_pkey PRIMARY KEY (account_id, from_e164, caller_name_lower, filtered);
+    ADD CONSTRAINT call_caller_counts_pkey PRIMARY KEY (account_id, from_e164, caller_name_lower, filtered, shard);
 
 --
 -- Name: call_counts_daily call_counts_daily_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.call_counts_daily
-    ADD CONSTRAINT call_counts_daily_pkey PRIMARY KEY (account_id, day, filtered, disposition);
+    ADD CONSTRAINT call_counts_daily_pkey PRIMARY KEY (account_id, day, filtered, disposition, shard);
 
 --
 -- Name: call_counts_hourly call_counts_hourly_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.call_counts_hourly
-    ADD CONSTRAINT call_counts_hourly_pkey PRIMARY KEY (account_id, hour, number_id, filtered, disposition);
+    ADD CONSTRAINT call_counts_hourly_pkey PRIMARY KEY (account_id, hour, number_id, filtered, disposition, shard);
 
 --
 -- Name: call_counts_local call_counts_local_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.call_counts_local
-    ADD CONSTRAINT call_counts_local_pkey PRIMARY KEY (account_id, day, number_id);
+    ADD CONSTRAINT call_counts_local_pkey PRIMARY KEY (account_id, day, number_id, shard);
 
 --
 -- Name: call_counts_sentiment_daily call_counts_sentiment_daily_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.call_counts_sentiment_daily
-    ADD CONSTRAINT call_counts_sentiment_daily_pkey PRIMARY KEY (account_id, day, filtered, disposition, sentiment, urgency);
+    ADD CONSTRAINT call_counts_sentiment_daily_pkey PRIMARY KEY (account_id, day, filtered, disposition, sentiment, urgency, shard);
 
 --
 -- Name: call_events_once call_events_once_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -2255,7 +2287,7 @@ ALTER TABLE ONLY public.call_events_once
 --
 
 ALTER TABLE ONLY public.call_name_counts
-    ADD CONSTRAINT call_name_counts_pkey PRIMARY KEY (account_id, caller_name_lower, filtered);
+    ADD CONSTRAINT call_name_counts_pkey PRIMARY KEY (account_id, caller_name_lower, filtered, shard);
 
 --
 -- Name: call_progress call_progress_pkey; Type: CONSTRAINT; Schema: public; Owner: -
