@@ -100,7 +100,7 @@ func numberCommands(withStore func(*cobra.Command, func(*store.Store) error) err
 				if err != nil {
 					return err
 				}
-				return printJSON(cmd.OutOrStdout(), n)
+				return printJSON(cmd.OutOrStdout(), numbers.Show(n))
 			})
 		},
 	}
@@ -124,7 +124,7 @@ func numberCommands(withStore func(*cobra.Command, func(*store.Store) error) err
 				if err != nil {
 					return err
 				}
-				return printJSON(cmd.OutOrStdout(), n)
+				return printJSON(cmd.OutOrStdout(), numbers.Show(n))
 			})
 		},
 	}
@@ -140,7 +140,7 @@ func numberCommands(withStore func(*cobra.Command, func(*store.Store) error) err
 				if err != nil {
 					return err
 				}
-				return printJSON(cmd.OutOrStdout(), n)
+				return printJSON(cmd.OutOrStdout(), numbers.Show(n))
 			})
 		},
 	}
@@ -160,7 +160,7 @@ func numberCommands(withStore func(*cobra.Command, func(*store.Store) error) err
 				if err != nil {
 					return err
 				}
-				return printJSON(cmd.OutOrStdout(), n)
+				return printJSON(cmd.OutOrStdout(), numbers.Show(n))
 			})
 		},
 	}
@@ -186,7 +186,7 @@ func numberCommands(withStore func(*cobra.Command, func(*store.Store) error) err
 				if err != nil {
 					return err
 				}
-				return printJSON(cmd.OutOrStdout(), n)
+				return printJSON(cmd.OutOrStdout(), numbers.Show(n))
 			})
 		},
 	}

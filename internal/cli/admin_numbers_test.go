@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/internal/numbers"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/storetest"
 )
@@ -24,9 +25,9 @@ func runErr(args ...string) (string, error) {
 	return out.String(), err
 }
 
-func decodeNumber(t *testing.T, out string) store.PlatformNumber {
+func decodeNumber(t *testing.T, out string) numbers.Number {
 	t.Helper()
-	var n store.PlatformNumber
+	var n numbers.Number
 	if err := json.Unmarshal([]byte(out), &n); err != nil {
 		t.Fatalf("decode %q: %v", out, err)
 	}

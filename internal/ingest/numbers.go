@@ -77,12 +77,12 @@ func (h *Handler) provisionNumber(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n, err := h.numbers.Provision(r.Context(), in)
-	h.numberAnswer(w, r, n, err)
+	h.numberAnswer(w, r, numbers.Show(n), err)
 }
 
 func (h *Handler) getNumber(w http.ResponseWriter, r *http.Request) {
 	n, err := h.numbers.Number(r.Context(), r.PathValue("number"))
-	h.numberAnswer(w, r, n, err)
+	h.numberAnswer(w, r, numbers.Show(n), err)
 }
 
 func (h *Handler) updateNumber(w http.ResponseWriter, r *http.Request) {
@@ -91,7 +91,7 @@ func (h *Handler) updateNumber(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n, err := h.numbers.Update(r.Context(), r.PathValue("number"), in)
-	h.numberAnswer(w, r, n, err)
+	h.numberAnswer(w, r, numbers.Show(n), err)
 }
 
 func (h *Handler) portNumber(w http.ResponseWriter, r *http.Request) {
@@ -100,7 +100,7 @@ func (h *Handler) portNumber(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n, err := h.numbers.Port(r.Context(), r.PathValue("number"), in.Direction, in.Step, in.ReleaseAt)
-	h.numberAnswer(w, r, n, err)
+	h.numberAnswer(w, r, numbers.Show(n), err)
 }
 
 func (h *Handler) releaseNumber(w http.ResponseWriter, r *http.Request) {
@@ -109,7 +109,7 @@ func (h *Handler) releaseNumber(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n, err := h.numbers.Release(r.Context(), r.PathValue("number"), in.ReleaseAt)
-	h.numberAnswer(w, r, n, err)
+	h.numberAnswer(w, r, numbers.Show(n), err)
 }
 
 func (h *Handler) setRouting(w http.ResponseWriter, r *http.Request) {

@@ -11,35 +11,35 @@ import (
 // ErrNumberLive is returned when a number is added while another live number has its E.164.
 var ErrNumberLive = errors.New("a live number already has this E.164")
 
-// PlatformNumber is a number as the telephony platform and operators see it: every setting,
-// and the account it belongs to.
+// PlatformNumber is a number's row with every setting and the public id of its account;
+// internal/numbers shapes it for the platform API and the admin commands.
 type PlatformNumber struct {
-	ID        int64      `json:"-"`
-	AccountID int64      `json:"-"`
-	PublicID  string     `json:"public_id"`
-	Account   string     `json:"account"`
-	E164      string     `json:"e164"`
-	Status    string     `json:"status"`
-	Ownership string     `json:"ownership"`
-	ReleaseAt *time.Time `json:"release_at"`
-	CreatedAt time.Time  `json:"created_at"`
+	ID        int64
+	AccountID int64
+	PublicID  string
+	Account   string
+	E164      string
+	Status    string
+	Ownership string
+	ReleaseAt *time.Time
+	CreatedAt time.Time
 	NumberSettings
 }
 
 // NumberSettings are the settings of a number the platform can change.
 type NumberSettings struct {
-	Label                         string  `json:"label"`
-	BusinessProfile               string  `json:"business_profile"` // name; empty for none
-	SMSCapable                    bool    `json:"sms_capable"`
-	SMSReady                      bool    `json:"sms_ready"`
-	CLIEligible                   bool    `json:"cli_eligible"`
-	CLIVerified                   bool    `json:"cli_verified"`
-	IsDefaultCallerID             bool    `json:"is_default_caller_id"`
-	ForwardCLIMode                string  `json:"forward_cli_mode"`
-	PlatformE164                  *string `json:"platform_e164"`
-	VoicemailTranscriptionEnabled bool    `json:"voicemail_transcription_enabled"`
-	CallTranscriptionEnabled      bool    `json:"call_transcription_enabled"`
-	PrivacyModeEnabled            bool    `json:"privacy_mode_enabled"`
+	Label                         string
+	BusinessProfile               string // name; empty for none
+	SMSCapable                    bool
+	SMSReady                      bool
+	CLIEligible                   bool
+	CLIVerified                   bool
+	IsDefaultCallerID             bool
+	ForwardCLIMode                string
+	PlatformE164                  *string
+	VoicemailTranscriptionEnabled bool
+	CallTranscriptionEnabled      bool
+	PrivacyModeEnabled            bool
 }
 
 const platformNumberColumns = `n.id, n.account_id, n.public_id, a.public_id, n.e164, n.status, n.ownership, n.release_at,
