@@ -303,8 +303,8 @@ func (e *whEnv) event(typ string) uuid.UUID {
 	GinkgoHelper()
 	id := uuid.New()
 	Expect(e.st.InTx(ctx, func(tx *store.Tx) error {
-		_, err := tx.EnqueueEvent(ctx, events.Event{ID: id, AccountID: e.tenant.Account.ID, Type: typ,
-			Body: []byte(fmt.Sprintf(`{"event":%q,"id":%q}`, typ, id)), CreatedAt: e.clk.Now()})
+		_, err := tx.EnqueueEvents(ctx, []events.Event{{ID: id, AccountID: e.tenant.Account.ID, Type: typ,
+			Body: []byte(fmt.Sprintf(`{"event":%q,"id":%q}`, typ, id)), CreatedAt: e.clk.Now()}})
 		return err
 	})).To(Succeed())
 	return id

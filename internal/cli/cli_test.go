@@ -53,7 +53,7 @@ func TestAdminCommands(t *testing.T) {
 	out := run(t, "admin", "create-account", db, "--name", "Tap & Tile", "--plan", "starter", "--owner-name", "Olu", "--owner-email", "olu@example.com")
 	accountID, ownerKey := find(t, `account (acct_\w+)`, out), find(t, `key (sbk_[\w-]+)`, out)
 	ownerID := find(t, `owner (usr_\w+)`, out)
-	p, err := st.Authenticate(ctx, auth.Digest(ownerKey))
+	p, _, err := st.AuthenticateAndCount(ctx, auth.Digest(ownerKey), time.Now())
 	if err != nil || p.Account.PublicID != accountID || p.User.Role != "owner" {
 		t.Fatalf("owner key authenticates as %+v, %v", p, err)
 	}
@@ -68,7 +68,7 @@ func TestAdminCommands(t *testing.T) {
 		t.Errorf("create-account printed permissions %q", got)
 	}
 	auto := find(t, `(sbk_[\w-]+)`, run(t, "admin", "create-key", db, "--user", ownerID, "--ability", "auto-transcribe"))
-	if p, err := st.Authenticate(ctx, auth.Digest(auto)); err != nil || !p.Abilities.Has(auth.AutoTranscribe) || !p.Abilities.Has(auth.Transcribe) {
+	if p, _, err := st.AuthenticateAndCount(ctx, auth.Digest(auto), time.Now()); err != nil || !p.Abilities.Has(auth.AutoTranscribe) || !p.Abilities.Has(auth.Transcribe) {
 		t.Fatalf("create-key --ability auto-transcribe: %+v, %v", p, err)
 	}
 
@@ -102,7 +102,7 @@ func TestAdminCommands(t *testing.T) {
 	userID := find(t, `user (usr_\w+)`, out)
 	out = run(t, "admin", "create-key", db, "--user", userID, "--ability", "contacts:write")
 	keyID, memberKey := find(t, `key (key_\w+) `, out), find(t, `(sbk_[\w-]+)`, out)
-	p, err = st.Authenticate(ctx, auth.Digest(memberKey))
+	p, _, err = st.AuthenticateAndCount(ctx, auth.Digest(memberKey), time.Now())
 	if err != nil || p.User.PublicID != userID || !p.Abilities.Has(auth.ContactsRead) || p.Abilities.Has(auth.InboxWrite) {
 		t.Fatalf("member key: %+v, %v", p, err)
 	}
@@ -113,12 +113,12 @@ func TestAdminCommands(t *testing.T) {
 	}
 
 	run(t, "admin", "revoke-key", db, keyID)
-	if _, err := st.Authenticate(ctx, auth.Digest(memberKey)); err == nil {
+	if _, _, err := st.AuthenticateAndCount(ctx, auth.Digest(memberKey), time.Now()); err == nil {
 		t.Error("revoked key still authenticates")
 	}
 	other := find(t, `(sbk_[\w-]+)`, run(t, "admin", "create-key", db, "--user", userID))
 	run(t, "admin", "remove-user", db, userID)
-	if _, err := st.Authenticate(ctx, auth.Digest(other)); err == nil {
+	if _, _, err := st.AuthenticateAndCount(ctx, auth.Digest(other), time.Now()); err == nil {
 		t.Error("the key of a user who left still authenticates")
 	}
 }
@@ -129,7 +129,7 @@ func TestSeedDemo(t *testing.T) {
 	out := run(t, "seed", "--demo", "--database-url="+url, "--calls", "150")
 	accountID, key := find(t, `account (acct_\w+)`, out), find(t, `owner key (sbk_[\w-]+)`, out)
 	st := storetest.Open(t, url)
-	p, err := st.Authenticate(ctx, auth.Digest(key))
+	p, _, err := st.AuthenticateAndCount(ctx, auth.Digest(key), time.Now())
 	if err != nil || p.Account.PublicID != accountID {
 		t.Fatalf("demo key: %+v, %v", p, err)
 	}

@@ -438,7 +438,7 @@ func BenchmarkLiveChannel(b *testing.B) {
 	base := rssKiB(b, hub.Process.Pid)
 
 	keyOf := func(t apitest.Tenant) int64 {
-		p, err := st.Authenticate(ctx, auth.Digest(t.OwnerKey))
+		p, _, err := st.AuthenticateAndCount(ctx, auth.Digest(t.OwnerKey), time.Now())
 		if err != nil {
 			b.Fatal(err)
 		}

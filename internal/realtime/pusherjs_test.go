@@ -116,14 +116,19 @@ func TestPusherJSReceivesEveryEventKindAndReconnectsAfterARestart(t *testing.T) 
 	if _, err := f.st.CreateNotification(ctx, store.NewNotification{AccountID: f.a.Account.ID, UserID: f.a.Owner.ID, Type: "info", Title: "t"}); err != nil {
 		t.Fatal(err)
 	}
-	// transcript.ready is queued as the transcription controller queues it.
+	// transcript.ready goes through the outbox like every event.
 	stored, err := f.st.GetCall(ctx, f.a.Account.ID, ended["call_public_id"].(string))
 	if err != nil {
 		t.Fatal(err)
 	}
+	ready, err := events.ForCall(events.Links{APIBaseURL: "https://api.example", DashboardURL: "https://app.example"},
+		events.TranscriptReady, events.CallFacts{AccountID: f.a.Account.ID, CallID: stored.ID, AccountName: f.a.Account.Name,
+			Call: events.PayloadCall{ID: stored.PublicID, StartedAt: stored.StartedAt}}, "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
 	err = f.st.InTx(ctx, func(tx *store.Tx) error {
-		_, err := tx.QueueCallEvent(ctx, events.Links{APIBaseURL: "https://api.example", DashboardURL: "https://app.example"},
-			events.TranscriptReady, stored.ID, "", time.Now())
+		_, err := tx.EnqueueEvents(ctx, []events.Event{ready})
 		return err
 	})
 	if err != nil {

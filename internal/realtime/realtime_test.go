@@ -546,7 +546,7 @@ func TestRevokingTheKeyOrTheUserLeavingEndsTheSubscription(t *testing.T) {
 	byOwner := r.connect(t, f.a.OwnerKey)
 	channel := r.subscribe(t, byOwner, f.a.OwnerKey, f.a)
 
-	p, err := f.st.Authenticate(ctx, auth.Digest(ownerSecondKey))
+	p, _, err := f.st.AuthenticateAndCount(ctx, auth.Digest(ownerSecondKey), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -580,7 +580,7 @@ func TestRevokingTheKeyOrTheUserLeavingEndsTheSubscription(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("auth: %d", status)
 	}
-	p, err = f.st.Authenticate(ctx, auth.Digest(thirdKey))
+	p, _, err = f.st.AuthenticateAndCount(ctx, auth.Digest(thirdKey), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

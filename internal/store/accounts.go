@@ -295,18 +295,11 @@ type Principal struct {
 	Abilities   auth.Abilities
 }
 
-// Authenticate finds the live key with this digest and notes that it was used
-// (api_keys.last_used_at, at most once a minute per key, in the same statement). Revoked keys,
-// unknown keys and keys of users who left give ErrNotFound.
-func (s *Store) Authenticate(ctx context.Context, digest []byte) (Principal, error) {
-	p, _, err := s.authenticate(ctx, digest, nil)
-	return p, err
-}
-
-// AuthenticateAndCount is Authenticate that also counts the request against the key's user in
-// the rate-limit window starting at windowStart (subject "user:<id>", as HitRateLimit counts),
-// in the same round trip, and returns the user's count in that window including this request.
-// Every authenticated API request does both, so one statement instead of two.
+// AuthenticateAndCount finds the live key with this digest, notes that it was used
+// (api_keys.last_used_at, at most once a minute per key) and counts the request against the
+// key's user in the rate-limit window starting at windowStart (subject "user:<id>", as
+// HitRateLimit counts), in one statement; it returns the user's count in that window including
+// this request. Revoked keys, unknown keys and keys of users who left give ErrNotFound.
 func (s *Store) AuthenticateAndCount(ctx context.Context, digest []byte, windowStart time.Time) (Principal, int, error) {
 	return s.authenticate(ctx, digest, &windowStart)
 }

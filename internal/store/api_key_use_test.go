@@ -62,7 +62,7 @@ func TestAuthenticateNotesLastUse(t *testing.T) {
 		t.Fatal("authenticating did not note the key's use")
 	}
 	// Within the minute: not written again.
-	if _, err := st.Authenticate(ctx, auth.Digest(key.Token)); err != nil {
+	if _, _, err := st.AuthenticateAndCount(ctx, auth.Digest(key.Token), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if again := lastUsed(); !again.Equal(*first) {
@@ -70,7 +70,7 @@ func TestAuthenticateNotesLastUse(t *testing.T) {
 	}
 	// Past the minute: written.
 	exec(`UPDATE api_keys SET last_used_at = last_used_at - interval '61 seconds' WHERE public_id = $1`, key.PublicID)
-	if _, err := st.Authenticate(ctx, auth.Digest(key.Token)); err != nil {
+	if _, _, err := st.AuthenticateAndCount(ctx, auth.Digest(key.Token), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if later := lastUsed(); later.Before(*first) {
@@ -78,7 +78,7 @@ func TestAuthenticateNotesLastUse(t *testing.T) {
 	}
 	// A revoked key writes nothing and is refused.
 	exec(`UPDATE api_keys SET revoked_at = now(), last_used_at = NULL WHERE public_id = $1`, key.PublicID)
-	if _, err := st.Authenticate(ctx, auth.Digest(key.Token)); err == nil {
+	if _, _, err := st.AuthenticateAndCount(ctx, auth.Digest(key.Token), time.Now()); err == nil {
 		t.Fatal("a revoked key authenticated")
 	}
 	var used *time.Time

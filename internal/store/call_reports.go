@@ -296,7 +296,7 @@ func splitRefs(refs []callRef) ([]int64, []string) {
 }
 
 // EnqueueEvents stores evs in the outbox with one statement, in order; queued[i] is false
-// when the call already had an event of evs[i]'s type (see EnqueueEvent).
+// when the call already had an event of evs[i]'s type (see enqueueEvent).
 func enqueueEvents(ctx context.Context, tx pgx.Tx, evs []events.Event) (queued []bool, err error) {
 	queued = make([]bool, len(evs))
 	if len(evs) == 0 {

@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/switchboard-dev/switchboard/internal/events"
 )
 
 // SQL is the store's pool, for the store's own tests to set up and inspect rows directly
@@ -22,3 +25,10 @@ func (s *Store) ExplainCallPage(ctx context.Context, accountID int64, f CallFilt
 
 // OnPool is a store on pool, for tests that need a pool of their own configuration.
 func OnPool(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// QueueCallEvent queues the event of eventType about the call from its stored facts, as
+// CompleteTranscriptSummary queues transcript.ready: for tests of the facts read back.
+func (t *Tx) QueueCallEvent(ctx context.Context, links events.Links, eventType string, callID int64, sharedPage string,
+	now time.Time) (queued bool, err error) {
+	return queueCallEvent(ctx, t.tx, links, eventType, callID, sharedPage, now)
+}

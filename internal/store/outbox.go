@@ -16,7 +16,7 @@ import (
 // The outbox: events queued in the transaction of the change that caused them, then claimed
 // by the webhook dispatcher, fanned out with no transaction open, and marked dispatched.
 
-// CallEventFacts reads what the events of the call with internal id callID say about it, in
+// callEventFacts reads what the events of the call with internal id callID say about it, in
 // q (the transaction that recorded the change). ErrNotFound when the call does not exist.
 func callEventFacts(ctx context.Context, q pgx.Tx, callID int64) (events.CallFacts, error) {
 	f := events.CallFacts{CallID: callID}
@@ -63,8 +63,8 @@ func callEventFacts(ctx context.Context, q pgx.Tx, callID int64) (events.CallFac
 	return f, nil
 }
 
-// QueueCallEvent builds the event of eventType about the call from its stored facts and
-// queues it in tx. queued is false when the call already has that event (see EnqueueEvent).
+// queueCallEvent builds the event of eventType about the call from its stored facts and
+// queues it in tx. queued is false when the call already has that event (see enqueueEvent).
 func queueCallEvent(ctx context.Context, tx pgx.Tx, links events.Links, eventType string, callID int64, sharedPage string,
 	now time.Time) (queued bool, err error) {
 	facts, err := callEventFacts(ctx, tx, callID)
@@ -78,7 +78,7 @@ func queueCallEvent(ctx context.Context, tx pgx.Tx, links events.Links, eventTyp
 	return enqueueEvent(ctx, tx, ev)
 }
 
-// EnqueueEvent stores ev in the outbox. An event a call already has of the same type
+// enqueueEvent stores ev in the outbox. An event a call already has of the same type
 // (call.ended, voicemail.received, transcript.ready: once per call) is not stored again:
 // queued is false.
 func enqueueEvent(ctx context.Context, tx pgx.Tx, ev events.Event) (queued bool, err error) {

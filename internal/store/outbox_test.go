@@ -147,8 +147,8 @@ func TestClaimEventsLease(t *testing.T) {
 	for i := range ids {
 		ids[i] = uuid.New()
 		if err := st.InTx(ctx, func(tx *store.Tx) error {
-			_, err := tx.EnqueueEvent(ctx, events.Event{ID: ids[i], AccountID: tenant.Account.ID, Type: events.CallEnded,
-				Body: []byte(`{}`), CreatedAt: at.Add(time.Duration(i) * time.Second)})
+			_, err := tx.EnqueueEvents(ctx, []events.Event{{ID: ids[i], AccountID: tenant.Account.ID, Type: events.CallEnded,
+				Body: []byte(`{}`), CreatedAt: at.Add(time.Duration(i) * time.Second)}})
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -218,8 +218,8 @@ func TestClaimEventsConcurrentClaimersSplitTheOutbox(t *testing.T) {
 	const n = 400
 	if err := st.InTx(ctx, func(tx *store.Tx) error {
 		for i := range n {
-			if _, err := tx.EnqueueEvent(ctx, events.Event{ID: uuid.New(), AccountID: tenant.Account.ID, Type: events.CallEnded,
-				Body: []byte(`{}`), CreatedAt: at.Add(time.Duration(i) * time.Millisecond)}); err != nil {
+			if _, err := tx.EnqueueEvents(ctx, []events.Event{{ID: uuid.New(), AccountID: tenant.Account.ID, Type: events.CallEnded,
+				Body: []byte(`{}`), CreatedAt: at.Add(time.Duration(i) * time.Millisecond)}}); err != nil {
 				return err
 			}
 		}
@@ -275,8 +275,8 @@ func TestOutboxRowsForOneEndpoint(t *testing.T) {
 	at := time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
 	original, test, resend := uuid.New(), uuid.New(), uuid.New()
 	if err := st.InTx(ctx, func(tx *store.Tx) error {
-		if _, err := tx.EnqueueEvent(ctx, events.Event{ID: original, AccountID: tenant.Account.ID, Type: events.CallEnded,
-			Body: []byte(`{"n":1}`), CreatedAt: at}); err != nil {
+		if _, err := tx.EnqueueEvents(ctx, []events.Event{{ID: original, AccountID: tenant.Account.ID, Type: events.CallEnded,
+			Body: []byte(`{"n":1}`), CreatedAt: at}}); err != nil {
 			return err
 		}
 		return tx.EnqueueEventFor(ctx, events.Event{ID: test, AccountID: tenant.Account.ID, Type: events.Test,
@@ -349,7 +349,7 @@ func TestQueuedDeliveriesListSubscribedEventsUntilDispatched(t *testing.T) {
 			{ID: ready, AccountID: tenant.Account.ID, Type: events.TranscriptReady, Body: []byte(`{}`), CreatedAt: at.Add(time.Second)},
 			{ID: elsewhere, AccountID: other.Account.ID, Type: events.CallEnded, Body: []byte(`{}`), CreatedAt: at},
 		} {
-			if _, err := tx.EnqueueEvent(ctx, ev); err != nil {
+			if _, err := tx.EnqueueEvents(ctx, []events.Event{ev}); err != nil {
 				return err
 			}
 		}

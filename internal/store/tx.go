@@ -42,30 +42,11 @@ func (t *Tx) RecordCalls(ctx context.Context, in []CallReport) ([]ReportedCall, 
 	return recordCalls(ctx, t.tx, in)
 }
 
-// EnqueueEvents stores evs in the outbox with one statement, in order; queued[i] is false
-// when the call already had an event of evs[i]'s type (see EnqueueEvent).
+// EnqueueEvents stores evs in the outbox with one statement, in order. A call has at most one
+// event of each type (call.ended, voicemail.received, transcript.ready): queued[i] is false
+// when the call already had one of evs[i]'s type.
 func (t *Tx) EnqueueEvents(ctx context.Context, evs []events.Event) (queued []bool, err error) {
 	return enqueueEvents(ctx, t.tx, evs)
-}
-
-// CallEventFacts reads what the events of the call with internal id callID say about it, as
-// the unit of work that recorded the change sees it. ErrNotFound when the call does not exist.
-func (t *Tx) CallEventFacts(ctx context.Context, callID int64) (events.CallFacts, error) {
-	return callEventFacts(ctx, t.tx, callID)
-}
-
-// QueueCallEvent builds the event of eventType about the call from its stored facts and
-// queues it. queued is false when the call already has that event (see EnqueueEvent).
-func (t *Tx) QueueCallEvent(ctx context.Context, links events.Links, eventType string, callID int64, sharedPage string,
-	now time.Time) (queued bool, err error) {
-	return queueCallEvent(ctx, t.tx, links, eventType, callID, sharedPage, now)
-}
-
-// EnqueueEvent stores ev in the outbox. An event a call already has of the same type
-// (call.ended, voicemail.received, transcript.ready: once per call) is not stored again:
-// queued is false.
-func (t *Tx) EnqueueEvent(ctx context.Context, ev events.Event) (queued bool, err error) {
-	return enqueueEvent(ctx, t.tx, ev)
 }
 
 // EnqueueEventFor stores ev in the outbox for the account's endpoint endpointPublicID only

@@ -179,8 +179,8 @@ func TestEndpoints(t *testing.T) {
 		}
 		ev := uuid.New()
 		if err := st.InTx(ctx, func(tx *store.Tx) error {
-			_, err := tx.EnqueueEvent(ctx, events.Event{ID: ev, AccountID: acct.ID, Type: events.CallEnded, Body: []byte(`{}`),
-				CreatedAt: clk.Now()})
+			_, err := tx.EnqueueEvents(ctx, []events.Event{{ID: ev, AccountID: acct.ID, Type: events.CallEnded, Body: []byte(`{}`),
+				CreatedAt: clk.Now()}})
 			return err
 		}); err != nil {
 			t.Fatal(err)
