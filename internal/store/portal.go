@@ -53,8 +53,8 @@ func (s *Store) AccountUsers(ctx context.Context, accountID int64) ([]User, erro
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (User, error) { return scanUser(r) })
 }
 
-// AccountUser reads a user of this account who has not left; another account's user is ErrNotFound.
-func (s *Store) AccountUser(ctx context.Context, accountID int64, userPublicID string) (User, error) {
+// accountUser reads a user of this account who has not left; another account's user is ErrNotFound.
+func (s *Store) accountUser(ctx context.Context, accountID int64, userPublicID string) (User, error) {
 	return scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE account_id = $1 AND public_id = $2 AND left_at IS NULL`,
 		accountID, userPublicID))
 }
@@ -65,7 +65,7 @@ func (s *Store) SetUserAllowances(ctx context.Context, actor User, userPublicID 
 	if actor.Role != "owner" || actor.LeftAt != nil {
 		return User{}, fmt.Errorf("%w: only an owner can change what members may do", ErrNotAllowed)
 	}
-	u, err := s.AccountUser(ctx, actor.AccountID, userPublicID)
+	u, err := s.accountUser(ctx, actor.AccountID, userPublicID)
 	if err != nil {
 		return User{}, err
 	}
@@ -83,7 +83,7 @@ func (s *Store) RemoveAccountUser(ctx context.Context, actor User, userPublicID 
 	if actor.Role != "owner" || actor.LeftAt != nil {
 		return fmt.Errorf("%w: only an owner can remove users", ErrNotAllowed)
 	}
-	u, err := s.AccountUser(ctx, actor.AccountID, userPublicID)
+	u, err := s.accountUser(ctx, actor.AccountID, userPublicID)
 	if err != nil {
 		return err
 	}
