@@ -25,7 +25,7 @@ import (
 // replicas" is observed, not assumed.
 type Receiver struct {
 	srv      *httptest.Server
-	senderOf func(port int) string
+	senderOf func(conn tcpConn) string
 	mu       sync.Mutex
 	inboxes  map[string]*Inbox
 }
@@ -65,12 +65,39 @@ func (in *Inbox) SetDelay(d time.Duration) {
 
 type senderKey struct{}
 
-func newReceiver(senderOf func(port int) string) *Receiver {
+// connSender names the process at the client end of one connection. A lookup can miss under
+// load (/proc/net/tcp changes while it is read), so a miss is looked up again by the next
+// request on the connection instead of naming none for all of them.
+type connSender struct {
+	conn     tcpConn
+	senderOf func(conn tcpConn) string
+	mu       sync.Mutex
+	name     string
+}
+
+func (c *connSender) get() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.name == "" {
+		c.name = c.senderOf(c.conn)
+	}
+	return c.name
+}
+
+// tcpConn is a connection to the receiver by its ports: the client's (the sender's local
+// port) and the receiver's.
+type tcpConn struct{ clientPort, serverPort int }
+
+func newReceiver(senderOf func(conn tcpConn) string) *Receiver {
 	r := &Receiver{inboxes: map[string]*Inbox{}, senderOf: senderOf}
 	r.srv = httptest.NewUnstartedServer(http.HandlerFunc(r.serve))
 	r.srv.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
-		if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
-			return context.WithValue(ctx, senderKey{}, r.senderOf(a.Port))
+		client, ok1 := c.RemoteAddr().(*net.TCPAddr)
+		server, ok2 := c.LocalAddr().(*net.TCPAddr)
+		if ok1 && ok2 {
+			cs := &connSender{conn: tcpConn{clientPort: client.Port, serverPort: server.Port}, senderOf: r.senderOf}
+			cs.get() // while the connection is new, before its sender can exit
+			return context.WithValue(ctx, senderKey{}, cs)
 		}
 		return ctx
 	}
@@ -123,7 +150,10 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		} `json:"call"`
 	}
 	_ = json.Unmarshal(body, &p)
-	sender, _ := req.Context().Value(senderKey{}).(string)
+	var sender string
+	if cs, ok := req.Context().Value(senderKey{}).(*connSender); ok {
+		sender = cs.get()
+	}
 	in.mu.Lock()
 	delay := in.delay
 	in.mu.Unlock()
@@ -217,13 +247,13 @@ func (in *Inbox) WaitAll(t testing.TB, calls []string, timeout time.Duration) Ta
 	}
 }
 
-// senderOf names the replica whose process owns the local TCP port (the client end of a
+// senderOf names the replica whose process owns the client end of conn (a
 // delivery's connection), "" when none of this Env's replicas does.
-func (e *Env) senderOf(port int) string {
+func (e *Env) senderOf(conn tcpConn) string {
 	// /proc/net/tcp is read in pages, and a table that changes between two pages (other
 	// connections opening and closing under load) may skip the row: look again.
 	for range 5 {
-		if name := e.senderOfOnce(port); name != "" {
+		if name := e.senderOfOnce(conn); name != "" {
 			return name
 		}
 		time.Sleep(2 * time.Millisecond)
@@ -231,8 +261,8 @@ func (e *Env) senderOf(port int) string {
 	return ""
 }
 
-func (e *Env) senderOfOnce(port int) string {
-	inode := socketInode(port)
+func (e *Env) senderOfOnce(conn tcpConn) string {
+	inode := socketInode(conn)
 	if inode == "" {
 		return ""
 	}
@@ -255,9 +285,11 @@ func (e *Env) senderOfOnce(port int) string {
 	return ""
 }
 
-// socketInode finds the inode of the TCP socket whose local port is port (/proc/net/tcp*).
-func socketInode(port int) string {
-	hexPort := fmt.Sprintf(":%04X", port)
+// socketInode finds the inode of the client end of conn (/proc/net/tcp*): the socket whose
+// local port is the client's and whose remote port is the receiver's. The local port alone
+// is not enough: Linux gives one local port to connections to different destinations.
+func socketInode(conn tcpConn) string {
+	local, remote := fmt.Sprintf(":%04X", conn.clientPort), fmt.Sprintf(":%04X", conn.serverPort)
 	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		f, err := os.Open(table)
 		if err != nil {
@@ -266,7 +298,7 @@ func socketInode(port int) string {
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
 			fields := strings.Fields(sc.Text())
-			if len(fields) > 9 && strings.HasSuffix(fields[1], hexPort) && fields[9] != "0" {
+			if len(fields) > 9 && strings.HasSuffix(fields[1], local) && strings.HasSuffix(fields[2], remote) && fields[9] != "0" {
 				f.Close()
 				return fields[9]
 			}
