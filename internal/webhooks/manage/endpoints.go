@@ -312,6 +312,12 @@ func (s *Endpoints) Create(ctx context.Context, acct Account, in Input) (*switch
 	if err := s.ensureNamespace(ctx, acct.PublicID); err != nil {
 		return nil, "", err
 	}
+	// Marked before the lock is taken: the lock holds a connection of the pool until release.
+	if err := s.Store.BeginEndpointWrite(ctx, acct.PublicID); err != nil {
+		return nil, "", err
+	}
+	written := "" // the creation's version, once made
+	defer func() { s.settleWrite(ctx, acct.PublicID, written) }()
 	// One creation at a time per account, so the limit holds between replicas.
 	release, err := s.Store.WebhookAccountLock(ctx, acct.ID)
 	if err != nil {
@@ -325,9 +331,6 @@ func (s *Endpoints) Create(ctx context.Context, acct Account, in Input) (*switch
 	if err := checkRoom(len(eps)); err != nil {
 		return nil, "", err
 	}
-	if err := s.Store.BeginEndpointWrite(ctx, acct.PublicID); err != nil {
-		return nil, "", err
-	}
 	id := newEndpointName()
 	ep := &switchboardv1alpha1.WebhookEndpoint{
 		ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: tenancy.Namespace(acct.PublicID),
@@ -336,16 +339,14 @@ func (s *Endpoints) Create(ctx context.Context, acct Account, in Input) (*switch
 			RateLimit: rateLimit, SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: webhooks.SecretName(id)}},
 	}
 	if err := s.Kube.Create(ctx, ep); err != nil {
-		s.settleWrite(ctx, acct.PublicID, "")
 		return nil, "", refused(err)
 	}
 	secret := webhooks.NewSecret()
 	if err := s.Kube.Create(ctx, webhooks.NewSigningSecret(ep, webhooks.SecretName(id), secret)); err != nil {
 		_ = s.Kube.Delete(context.WithoutCancel(ctx), ep)
-		s.settleWrite(ctx, acct.PublicID, "")
 		return nil, "", err
 	}
-	s.settleWrite(ctx, acct.PublicID, ep.ResourceVersion)
+	written = ep.ResourceVersion
 	return ep, secret, nil
 }
 
