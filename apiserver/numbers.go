@@ -16,7 +16,7 @@ type NumberSummary struct {
 	PublicID          string `json:"public_id"`
 	E164              string `json:"e164"`
 	Label             string `json:"label"`
-	Status            string `json:"status"`
+	Status            string `json:"status" enum:"assigned,porting,releasing,released"`
 	SMSCapable        bool   `json:"sms_capable"`
 	SMSReady          bool   `json:"sms_ready"`
 	CLIEligible       bool   `json:"cli_eligible"`
@@ -68,7 +68,7 @@ type IVR struct {
 
 // Route is how a number answers.
 type Route struct {
-	Mode              string          `json:"mode"`
+	Mode              string          `json:"mode" enum:"forward,voicemail,ivr,receptionist"`
 	RecordingEnabled  bool            `json:"recording_enabled"`
 	VoicemailFallback bool            `json:"voicemail_fallback"`
 	Whisper           bool            `json:"whisper"`
@@ -101,7 +101,7 @@ type OverrideRoute struct {
 type RoutingNumber struct {
 	PublicID                      string `json:"public_id"`
 	E164                          string `json:"e164"`
-	Status                        string `json:"status"`
+	Status                        string `json:"status" enum:"assigned,porting,releasing,released"`
 	VoicemailTranscriptionEnabled bool   `json:"voicemail_transcription_enabled"`
 	CallTranscriptionEnabled      bool   `json:"call_transcription_enabled"`
 	PrivacyModeEnabled            bool   `json:"privacy_mode_enabled"`
