@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"path"
 	"reflect"
 	"slices"
 	"strings"
@@ -14,9 +15,14 @@ import (
 // The JSON-schema rules of the facade's types: what the reflector cannot know from Go types
 // alone (always-sent fields, never-null arrays, schema names generators accept).
 
-// schemaNames renames Go types whose names collide with what generators emit: ogen's server
-// has a Route type, oapi-codegen a Client and ClientOption.
-var schemaNames = map[string]string{"Route": "CallRoute"}
+// schemaNames renames Go types whose names collide with what generators emit (ogen's server
+// has a Route type, oapi-codegen a Client and ClientOption), and names the routing answer
+// (numbers.NumberRouting) for its route.
+var schemaNames = map[string]string{"Route": "CallRoute", "NumberRouting": "Routing"}
+
+// namedForThemselves are the packages whose types the description names without the package:
+// the facade's own and the internal ones it answers with.
+var namedForThemselves = []string{"Apiserver", "Numbers", "Store", "Webhooks", "Transcription", "Events"}
 
 // reflectorOptions are the JSON-schema rules of every type the description reflects.
 // requestTypes are the bodies clients send; every other struct is something the server sends.
@@ -27,8 +33,9 @@ func reflectorOptions(requestTypes map[reflect.Type]bool) []func(*jsonschema.Ref
 				// The webhook payload's parts: Payload, PayloadCall, ... become WebhookEvent...
 				return "WebhookEvent" + strings.TrimPrefix(strings.TrimPrefix(name, "Events"), "Payload")
 			}
-			for _, pkg := range []string{"Apiserver", "Store", "Webhooks", "Transcription", "Events"} {
-				name = strings.TrimPrefix(name, pkg)
+			pkg := path.Base(t.PkgPath())
+			if prefix := strings.ToUpper(pkg[:1]) + pkg[1:]; slices.Contains(namedForThemselves, prefix) {
+				name = strings.TrimPrefix(name, prefix)
 			}
 			if renamed, ok := schemaNames[name]; ok {
 				return renamed
