@@ -212,11 +212,14 @@ func describeOperation(op *openapi31.Operation, f routeFacts, rateLimitNote stri
 		if h == nil {
 			h = map[string]openapi31.HeaderOrReference{}
 		}
+		// Every answer carries X-Request-Id.
 		h["X-Request-Id"] = headerRef("X-Request-Id")
 		if f.idempotent && status != http.StatusConflict && status < 500 {
 			// A repeat with the same Idempotency-Key replays the first answer and says so.
 			h["Idempotent-Replayed"] = headerRef("Idempotent-Replayed")
 		}
+		// The reflector reads headers from struct tags only; the route declares its own
+		// with ReturnsWithHeaders.
 		for name, rh := range f.headers[status] {
 			schema := map[string]any{"type": "string"}
 			if rh.Items != nil && rh.Type != "" {
