@@ -91,7 +91,13 @@ func (r *benchRun) startManager() {
 		engine.First.Off = true
 	}
 	maxPending, _ := strconv.Atoi(os.Getenv("BENCH_MAX_PENDING")) // 0: the default
-	if err := m.Add(&delivery.Dispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: r.st, Clock: r.clk,
+	// As serve does, endpoints come from the watched cache once it has seen the account's
+	// last write through the API (these endpoints are written directly: at once).
+	endpoints := &delivery.WatchedEndpoints{Cache: m.GetCache(), Live: m.GetAPIReader()}
+	if err := endpoints.Watch(ctx, m.GetCache()); err != nil {
+		r.b.Fatal(err)
+	}
+	if err := m.Add(&delivery.Dispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Endpoints: endpoints, Store: r.st, Clock: r.clk,
 		Engine: engine, MaxPending: maxPending, Log: logr.Discard()}); err != nil {
 		r.b.Fatal(err)
 	}

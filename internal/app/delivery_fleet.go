@@ -104,10 +104,14 @@ func newDeliveryEngine(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, 
 	if err != nil {
 		return nil, err
 	}
-	endpoints := &kubeapi.OutageReader{Live: mgr.GetAPIReader(), Cache: mgr.GetCache(), Ping: ping,
+	live := &kubeapi.OutageReader{Live: mgr.GetAPIReader(), Cache: mgr.GetCache(), Ping: ping,
 		LiveTimeout: endpointLiveTimeout, Recheck: endpointOutageRecheck}
+	endpoints := &delivery.WatchedEndpoints{Cache: mgr.GetCache(), Live: live}
+	if err := endpoints.Watch(ctx, mgr.GetCache()); err != nil {
+		return nil, err
+	}
 
-	dispatcher := &delivery.Dispatcher{Client: mgr.GetClient(), Reader: endpoints, Store: st, Clock: o.Clock,
+	dispatcher := &delivery.Dispatcher{Client: mgr.GetClient(), Reader: live, Endpoints: endpoints, Store: st, Clock: o.Clock,
 		Engine: engine, MaxPending: w.MaxPendingDeliveries, MaxLive: w.MaxLiveDeliveries,
 		MaxLivePerEndpoint: w.MaxLiveDeliveriesPerEndpoint, Log: o.Log.WithName("webhook-dispatcher")}
 	if err := mgr.Add(&fleetGate{run: dispatcher.Start, membership: membership, clock: o.Clock, log: o.Log.WithName("webhook-dispatcher")}); err != nil {

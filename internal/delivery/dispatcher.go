@@ -24,7 +24,6 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/tenancy"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
@@ -44,12 +43,15 @@ import (
 // endpoint, and a repeat carries the same event id. Events for an endpoint that is paused or
 // switched off are recorded as cancelled deliveries (resendable) without a resource.
 type Dispatcher struct {
-	// Client creates deliveries; Reader lists endpoints past the cache (an endpoint created
-	// a moment ago must receive the next event).
+	// Client creates deliveries; Reader reads past the cache (a signing secret the cache does
+	// not hold).
 	Client client.Client
 	Reader client.Reader
-	Store  *store.Store
-	Clock  clock.PassiveClock
+	// Endpoints lists the endpoints an event is fanned out to (default: live, through Reader;
+	// serve uses WatchedEndpoints).
+	Endpoints EndpointLister
+	Store     *store.Store
+	Clock     clock.PassiveClock
 	// Interval is how often the outbox is polled when it was empty (default 1 s). It is the
 	// fallback only: a commit that queues events wakes the dispatcher at once
 	// (store.ListenOutbox), and events released after a failed fan-out or left by an expired
@@ -231,6 +233,9 @@ func (w *Dispatcher) defaults() {
 	if w.Clock == nil {
 		w.Clock = clock.RealClock{}
 	}
+	if w.Endpoints == nil {
+		w.Endpoints = LiveEndpoints{Reader: w.Reader}
+	}
 	if w.Engine == nil {
 		w.Engine = &Engine{Store: w.Store, Clock: w.Clock}
 	}
@@ -315,15 +320,14 @@ func (w *Dispatcher) fanOut(ctx context.Context, evs []store.PendingEvent) (done
 	for _, ev := range evs {
 		eps, ok := endpoints[ev.AccountPublicID]
 		if !ok {
-			list := &switchboardv1alpha1.WebhookEndpointList{}
-			if lerr := w.Reader.List(ctx, list, client.InNamespace(tenancy.Namespace(ev.AccountPublicID))); lerr != nil {
+			var lerr error
+			if eps, lerr = w.Endpoints.ListEndpoints(ctx, ev.AccountPublicID, ev.EndpointsWritten); lerr != nil {
 				if err == nil {
 					err = lerr
 				}
 				failed = append(failed, ev.OutboxID)
 				continue
 			}
-			eps = list.Items
 			endpoints[ev.AccountPublicID] = eps
 		}
 		p := &eventProgress{}

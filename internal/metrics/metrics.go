@@ -63,6 +63,10 @@ var (
 		Name: "switchboard_webhook_deliveries_routed_total",
 		Help: "Deliveries of claimed events by route (first_attempt, controller, cancelled) and the admission rule that chose it (Admitted when none held it back).",
 	}, []string{"route", "rule"})
+	webhookEndpointLists = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_webhook_endpoint_lists_total",
+		Help: "Lists of an account's webhook endpoints made to fan out its events, by source: cache (the watched cache had seen the account's last endpoint write) or live (kube-apiserver).",
+	}, []string{"source"})
 	webhookSwitchOffs = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "switchboard_webhook_endpoint_switch_offs_total",
 		Help: "Webhook endpoints switched off after failing continuously for 24 hours.",
@@ -103,7 +107,7 @@ var (
 
 // collectors are every metric of this package.
 var collectors = []prometheus.Collector{apiRequests, apiDuration, apiRateLimited,
-	webhookAttempts, webhookDeliveriesFinished, webhookDeliveriesRouted, webhookEventToSuccess, webhookSwitchOffs,
+	webhookAttempts, webhookDeliveriesFinished, webhookDeliveriesRouted, webhookEventToSuccess, webhookSwitchOffs, webhookEndpointLists,
 	transcriptionJobs, transcriptionJobDuration, transcriptionChargedMinutes, transcriptionChargedPence, transcriptionRefundedPence,
 	ingestReports, collectErrors, gauges}
 
@@ -162,6 +166,9 @@ func WebhookEventSucceeded(sinceEvent time.Duration) {
 func WebhookDeliveryRouted(route, rule string) {
 	webhookDeliveriesRouted.WithLabelValues(route, rule).Inc()
 }
+
+// WebhookEndpointListed counts a list of an account's endpoints for a fan-out, by source.
+func WebhookEndpointListed(source string) { webhookEndpointLists.WithLabelValues(source).Inc() }
 
 // WebhookEndpointSwitchedOff counts a switch-off.
 func WebhookEndpointSwitchedOff() { webhookSwitchOffs.Inc() }

@@ -192,6 +192,9 @@ type PendingEvent struct {
 	// Repeat: the event was claimed before (that claim expired or was released), so some of
 	// its deliveries may have been made already.
 	Repeat bool
+	// EndpointsWritten is the account's last write to its endpoints through the API, as it
+	// stood at the claim.
+	EndpointsWritten EndpointsWritten
 }
 
 // ClaimEvents claims up to limit undispatched events, oldest first, that no live claim holds,
@@ -205,16 +208,22 @@ func (s *Store) ClaimEvents(ctx context.Context, limit int, now time.Time, lease
 			SELECT id FROM events
 			WHERE dispatched_at IS NULL AND (claimed_until IS NULL OR claimed_until <= $2)
 			ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED)
-		UPDATE events e SET claimed_until = $3, claims = e.claims + 1 FROM claim, accounts a
+		UPDATE events e SET claimed_until = $3, claims = e.claims + 1
+		FROM claim, accounts a LEFT JOIN webhook_endpoint_writes w ON w.account_id = a.id
 		WHERE e.id = claim.id AND a.id = e.account_id
 		RETURNING e.id, COALESCE(e.resends, e.id), e.type, a.public_id, e.body, e.created_at, e.claims > 1,
-			COALESCE(e.endpoint_public_id, ''), COALESCE(e.resend_of, '')`, limit, now, now.Add(lease))
+			COALESCE(e.endpoint_public_id, ''), COALESCE(e.resend_of, ''),
+			COALESCE(w.resource_version, 0), w.account_id IS NOT NULL AND w.resource_version IS NULL`, limit, now, now.Add(lease))
 	if err != nil {
 		return nil, fmt.Errorf("claim outbox events: %w", err)
 	}
 	evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PendingEvent, error) {
 		var e PendingEvent
-		return e, r.Scan(&e.OutboxID, &e.ID, &e.Type, &e.AccountPublicID, &e.Body, &e.CreatedAt, &e.Repeat, &e.EndpointPublicID, &e.ResendOf)
+		var version int64
+		err := r.Scan(&e.OutboxID, &e.ID, &e.Type, &e.AccountPublicID, &e.Body, &e.CreatedAt, &e.Repeat, &e.EndpointPublicID, &e.ResendOf,
+			&version, &e.EndpointsWritten.Pending)
+		e.EndpointsWritten.Version = uint64(version) // the table's CHECK keeps it positive
+		return e, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim outbox events: %w", err)

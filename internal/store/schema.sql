@@ -2016,6 +2016,16 @@ CREATE TABLE public.webhook_delivery_history_default (
 );
 
 --
+-- Name: webhook_endpoint_writes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_endpoint_writes (
+    account_id bigint NOT NULL,
+    resource_version bigint,
+    CONSTRAINT webhook_endpoint_writes_resource_version_check CHECK ((resource_version > 0))
+);
+
+--
 -- Name: webhook_switchoff_notices; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -2624,6 +2634,13 @@ ALTER TABLE ONLY public.webhook_deliveries
 
 ALTER TABLE ONLY public.webhook_deliveries
     ADD CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (id);
+
+--
+-- Name: webhook_endpoint_writes webhook_endpoint_writes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_endpoint_writes
+    ADD CONSTRAINT webhook_endpoint_writes_pkey PRIMARY KEY (account_id);
 
 --
 -- Name: webhook_switchoff_notices webhook_switchoff_notices_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -3677,6 +3694,13 @@ ALTER TABLE ONLY public.users
 
 ALTER TABLE public.webhook_delivery_history
     ADD CONSTRAINT webhook_delivery_history_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
+
+--
+-- Name: webhook_endpoint_writes webhook_endpoint_writes_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_endpoint_writes
+    ADD CONSTRAINT webhook_endpoint_writes_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
 
 --
 -- Name: webhook_switchoff_notices webhook_switchoff_notices_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -258,4 +259,43 @@ func (s *Store) WebhookAccountLock(ctx context.Context, accountID int64) (releas
 		return nil, err
 	}
 	return func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }, nil
+}
+
+// EndpointsWritten is an account's last write to its webhook endpoints made through the API
+// (table webhook_endpoint_writes): the dispatcher reads the account's endpoints from its
+// watched cache once the cache has seen Version, and from kube-apiserver before then.
+type EndpointsWritten struct {
+	// Version is the resourceVersion kube-apiserver gave the write; 0: none recorded.
+	Version uint64
+	// Pending: a write is under way, or its version could not be recorded.
+	Pending bool
+}
+
+// BeginEndpointWrite marks a write to the account's endpoints as under way, before it is
+// made: until EndEndpointWrite records its version, the account's endpoints are read live.
+func (s *Store) BeginEndpointWrite(ctx context.Context, accountPublicID string) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO webhook_endpoint_writes (account_id, resource_version)
+		SELECT id, NULL FROM accounts WHERE public_id = $1
+		ON CONFLICT (account_id) DO UPDATE SET resource_version = NULL`, accountPublicID)
+	if err != nil {
+		return fmt.Errorf("mark an endpoint write under way: %w", err)
+	}
+	return nil
+}
+
+// EndEndpointWrite records version, the resourceVersion kube-apiserver gave a write to the
+// account's endpoints. A version older than one recorded already is kept out (GREATEST
+// passes over the NULL of a write under way).
+func (s *Store) EndEndpointWrite(ctx context.Context, accountPublicID string, version uint64) error {
+	if version == 0 || version > math.MaxInt64 {
+		return fmt.Errorf("record an endpoint write: resourceVersion %d out of range", version)
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO webhook_endpoint_writes AS w (account_id, resource_version)
+		SELECT id, $2 FROM accounts WHERE public_id = $1
+		ON CONFLICT (account_id) DO UPDATE SET resource_version = GREATEST(w.resource_version, EXCLUDED.resource_version)`,
+		accountPublicID, int64(version))
+	if err != nil {
+		return fmt.Errorf("record an endpoint write: %w", err)
+	}
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -27,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/events"
@@ -323,6 +325,9 @@ func (s *Endpoints) Create(ctx context.Context, acct Account, in Input) (*switch
 	if err := checkRoom(len(eps)); err != nil {
 		return nil, "", err
 	}
+	if err := s.Store.BeginEndpointWrite(ctx, acct.PublicID); err != nil {
+		return nil, "", err
+	}
 	id := newEndpointName()
 	ep := &switchboardv1alpha1.WebhookEndpoint{
 		ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: tenancy.Namespace(acct.PublicID),
@@ -331,13 +336,16 @@ func (s *Endpoints) Create(ctx context.Context, acct Account, in Input) (*switch
 			RateLimit: rateLimit, SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: webhooks.SecretName(id)}},
 	}
 	if err := s.Kube.Create(ctx, ep); err != nil {
+		s.settleWrite(ctx, acct.PublicID, "")
 		return nil, "", refused(err)
 	}
 	secret := webhooks.NewSecret()
 	if err := s.Kube.Create(ctx, webhooks.NewSigningSecret(ep, webhooks.SecretName(id), secret)); err != nil {
 		_ = s.Kube.Delete(context.WithoutCancel(ctx), ep)
+		s.settleWrite(ctx, acct.PublicID, "")
 		return nil, "", err
 	}
+	s.settleWrite(ctx, acct.PublicID, ep.ResourceVersion)
 	return ep, secret, nil
 }
 
@@ -397,9 +405,14 @@ func (s *Endpoints) Update(ctx context.Context, account, id string, in Input) (e
 		}
 		ep.Spec.Paused = paused
 	}
+	if err := s.Store.BeginEndpointWrite(ctx, account); err != nil {
+		return nil, false, err
+	}
 	if err := s.Kube.Patch(ctx, ep, client.MergeFrom(base)); err != nil {
+		s.settleWrite(ctx, account, "")
 		return nil, false, refused(err)
 	}
+	s.settleWrite(ctx, account, ep.ResourceVersion)
 	return ep, switchedOn, nil
 }
 
@@ -411,11 +424,44 @@ func (s *Endpoints) Delete(ctx context.Context, account, id string) error {
 	if err != nil {
 		return err
 	}
+	if err := s.Store.BeginEndpointWrite(ctx, account); err != nil {
+		return err
+	}
 	err = s.Kube.Delete(ctx, ep, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	s.settleWrite(ctx, account, "") // the deletion's own version is not returned
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
 	return nil
+}
+
+// settleWrite ends a write to the account's endpoints begun with Store.BeginEndpointWrite:
+// it records version, the resourceVersion kube-apiserver gave the write, or when that is not
+// known ("": the write failed, or was a deletion) the current version of the account's
+// endpoints read live, which is past it. The dispatcher reads the account's endpoints from
+// its watched cache once the cache has reached the recorded version (see
+// delivery.WatchedEndpoints). When nothing can be recorded the write stays marked as under
+// way, and the account's endpoints are read live until a later write settles: slower, never
+// stale, so the caller's answer does not depend on it.
+func (s *Endpoints) settleWrite(ctx context.Context, account, version string) {
+	ctx = context.WithoutCancel(ctx)
+	var err error
+	if version == "" {
+		list := &switchboardv1alpha1.WebhookEndpointList{}
+		if err = s.Reader.List(ctx, list, client.InNamespace(tenancy.Namespace(account)), client.Limit(1)); err == nil {
+			version = list.ResourceVersion
+		}
+	}
+	if err == nil {
+		var v uint64
+		if v, err = strconv.ParseUint(version, 10, 64); err == nil {
+			err = s.Store.EndEndpointWrite(ctx, account, v)
+		}
+	}
+	if err != nil {
+		log.FromContext(ctx).Info("The account's webhook endpoints are read live until their next write: this one's version was not recorded",
+			"account", account, "error", err.Error())
+	}
 }
 
 // Rotate issues a new signing secret for the endpoint and returns it.
