@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	restful "github.com/emicklei/go-restful/v3"
+	"github.com/swaggest/jsonschema-go"
 
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/plans"
@@ -34,7 +35,9 @@ func protect(rb *restful.RouteBuilder, a Access) *restful.RouteBuilder {
 		Returns(http.StatusTooManyRequests, "Too many requests; see Retry-After.", ErrorBody{}).
 		Returns(http.StatusServiceUnavailable, "A service behind the API (the database or kube-apiserver) is briefly unavailable; see Retry-After.", ErrorBody{})
 	if a.NeedsIntegrations {
-		rb.Returns(http.StatusForbidden, "The key lacks a permission, the user's role does not allow it, or the account lacks Integrations.", AddonRefusalBody{})
+		// Two bodies, told apart by reason: a plain refusal or the add-on's.
+		rb.Returns(http.StatusForbidden, "The key lacks a permission or the user's role does not allow it ({message}), "+
+			"or the account lacks Integrations (an add-on refusal, told apart by its reason).", jsonschema.OneOf(ErrorBody{}, AddonRefusalBody{}))
 	} else {
 		rb.Returns(http.StatusForbidden, "The key lacks a permission or the user's role does not allow it.", ErrorBody{})
 	}

@@ -13,6 +13,8 @@ import (
 // ErrorBody is every error's JSON: a plain-language message.
 type ErrorBody struct {
 	Message string `json:"message" required:"true"`
+	// A plain refusal has only a message, so it is told apart from the add-on refusal.
+	_ struct{} `additionalProperties:"false"`
 }
 
 // ValidationErrorBody is the 422 shape: each invalid field maps to its messages.

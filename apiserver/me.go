@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	restful "github.com/emicklei/go-restful/v3"
+	"github.com/swaggest/jsonschema-go"
 
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/plans"
@@ -12,11 +13,11 @@ import (
 
 // Me is GET /me.
 type Me struct {
-	Tenant        MeTenant   `json:"tenant" required:"true"`
-	User          MeUser     `json:"user" required:"true"`
-	Abilities     []string   `json:"abilities" required:"true"`
-	CanTranscribe bool       `json:"can_transcribe" required:"true"`
-	Realtime      MeRealtime `json:"realtime" required:"true"`
+	Tenant        MeTenant     `json:"tenant" required:"true"`
+	User          MeUser       `json:"user" required:"true"`
+	Abilities     abilityNames `json:"abilities" required:"true"`
+	CanTranscribe bool         `json:"can_transcribe" required:"true"`
+	Realtime      MeRealtime   `json:"realtime" required:"true"`
 }
 
 // MeTenant is the account as /me shows it.
@@ -40,6 +41,23 @@ type MeRealtime struct {
 	Host    string `json:"host" required:"true"`
 	Port    int    `json:"port" required:"true"`
 	Scheme  string `json:"scheme" required:"true"`
+}
+
+// abilityNames are permissions; the description lists the values (auth.AllAbilities) as the
+// items' enum, which a tag cannot name.
+type abilityNames []string
+
+// InlineJSONSchema keeps the list inline in each schema that has one (jsonschema.SchemaInliner).
+func (abilityNames) InlineJSONSchema() {}
+
+// PrepareJSONSchema names the values (jsonschema.Preparer).
+func (abilityNames) PrepareJSONSchema(s *jsonschema.Schema) error {
+	values := make([]any, len(auth.AllAbilities))
+	for i, a := range auth.AllAbilities {
+		values[i] = string(a)
+	}
+	s.ItemsEns().SchemaOrBoolEns().TypeObjectEns().WithEnum(values...)
+	return nil
 }
 
 type meResource struct{ *Server }

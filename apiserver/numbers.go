@@ -1,13 +1,13 @@
 package apiserver
 
 import (
-	"encoding/json"
 	"net/http"
 	"time"
 
 	restful "github.com/emicklei/go-restful/v3"
 
 	"github.com/switchboard-dev/switchboard/internal/auth"
+	"github.com/switchboard-dev/switchboard/internal/numbers"
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
@@ -16,7 +16,7 @@ type NumberSummary struct {
 	PublicID          string `json:"public_id"`
 	E164              string `json:"e164"`
 	Label             string `json:"label"`
-	Status            string `json:"status"`
+	Status            string `json:"status" enum:"assigned,porting,releasing,released"`
 	SMSCapable        bool   `json:"sms_capable"`
 	SMSReady          bool   `json:"sms_ready"`
 	CLIEligible       bool   `json:"cli_eligible"`
@@ -53,68 +53,6 @@ type Number struct {
 	ForwardCLI      ForwardCLI          `json:"forward_cli"`
 }
 
-// ForwardTarget is where a forwarding route rings.
-type ForwardTarget struct {
-	Kind        string `json:"kind"`
-	E164        string `json:"e164"`
-	StaffLabel  string `json:"staff_label"`
-	RingSeconds int    `json:"ring_seconds"`
-}
-
-// IVR is a route's menu; option items are kept as the platform sends them.
-type IVR struct {
-	Options []json.RawMessage `json:"options"`
-}
-
-// Route is how a number answers.
-type Route struct {
-	Mode              string          `json:"mode"`
-	RecordingEnabled  bool            `json:"recording_enabled"`
-	VoicemailFallback bool            `json:"voicemail_fallback"`
-	Whisper           bool            `json:"whisper"`
-	AICover           string          `json:"ai_cover"`
-	ForwardTargets    []ForwardTarget `json:"forward_targets"`
-	IVR               IVR             `json:"ivr"`
-}
-
-// Window is a weekly time window; days are 0 (Sunday) to 6.
-type Window struct {
-	Days  []int  `json:"days"`
-	Start string `json:"start" pattern:"^[0-2][0-9]:[0-5][0-9]$"`
-	End   string `json:"end" pattern:"^[0-2][0-9]:[0-5][0-9]$"`
-}
-
-// ScheduledRoute is a route that applies in its windows; the first matching window wins.
-type ScheduledRoute struct {
-	Route
-	Name    string   `json:"name"`
-	Windows []Window `json:"windows"`
-}
-
-// OverrideRoute is a temporary route that replaces the others until it ends.
-type OverrideRoute struct {
-	Route
-	Until *time.Time `json:"until"`
-}
-
-// RoutingNumber is the number part of GET /numbers/{number}/routing.
-type RoutingNumber struct {
-	PublicID                      string `json:"public_id"`
-	E164                          string `json:"e164"`
-	Status                        string `json:"status"`
-	VoicemailTranscriptionEnabled bool   `json:"voicemail_transcription_enabled"`
-	CallTranscriptionEnabled      bool   `json:"call_transcription_enabled"`
-	PrivacyModeEnabled            bool   `json:"privacy_mode_enabled"`
-}
-
-// Routing is GET /numbers/{number}/routing.
-type Routing struct {
-	Number    RoutingNumber    `json:"number"`
-	Default   *Route           `json:"default" nullable:"true"`
-	Schedules []ScheduledRoute `json:"schedules"`
-	Override  *OverrideRoute   `json:"override" nullable:"true"`
-}
-
 type numbersResource struct{ *Server }
 
 func (r numbersResource) AddToContainer(c *restful.Container) {
@@ -130,7 +68,7 @@ func (r numbersResource) AddToContainer(c *restful.Container) {
 		Returns(http.StatusNotFound, "No such number on this account.", ErrorBody{}), read))
 	ws.Route(protect(ws.GET("/{number}/routing").To(r.routing).Operation("getNumberRouting").Param(numberParam).
 		Doc("How the number answers: the default route, schedules and any override. Read-only.").
-		Returns(http.StatusOK, "OK", Routing{}).
+		Returns(http.StatusOK, "OK", numbers.NumberRouting{}).
 		Returns(http.StatusNotFound, "No such number on this account.", ErrorBody{}), read))
 	c.Add(ws)
 }
@@ -155,7 +93,7 @@ func (r numbersResource) get(req *restful.Request, resp *restful.Response) {
 
 func (r numbersResource) routing(req *restful.Request, resp *restful.Response) {
 	rt, err := r.store.GetRouting(req.Request.Context(), principal(req).Account.ID, req.PathParameter("number"), r.cfg.Clock.Now())
-	r.respond(req, resp, "number", routingAnswer(rt), err)
+	r.respond(req, resp, "number", numbers.ShowRouting(rt), err)
 }
 
 func numberSummary(n store.NumberRow) NumberSummary {
@@ -187,43 +125,4 @@ func forwardCLI(n store.NumberDetail) ForwardCLI {
 		}
 	}
 	return out
-}
-
-func routingAnswer(r store.NumberRouting) Routing {
-	n := r.Number
-	out := Routing{
-		Number: RoutingNumber{PublicID: n.PublicID, E164: n.E164, Status: n.Status,
-			VoicemailTranscriptionEnabled: n.VoicemailTranscriptionEnabled,
-			CallTranscriptionEnabled:      n.CallTranscriptionEnabled, PrivacyModeEnabled: n.PrivacyModeEnabled},
-		Schedules: []ScheduledRoute{},
-	}
-	for _, rt := range r.Routes {
-		route := routeAnswer(rt.Settings)
-		switch rt.Kind {
-		case store.RouteDefault:
-			out.Default = &route
-		case store.RouteSchedule:
-			windows := make([]Window, 0, len(rt.Windows))
-			for _, w := range rt.Windows {
-				windows = append(windows, Window(w))
-			}
-			out.Schedules = append(out.Schedules, ScheduledRoute{Route: route, Name: rt.Name, Windows: windows})
-		case store.RouteOverride:
-			out.Override = &OverrideRoute{Route: route, Until: rt.Until}
-		}
-	}
-	return out
-}
-
-func routeAnswer(s store.RouteSettings) Route {
-	targets := make([]ForwardTarget, 0, len(s.ForwardTargets))
-	for _, t := range s.ForwardTargets {
-		targets = append(targets, ForwardTarget(t))
-	}
-	options := s.IVROptions
-	if options == nil {
-		options = []json.RawMessage{}
-	}
-	return Route{Mode: s.Mode, RecordingEnabled: s.RecordingEnabled, VoicemailFallback: s.VoicemailFallback,
-		Whisper: s.Whisper, AICover: s.AICover, ForwardTargets: targets, IVR: IVR{Options: options}}
 }

@@ -3,8 +3,10 @@ package apiserver
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,52 +53,61 @@ func BuildOpenAPI(c *restful.Container, serverURL string, requestsPerMinute int)
 	refl.JSONSchemaReflector().DefaultOptions = append(refl.JSONSchemaReflector().DefaultOptions,
 		reflectorOptions(requestBodyTypes(c))...)
 	spec := refl.SpecEns()
-	spec.Info.WithTitle("Switchboard call-handling API").WithVersion(OpenAPIVersion).
-		WithDescription("The public v1 API. Money is integer pence (GBP). Every request carries Authorization: Bearer <API_KEY>.")
-	spec.Servers = []openapi31.Server{{URL: serverURL}}
-	spec.SetHTTPBearerTokenSecurity(securitySchemeName, "API key", "Authorization: Bearer <API_KEY>")
-
+	note := rateLimitNote(requestsPerMinute)
+	describeDocument(spec, serverURL, note)
+	var tags []string
 	for _, ws := range c.RegisteredWebServices() {
 		for _, route := range ws.Routes() {
 			if route.Operation == "getOpenAPI" {
 				continue
 			}
-			if err := addOperation(refl, route); err != nil {
+			tag, err := addOperation(refl, route, note)
+			if err != nil {
 				return nil, fmt.Errorf("describe %s %s: %w", route.Method, route.Path, err)
 			}
+			tags = append(tags, tag)
 		}
 	}
-	webhookSchemas, err := webhookEventSchemas(refl)
+	describeTags(spec, tags)
+	payload, err := addWebhookPayload(refl)
 	if err != nil {
 		return nil, err
 	}
-	doc, err := json.Marshal(spec)
-	if err != nil {
-		return nil, err
-	}
-	return refineDocument(doc, factsByOperation(c), webhookSchemas, rateLimitNote(requestsPerMinute))
+	addWebhooks(spec, payload)
+	return marshalDescription(spec)
 }
 
-func addOperation(refl *openapi31.Reflector, route restful.Route) error {
+// addOperation describes one route and returns its tag.
+func addOperation(refl *openapi31.Reflector, route restful.Route, rateLimitNote string) (string, error) {
 	path := strings.TrimSuffix(strings.TrimPrefix(route.Path, APIRoot), "/")
 	if path == "" {
 		path = "/"
 	}
+	tag := strings.Split(strings.TrimPrefix(path, "/"), "/")[0]
 	oc, err := refl.NewOperationContext(route.Method, path)
 	if err != nil {
-		return err
+		return "", err
 	}
 	oc.SetID(route.Operation)
 	oc.SetSummary(route.Doc)
-	oc.SetTags(strings.Split(strings.TrimPrefix(path, "/"), "/")[0])
+	oc.SetTags(tag)
 	if _, protected := route.Metadata[metaAccess]; protected {
 		oc.AddSecurity(securitySchemeName)
 	}
-	if params := paramsStruct(route.ParameterDocs); params != nil {
+	params, err := paramsStruct(route.ParameterDocs)
+	if err != nil {
+		return "", err
+	}
+	if params != nil {
 		oc.AddReqStructure(params)
 	}
 	if route.ReadSample != nil {
-		oc.AddReqStructure(route.ReadSample)
+		// A route that reads a body needs one.
+		oc.AddReqStructure(route.ReadSample, openapi.WithCustomize(func(cor openapi.ContentOrReference) {
+			if rb, ok := cor.(*openapi31.RequestBodyOrReference); ok && rb.RequestBody != nil {
+				rb.RequestBody.WithRequired(true)
+			}
+		}))
 	}
 	codes := make([]int, 0, len(route.ResponseErrors))
 	for code := range route.ResponseErrors {
@@ -110,7 +121,13 @@ func addOperation(refl *openapi31.Reflector, route restful.Route) error {
 			cu.Description = desc
 		})
 	}
-	return refl.AddOperation(oc)
+	if err := refl.AddOperation(oc); err != nil {
+		return "", err
+	}
+	return tag, refl.SpecEns().SetupOperation(route.Method, path, func(op *openapi31.Operation) error {
+		describeOperation(op, factsOf(route), rateLimitNote)
+		return nil
+	})
 }
 
 func accessDescription(a Access) string {
@@ -129,7 +146,7 @@ func accessDescription(a Access) string {
 
 // paramsStruct turns go-restful's parameter docs into a struct type whose tags the
 // OpenAPI reflector reads (path/query name, description, enum, default, bounds).
-func paramsStruct(params []*restful.Parameter) any {
+func paramsStruct(params []*restful.Parameter) (any, error) {
 	var fields []reflect.StructField
 	for i, p := range params {
 		d := p.Data()
@@ -158,12 +175,11 @@ func paramsStruct(params []*restful.Parameter) any {
 			tag += ` required:"true"`
 		}
 		if len(d.AllowableValues) > 0 {
-			values := make([]string, 0, len(d.AllowableValues))
-			for v := range d.AllowableValues {
-				values = append(values, v)
+			enum, err := enumTag(typ, d.AllowableValues)
+			if err != nil {
+				return nil, fmt.Errorf("parameter %s: %w", d.Name, err)
 			}
-			sort.Strings(values)
-			tag += fmt.Sprintf(` enum:%q`, strings.Join(values, ","))
+			tag += fmt.Sprintf(` enum:%q`, enum)
 		}
 		if d.DefaultValue != "" {
 			tag += fmt.Sprintf(` default:%q`, d.DefaultValue)
@@ -180,9 +196,29 @@ func paramsStruct(params []*restful.Parameter) any {
 		fields = append(fields, reflect.StructField{Name: fmt.Sprintf("P%d", i), Type: typ, Tag: reflect.StructTag(tag)})
 	}
 	if len(fields) == 0 {
-		return nil
+		return nil, nil
 	}
-	return reflect.New(reflect.StructOf(fields)).Interface()
+	return reflect.New(reflect.StructOf(fields)).Interface(), nil
+}
+
+// enumTag is the enum tag of a parameter of type typ: a JSON list of numbers, sorted, for an
+// integer (jsonschema-go reads a JSON tag as typed values), else the sorted names.
+func enumTag(typ reflect.Type, allowed map[string]string) (string, error) {
+	names := slices.Sorted(maps.Keys(allowed))
+	if typ.Kind() != reflect.Int {
+		return strings.Join(names, ","), nil
+	}
+	numbers := make([]int, 0, len(names))
+	for _, v := range names {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return "", fmt.Errorf("integer parameter allows %q", v)
+		}
+		numbers = append(numbers, n)
+	}
+	slices.Sort(numbers)
+	list, err := json.Marshal(numbers)
+	return string(list), err
 }
 
 // PublishedServerURL is the server named in the committed description (api/openapi/v1.json);

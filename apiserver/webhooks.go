@@ -49,24 +49,37 @@ func Webhooks(wc WebhooksConfig) func(*Server) Resource {
 
 // Webhook is a webhook endpoint. public_id is the WebhookEndpoint resource's name.
 type Webhook struct {
-	PublicID     string     `json:"public_id" required:"true"`
-	Name         string     `json:"name" required:"true"`
-	URL          string     `json:"url" required:"true"`
-	Events       []string   `json:"events" required:"true"`
-	Status       string     `json:"status" required:"true" enum:"active,paused"`
-	FailingSince *time.Time `json:"failing_since" required:"true"`
+	PublicID     string            `json:"public_id" required:"true"`
+	Name         string            `json:"name" required:"true"`
+	URL          string            `json:"url" required:"true"`
+	Events       webhookEventNames `json:"events" required:"true"`
+	Status       string            `json:"status" required:"true" enum:"active,paused"`
+	FailingSince *time.Time        `json:"failing_since" required:"true"`
 	// RateLimit is the most deliveries sent to the endpoint per second, across the service;
 	// null when there is no such cap.
 	RateLimit *int `json:"rate_limit" required:"true" minimum:"1" maximum:"1000" description:"The most deliveries sent to the endpoint per second, across the service; null when there is no cap."`
 }
 
+// webhookEventNames are events an endpoint subscribes to; the description lists the values
+// (SubscribableEvents) as the items' enum, which a tag cannot name.
+type webhookEventNames []string
+
+// InlineJSONSchema keeps the list inline in each schema that has one (jsonschema.SchemaInliner).
+func (webhookEventNames) InlineJSONSchema() {}
+
+// PrepareJSONSchema names the values (jsonschema.Preparer).
+func (webhookEventNames) PrepareJSONSchema(s *jsonschema.Schema) error {
+	s.ItemsEns().SchemaOrBoolEns().TypeObjectEns().WithEnum(toAny(eventNames(false))...)
+	return nil
+}
+
 // WebhookList is GET /webhooks.
 type WebhookList struct {
 	// CanAdd: under the endpoint limit and the account has Integrations (adding needs it).
-	CanAdd    bool      `json:"can_add" required:"true"`
-	Events    []string  `json:"events" required:"true"`
-	Max       int       `json:"max" required:"true"`
-	Endpoints []Webhook `json:"endpoints" required:"true"`
+	CanAdd    bool              `json:"can_add" required:"true"`
+	Events    webhookEventNames `json:"events" required:"true"`
+	Max       int               `json:"max" required:"true"`
+	Endpoints []Webhook         `json:"endpoints" required:"true"`
 }
 
 // WebhookWithSecret answers POST /webhooks and rotate: the secret is shown only here.
@@ -118,9 +131,9 @@ type WebhookRecovered struct {
 
 // WebhookCreate is the body of POST /webhooks.
 type WebhookCreate struct {
-	Name   *string   `json:"name" required:"true" nullable:"false" minLength:"1" maxLength:"100"`
-	URL    *string   `json:"url" required:"true" nullable:"false" format:"uri" description:"An https:// address on the public internet."`
-	Events *[]string `json:"events" required:"true" nullable:"false" minItems:"1"`
+	Name   *string            `json:"name" required:"true" nullable:"false" minLength:"1" maxLength:"100"`
+	URL    *string            `json:"url" required:"true" nullable:"false" format:"uri" description:"An https:// address on the public internet."`
+	Events *webhookEventNames `json:"events" required:"true" nullable:"false" minItems:"1"`
 	// RateLimit caps the deliveries sent per second; deliveries held back by it wait, and
 	// never count as failures. Absent or null: no cap.
 	RateLimit *int `json:"rate_limit,omitempty" nullable:"true" minimum:"1" maximum:"1000" description:"Deliveries per second at most, across the service (1 to 1000); deliveries held back wait and never count as failures. Absent or null: no cap."`
@@ -128,10 +141,10 @@ type WebhookCreate struct {
 
 // WebhookChange is the body of PATCH /webhooks/{endpoint}; every field is optional.
 type WebhookChange struct {
-	Name   *string   `json:"name,omitempty" nullable:"false" minLength:"1" maxLength:"100"`
-	URL    *string   `json:"url,omitempty" nullable:"false" format:"uri" description:"An https:// address on the public internet."`
-	Events *[]string `json:"events,omitempty" nullable:"false" minItems:"1"`
-	Status *string   `json:"status,omitempty" nullable:"false" enum:"active,paused"`
+	Name   *string            `json:"name,omitempty" nullable:"false" minLength:"1" maxLength:"100"`
+	URL    *string            `json:"url,omitempty" nullable:"false" format:"uri" description:"An https:// address on the public internet."`
+	Events *webhookEventNames `json:"events,omitempty" nullable:"false" minItems:"1"`
+	Status *string            `json:"status,omitempty" nullable:"false" enum:"active,paused"`
 	// RateLimit: a number sets the cap, null removes it, absent leaves it as it is.
 	RateLimit optionalRateLimit `json:"rate_limit,omitempty"`
 }
@@ -269,7 +282,7 @@ func (r webhooksResource) create(req *restful.Request, resp *restful.Response) {
 	if !readJSON(req, resp, &in) {
 		return
 	}
-	ep, secret, err := r.svc.Create(req.Request.Context(), account(req), manage.Input{Name: in.Name, URL: in.URL, Events: in.Events,
+	ep, secret, err := r.svc.Create(req.Request.Context(), account(req), manage.Input{Name: in.Name, URL: in.URL, Events: (*[]string)(in.Events),
 		RateLimit: in.RateLimit, SetRateLimit: true})
 	if err != nil {
 		r.webhookError(req, resp, err)
@@ -284,7 +297,7 @@ func (r webhooksResource) update(req *restful.Request, resp *restful.Response) {
 		return
 	}
 	ep, switchedOn, err := r.svc.Update(req.Request.Context(), principal(req).Account.PublicID, req.PathParameter("endpoint"),
-		manage.Input{Name: in.Name, URL: in.URL, Events: in.Events, Status: in.Status, RateLimit: in.RateLimit.value, SetRateLimit: in.RateLimit.set})
+		manage.Input{Name: in.Name, URL: in.URL, Events: (*[]string)(in.Events), Status: in.Status, RateLimit: in.RateLimit.value, SetRateLimit: in.RateLimit.set})
 	if err != nil {
 		r.webhookError(req, resp, err)
 		return

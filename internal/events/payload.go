@@ -23,15 +23,14 @@ const TestCallID = "call_test_00000000"
 
 // Payload is the body of every event.
 type Payload struct {
-	Event     string    `json:"event"`
-	ID        string    `json:"id"`
-	CreatedAt time.Time `json:"created_at"`
-	// Test is present, and true, only on test events.
-	Test    bool           `json:"test,omitempty"`
-	Account PayloadAccount `json:"account"`
-	Call    PayloadCall    `json:"call"`
-	Number  PayloadNumber  `json:"number"`
-	Answer  PayloadAnswer  `json:"answer"`
+	Event     string         `json:"event"`
+	ID        string         `json:"id" format:"uuid" description:"The event's id; the same as X-Service-Delivery."`
+	CreatedAt time.Time      `json:"created_at"`
+	Test      bool           `json:"test,omitempty" const:"true" description:"Present, and true, only on test events."`
+	Account   PayloadAccount `json:"account"`
+	Call      PayloadCall    `json:"call"`
+	Number    PayloadNumber  `json:"number"`
+	Answer    PayloadAnswer  `json:"answer"`
 	// Card is the AI summary; null until one exists (so usually null on call.ended).
 	Card  *PayloadCard `json:"card"`
 	Links PayloadLinks `json:"links"`

@@ -225,7 +225,7 @@ func (s *Service) SetRouting(ctx context.Context, number string, in Routing) (Nu
 	if err != nil {
 		return NumberRouting{}, err
 	}
-	return showRouting(r), nil
+	return ShowRouting(r), nil
 }
 
 // inNumberTx runs fn in a transaction with the number locked; a number that cannot be read or

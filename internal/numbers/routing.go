@@ -7,8 +7,9 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
-// The routing as the platform API reads and writes it: the same JSON as the public
-// GET /numbers/{number}/routing.
+// The routing as the platform API reads and writes it, and as the public
+// GET /numbers/{number}/routing answers it (ShowRouting). The schema tags are the public
+// description's.
 
 // ForwardTarget is where a forwarding route rings.
 type ForwardTarget struct {
@@ -25,7 +26,7 @@ type IVR struct {
 
 // Route is how a number answers.
 type Route struct {
-	Mode              string          `json:"mode"`
+	Mode              string          `json:"mode" enum:"forward,voicemail,ivr,receptionist"`
 	RecordingEnabled  bool            `json:"recording_enabled"`
 	VoicemailFallback bool            `json:"voicemail_fallback"`
 	Whisper           bool            `json:"whisper"`
@@ -37,8 +38,8 @@ type Route struct {
 // Window is a weekly time window; days are 0 (Sunday) to 6.
 type Window struct {
 	Days  []int  `json:"days"`
-	Start string `json:"start"`
-	End   string `json:"end"`
+	Start string `json:"start" pattern:"^[0-2][0-9]:[0-5][0-9]$"`
+	End   string `json:"end" pattern:"^[0-2][0-9]:[0-5][0-9]$"`
 }
 
 // ScheduledRoute is a route that applies in its windows; the first matching window wins.
@@ -56,16 +57,16 @@ type OverrideRoute struct {
 
 // Routing is the whole routing of a number as the platform sets it: it replaces what was there.
 type Routing struct {
-	Default   *Route           `json:"default"`
+	Default   *Route           `json:"default" nullable:"true"`
 	Schedules []ScheduledRoute `json:"schedules"`
-	Override  *OverrideRoute   `json:"override"`
+	Override  *OverrideRoute   `json:"override" nullable:"true"`
 }
 
 // RoutingNumber is the number part of a NumberRouting.
 type RoutingNumber struct {
 	PublicID                      string `json:"public_id"`
 	E164                          string `json:"e164"`
-	Status                        string `json:"status"`
+	Status                        string `json:"status" enum:"assigned,porting,releasing,released"`
 	VoicemailTranscriptionEnabled bool   `json:"voicemail_transcription_enabled"`
 	CallTranscriptionEnabled      bool   `json:"call_transcription_enabled"`
 	PrivacyModeEnabled            bool   `json:"privacy_mode_enabled"`
@@ -77,8 +78,9 @@ type NumberRouting struct {
 	Routing
 }
 
-// showRouting shapes a number's stored routes as the platform API answers them.
-func showRouting(r store.NumberRouting) NumberRouting {
+// ShowRouting shapes a number's stored routes as both the platform API and the public API
+// answer them.
+func ShowRouting(r store.NumberRouting) NumberRouting {
 	n := r.Number
 	out := NumberRouting{
 		Number: RoutingNumber{PublicID: n.PublicID, E164: n.E164, Status: n.Status,
