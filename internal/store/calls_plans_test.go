@@ -20,13 +20,31 @@ type planNode struct {
 	Plans     []planNode `json:"Plans"`
 }
 
-// scans lists the plan's scans of a table as "Node Type" or "Node Type index".
+// scans lists the plan's scans of a table as "Node Type" or "Node Type index" (a bitmap
+// heap scan names the indexes of its bitmap, joined by "+").
 func (n planNode) scans(table string, out []string) []string {
 	if n.Relation == table {
-		out = append(out, strings.TrimSpace(n.NodeType+" "+n.IndexName))
+		index := n.IndexName
+		if n.NodeType == "Bitmap Heap Scan" {
+			index = strings.Join(n.bitmapIndexes(nil), "+")
+		}
+		out = append(out, strings.TrimSpace(n.NodeType+" "+index))
 	}
 	for _, c := range n.Plans {
 		out = c.scans(table, out)
+	}
+	return out
+}
+
+// bitmapIndexes lists the indexes the bitmap scans below n read.
+func (n planNode) bitmapIndexes(out []string) []string {
+	if n.NodeType == "Bitmap Index Scan" {
+		out = append(out, n.IndexName)
+	}
+	for _, c := range n.Plans {
+		if c.Relation == "" {
+			out = c.bitmapIndexes(out)
+		}
 	}
 	return out
 }
