@@ -23,6 +23,17 @@ func (s *Store) ExplainCallPage(ctx context.Context, accountID int64, f CallFilt
 	return plan, err
 }
 
+// ExplainCallCount is PostgreSQL's plan (EXPLAIN, JSON) of the statement ListCalls runs to
+// count the calls matching f when a page is full.
+func (s *Store) ExplainCallCount(ctx context.Context, accountID int64, f CallFilter) (string, error) {
+	args := callQueryArgs{accountID}
+	where := callConditions(f, &args)
+	countSQL, countArgs, _ := callCountSQL(accountID, f, where, args)
+	var plan string
+	err := s.pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+countSQL, countArgs...).Scan(&plan)
+	return plan, err
+}
+
 // OnPool is a store on pool, for tests that need a pool of their own configuration.
 func OnPool(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
