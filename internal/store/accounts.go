@@ -301,13 +301,9 @@ type Principal struct {
 // HitRateLimit counts), in one statement; it returns the user's count in that window including
 // this request. Revoked keys, unknown keys and keys of users who left give ErrNotFound.
 func (s *Store) AuthenticateAndCount(ctx context.Context, digest []byte, windowStart time.Time) (Principal, int, error) {
-	return s.authenticate(ctx, digest, &windowStart)
-}
-
-func (s *Store) authenticate(ctx context.Context, digest []byte, windowStart *time.Time) (Principal, int, error) {
 	var p Principal
 	var abilities []string
-	var hits *int
+	var hits int
 	a := &p.Account
 	u := &p.User
 	err := s.pool.QueryRow(ctx, `WITH k AS (
@@ -321,7 +317,7 @@ func (s *Store) authenticate(ctx context.Context, digest []byte, windowStart *ti
 			WHERE k.token_sha256 = $1 AND k.revoked_at IS NULL AND u.left_at IS NULL),
 		hit AS (
 			INSERT INTO rate_limit_windows (subject, window_start, count)
-			SELECT 'user:' || k.user_id, $2::timestamptz, 1 FROM k WHERE $2::timestamptz IS NOT NULL
+			SELECT 'user:' || k.user_id, $2::timestamptz, 1 FROM k
 			ON CONFLICT (subject, window_start) DO UPDATE SET count = rate_limit_windows.count + 1
 			RETURNING count),
 		-- When the key was last used, written at most once a minute per key: most requests
@@ -347,9 +343,5 @@ func (s *Store) authenticate(ctx context.Context, digest []byte, windowStart *ti
 	for i, s := range abilities {
 		p.Abilities[i] = auth.Ability(s)
 	}
-	n := 0
-	if hits != nil {
-		n = *hits
-	}
-	return p, n, nil
+	return p, hits, nil
 }
