@@ -94,7 +94,7 @@ func (r *benchRun) startManager() {
 	// As serve does, endpoints come from the watched cache once it has seen the account's
 	// last write through the API (these endpoints are written directly: at once).
 	endpoints := &delivery.WatchedEndpoints{Cache: m.GetCache(), Live: m.GetAPIReader()}
-	if err := endpoints.Watch(ctx, m.GetCache()); err != nil {
+	if err := endpoints.Watch(ctx); err != nil {
 		r.b.Fatal(err)
 	}
 	if err := m.Add(&delivery.Dispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Endpoints: endpoints, Store: r.st, Clock: r.clk,

@@ -107,7 +107,7 @@ func newDeliveryEngine(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, 
 	live := &kubeapi.OutageReader{Live: mgr.GetAPIReader(), Cache: mgr.GetCache(), Ping: ping,
 		LiveTimeout: endpointLiveTimeout, Recheck: endpointOutageRecheck}
 	endpoints := &delivery.WatchedEndpoints{Cache: mgr.GetCache(), Live: live}
-	if err := endpoints.Watch(ctx, mgr.GetCache()); err != nil {
+	if err := endpoints.Watch(ctx); err != nil {
 		return nil, err
 	}
 

@@ -40,7 +40,8 @@ func (l LiveEndpoints) ListEndpoints(ctx context.Context, account string, _ stor
 // handing it to handlers, so the cache holds every change up to that version. Endpoints
 // written past the API (kubectl) carry no such record and are read from the cache at once.
 type WatchedEndpoints struct {
-	Cache client.Reader
+	// Cache is the manager's cache: its endpoint informer and the reads from it.
+	Cache cache.Cache
 	// Live reads kube-apiserver (kubeapi.OutageReader, which answers from the cache while
 	// kube-apiserver does not).
 	Live client.Reader
@@ -48,10 +49,10 @@ type WatchedEndpoints struct {
 	seen atomic.Uint64
 }
 
-// Watch follows the endpoint informer of informers (the manager's cache) to know how far
-// the cache has got. Call it before the manager starts.
-func (w *WatchedEndpoints) Watch(ctx context.Context, informers cache.Informers) error {
-	inf, err := informers.GetInformer(ctx, &switchboardv1alpha1.WebhookEndpoint{})
+// Watch follows the cache's endpoint informer to know how far the cache has got. Call it
+// before the manager starts.
+func (w *WatchedEndpoints) Watch(ctx context.Context) error {
+	inf, err := w.Cache.GetInformer(ctx, &switchboardv1alpha1.WebhookEndpoint{})
 	if err != nil {
 		return err
 	}

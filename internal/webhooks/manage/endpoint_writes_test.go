@@ -50,7 +50,7 @@ func TestEndpointWritesReachTheFanOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	watched := &delivery.WatchedEndpoints{Cache: informers, Live: kube}
-	if err := watched.Watch(ctx, informers); err != nil {
+	if err := watched.Watch(ctx); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = informers.Start(ctx) }()
