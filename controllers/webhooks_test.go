@@ -752,7 +752,8 @@ var _ = Describe("Webhook delivery", func() {
 		Eventually(e.rcv.inHang).WithTimeout(20 * time.Second).Should(Receive())
 		e.rcv.hang.Store(false)
 		e.restart() // the attempt in flight is abandoned, not counted
-		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
+		// A minute: the new manager's caches sync first, which takes seconds on a loaded machine.
+		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(time.Minute).Should(
 			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
 		reqs := e.rcv.all()
 		Expect(reqs).To(HaveLen(2))
