@@ -209,6 +209,17 @@ type Replica struct {
 // election on) and waits until its API and readiness probe answer.
 func (e *Env) StartReplica(t testing.TB, bin, name, leaseID string, extra ...string) *Replica {
 	t.Helper()
+	// A free port can be taken by another process before serve binds it: then try new ones.
+	for attempt := 1; ; attempt++ {
+		r := e.newReplica(t, bin, name, leaseID, extra)
+		if !e.start(t, r, attempt < 3) {
+			return r
+		}
+		t.Logf("%s: an address was taken before it could listen; starting it on new ones", name)
+	}
+}
+
+func (e *Env) newReplica(t testing.TB, bin, name, leaseID string, extra []string) *Replica {
 	r := &Replica{Name: name, API: testenv.FreeAddr(t), Platform: testenv.FreeAddr(t), Probes: testenv.FreeAddr(t),
 		LogPath: filepath.Join(e.Dir, name+".log")}
 	r.args = append([]string{"serve",
@@ -222,7 +233,6 @@ func (e *Env) StartReplica(t testing.TB, bin, name, leaseID string, extra ...str
 		"--leader-election-retry-period=" + RetryPeriod.String(), "--kube-api-timeout=" + KubeAPITimeout.String(),
 	}, extra...)
 	r.bin = bin
-	e.start(t, r)
 	return r
 }
 
@@ -232,12 +242,13 @@ func (e *Env) Restart(t testing.TB, r *Replica) *Replica {
 	t.Helper()
 	r.Stop()
 	next := &Replica{Name: r.Name, API: r.API, Platform: r.Platform, Probes: r.Probes, LogPath: r.LogPath, bin: r.bin, args: r.args}
-	e.start(t, next)
+	e.start(t, next, false)
 	return next
 }
 
-// start runs r's process and waits until it serves.
-func (e *Env) start(t testing.TB, r *Replica) {
+// start runs r's process and waits until it serves. With retryTaken, a process that exits
+// because one of its addresses is in use is reported (true) instead of failing the test.
+func (e *Env) start(t testing.TB, r *Replica, retryTaken bool) (addressTaken bool) {
 	t.Helper()
 	r.exited = make(chan struct{})
 	logFile, err := os.OpenFile(r.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
@@ -267,9 +278,12 @@ func (e *Env) start(t testing.TB, r *Replica) {
 		api, _, _ := Do("GET", "http://"+r.API+"/v1/me", "", nil)
 		ready, _, _ := Do("GET", "http://"+r.Probes+"/readyz", "", nil)
 		if api == http.StatusUnauthorized && ready == http.StatusOK {
-			return
+			return false
 		}
 		if !r.Running() {
+			if retryTaken && strings.Contains(Tail(r.LogPath, 5), "address already in use") {
+				return true
+			}
 			t.Fatalf("%s exited before serving:\n%s", name, Tail(r.LogPath, 40))
 		}
 		if time.Now().After(deadline) {
