@@ -130,6 +130,9 @@ type WebhookOptions struct {
 	// for a slot or in flight, of one endpoint and in all (defaults
 	// delivery.DefaultFirstAttemptsPerEndpoint and DefaultFirstAttempts).
 	FirstAttemptsPerEndpoint, FirstAttempts int
+	// StopGrace is how long first attempts already sent may finish once the process stops
+	// (default delivery.DefaultStopGrace; negative: none).
+	StopGrace time.Duration
 }
 
 // Scheme has the built-in kinds and ours.

@@ -74,7 +74,8 @@ func newDeliveryEngine(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, 
 		perEndpoint = delivery.DefaultPerEndpoint
 	}
 	engine, err := delivery.NewEngine(ctx, mgr, delivery.EngineOptions{Sender: sender, Store: st, Clock: o.Clock,
-		PerEndpoint: perEndpoint, FirstAttemptsPerEndpoint: w.FirstAttemptsPerEndpoint, FirstAttempts: w.FirstAttempts, Log: o.Log})
+		PerEndpoint: perEndpoint, FirstAttemptsPerEndpoint: w.FirstAttemptsPerEndpoint, FirstAttempts: w.FirstAttempts,
+		StopGrace: w.StopGrace, Log: o.Log})
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +83,9 @@ func newDeliveryEngine(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, 
 	if timeout <= 0 {
 		timeout = webhooks.DefaultTimeout
 	}
-	membership := &fleet.Membership{Store: st, Clock: o.Clock, AttemptTimeout: timeout, Log: o.Log.WithName("delivery-fleet")}
+	// The membership outlives the dispatcher's attempts when the process stops (Drained).
+	drained := make(chan struct{})
+	membership := &fleet.Membership{Store: st, Clock: o.Clock, AttemptTimeout: timeout, Drained: drained, Log: o.Log.WithName("delivery-fleet")}
 	engine.Slots.SetShare(func(ep types.NamespacedName) int { return membership.Share(ep.String(), perEndpoint) })
 	// A rate limit is split as the slots are: the shares add up to perEndpoint, or to one
 	// each when the fleet is larger (fleet.Capped).
@@ -114,7 +117,8 @@ func newDeliveryEngine(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, 
 	dispatcher := &delivery.Dispatcher{Client: mgr.GetClient(), Reader: live, Endpoints: endpoints, Store: st, Clock: o.Clock,
 		Engine: engine, MaxPending: w.MaxPendingDeliveries, MaxLive: w.MaxLiveDeliveries,
 		MaxLivePerEndpoint: w.MaxLiveDeliveriesPerEndpoint, Log: o.Log.WithName("webhook-dispatcher")}
-	if err := mgr.Add(&fleetGate{run: dispatcher.Start, membership: membership, clock: o.Clock, log: o.Log.WithName("webhook-dispatcher")}); err != nil {
+	if err := mgr.Add(&fleetGate{run: dispatcher.Start, membership: membership, drained: drained, clock: o.Clock,
+		log: o.Log.WithName("webhook-dispatcher")}); err != nil {
 		return nil, err
 	}
 	return engine, nil
@@ -163,8 +167,10 @@ func (f *fleetMembership) Start(ctx context.Context) error {
 type fleetGate struct {
 	run        func(context.Context) error
 	membership *fleet.Membership
-	clock      clock.WithTicker
-	log        logr.Logger
+	// drained is closed when Start returns: the dispatcher's attempts are over.
+	drained chan<- struct{}
+	clock   clock.WithTicker
+	log     logr.Logger
 }
 
 func (g *fleetGate) NeedLeaderElection() bool { return false }
@@ -173,10 +179,13 @@ func (g *fleetGate) NeedLeaderElection() bool { return false }
 const fleetGateCheck = 200 * time.Millisecond
 
 func (g *fleetGate) Start(ctx context.Context) error {
+	if g.drained != nil {
+		defer close(g.drained)
+	}
 	ticker := g.clock.NewTicker(fleetGateCheck)
 	defer ticker.Stop()
 	var (
-		stop    context.CancelFunc
+		stop    context.CancelCauseFunc
 		stopped chan error
 		reason  string
 	)
@@ -186,12 +195,13 @@ func (g *fleetGate) Start(ctx context.Context) error {
 		case standing.Claim && stop == nil:
 			g.log.Info("claiming outbox events")
 			var runCtx context.Context
-			runCtx, stop = context.WithCancel(ctx)
+			runCtx, stop = context.WithCancelCause(ctx)
 			stopped = make(chan error, 1)
 			go func() { stopped <- g.run(runCtx) }()
 		case !standing.Claim && stop != nil:
 			g.log.Info("not claiming outbox events", "reason", standing.Reason)
-			stop()
+			// The others take this replica's slots now: its attempts in flight end at once.
+			stop(delivery.ErrStopAttempts)
 			if err := <-stopped; err != nil {
 				return err
 			}
@@ -202,14 +212,16 @@ func (g *fleetGate) Start(ctx context.Context) error {
 		reason = standing.Reason
 		select {
 		case <-ctx.Done():
+			// The process is stopping: the dispatcher claims no more, and its attempts in
+			// flight finish within the stop grace (delivery.DefaultStopGrace).
 			if stop != nil {
-				stop()
+				stop(nil)
 				return <-stopped
 			}
 			return nil
 		case err := <-stopped:
 			if stop != nil {
-				stop()
+				stop(nil)
 			}
 			return err
 		case <-ticker.C():

@@ -51,6 +51,9 @@ func newServeCommand() *cobra.Command {
 			o.RestConfig = cfg
 			o.Log = log
 			o.Clock = clock.RealClock{}
+			if o.Webhooks.StopGrace == 0 {
+				o.Webhooks.StopGrace = -1 // the flag's 0: none (the option's 0 is the default)
+			}
 			return app.Run(ctrl.SetupSignalHandler(), o)
 		},
 	}
@@ -93,6 +96,8 @@ func newServeCommand() *cobra.Command {
 		"first attempts of one endpoint waiting for a slot or in flight; past it its deliveries go to the controller, which parks them (rule EndpointQueueFull)")
 	f.IntVar(&o.Webhooks.FirstAttempts, "webhook-first-attempts", delivery.DefaultFirstAttempts,
 		"first attempts waiting for a slot or in flight in all; past it deliveries go to the controller (rule EngineFull), and it paces the outbox claims")
+	f.DurationVar(&o.Webhooks.StopGrace, "webhook-stop-grace", delivery.DefaultStopGrace,
+		"on SIGTERM, how long first attempts already sent may finish, so their receivers are not sent the same event again by another replica (0: cut them short); keep it under the pod's terminationGracePeriodSeconds")
 	f.IntVar(&o.Webhooks.MaxPendingDeliveries, "webhook-max-pending", 2000, "WebhookDeliveries awaiting their first attempt before the dispatcher stops taking outbox events (back-pressure)")
 	f.IntVar(&o.Webhooks.MaxLiveDeliveriesPerEndpoint, "webhook-max-live-per-endpoint", delivery.DefaultMaxLiveDeliveriesPerEndpoint,
 		"live WebhookDeliveries of one endpoint (waiting or retrying) past which its new events are recorded as cancelled, resendable (-1: no bound)")

@@ -39,6 +39,10 @@ type Engine struct {
 	Backlog *Backlog
 	// Throttle holds attempts to endpoints with a rate limit to it.
 	Throttle *Throttle
+	// StopGrace is how long first attempts already sent go on once the dispatcher's context
+	// ends (outliving); StopTimer measures it.
+	StopGrace time.Duration
+	StopTimer clock.Clock
 }
 
 // EngineOptions configure NewEngine; zero values take the defaults.
@@ -55,7 +59,11 @@ type EngineOptions struct {
 	// HealthWriter).
 	HealthWriteGap time.Duration
 	WriteTimer     clock.Clock
-	Log            logr.Logger
+	// StopGrace: how long first attempts already sent go on once the process is stopping
+	// (default DefaultStopGrace; negative: none, they are cut short and their events claimed
+	// again).
+	StopGrace time.Duration
+	Log       logr.Logger
 }
 
 // Defaults of EngineOptions.
@@ -79,7 +87,11 @@ func NewEngine(ctx context.Context, mgr ctrl.Manager, o EngineOptions) (*Engine,
 	if o.PerEndpoint <= 0 {
 		o.PerEndpoint = DefaultPerEndpoint
 	}
+	if o.StopGrace == 0 {
+		o.StopGrace = DefaultStopGrace
+	}
 	e := &Engine{Sender: o.Sender, Store: o.Store, Clock: o.Clock, InFlight: NewInFlight(), Removed: NewRemoved(DefaultRemovedKept),
+		StopGrace: o.StopGrace, StopTimer: clock.RealClock{},
 		Health:  NewHealthWriter(mgr.GetClient(), o.HealthWriteGap, o.WriteTimer, o.Log.WithName("webhook-endpoint-health")),
 		Backlog: NewBacklog(o.Clock)}
 	// Until a reconciler takes the parked deliveries (ListenParked), a released slot wakes none.

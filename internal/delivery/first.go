@@ -364,6 +364,10 @@ func (e *Engine) FirstAttempt(ctx context.Context, a FirstAttempt) (webhooks.Res
 		release()
 		return webhooks.Result{}, time.Time{}, Abandoned, nil
 	}
+	// From here the attempt outlives a stop by StopGrace: its answer is recorded, and its
+	// event is not claimed and sent again by another replica.
+	ctx, cancel := outliving(ctx, e.StopGrace, e.stopTimer())
+	defer cancel()
 	out := e.Attempt(ctx, release, AttemptRequest{Endpoint: a.Endpoint, Secret: a.Secret, DeliveryName: a.DeliveryName,
 		EventID: a.EventID.String(), EventType: a.EventType, Body: a.Body})
 	if out.Stopped {

@@ -41,7 +41,11 @@ type Membership struct {
 	// attempt, so that the others have seen it and their attempts in the slots it takes
 	// from them are over.
 	AttemptTimeout time.Duration
-	Log            logr.Logger
+	// Drained, when set, is closed once this replica's attempts are over after it stopped
+	// claiming; a stopping replica beats until then, so the others do not take the slots of
+	// attempts still in flight.
+	Drained <-chan struct{}
+	Log     logr.Logger
 
 	mu       sync.Mutex
 	joinedAt time.Time
@@ -69,7 +73,8 @@ func (m *Membership) defaults() {
 // NeedLeaderElection: every replica is a member.
 func (m *Membership) NeedLeaderElection() bool { return false }
 
-// Start beats until ctx ends, then deletes its row so the others take its slots at once.
+// Start beats until ctx ends and the replica's attempts are over (Drained), then deletes
+// its row so the others take its slots at once.
 func (m *Membership) Start(ctx context.Context) error {
 	m.mu.Lock()
 	m.defaults()
@@ -80,6 +85,7 @@ func (m *Membership) Start(ctx context.Context) error {
 		m.Beat(ctx)
 		select {
 		case <-ctx.Done():
+			m.beatUntilDrained(context.WithoutCancel(ctx), ticker)
 			leaveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
 			if err := m.Store.LeaveDeliveryMember(leaveCtx, m.ID); err != nil {
@@ -87,6 +93,21 @@ func (m *Membership) Start(ctx context.Context) error {
 			}
 			return nil
 		case <-ticker.C():
+		}
+	}
+}
+
+// beatUntilDrained goes on beating until Drained is closed.
+func (m *Membership) beatUntilDrained(ctx context.Context, ticker clock.Ticker) {
+	if m.Drained == nil {
+		return
+	}
+	for {
+		select {
+		case <-m.Drained:
+			return
+		case <-ticker.C():
+			m.Beat(ctx)
 		}
 	}
 }
