@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Switchboard and its peers side by side, one after the other in one session, same harness
 # (internal/benchkit) and same cases: BenchmarkWebhookEndToEnd (controllers), then
-# BenchmarkConvoyEndToEnd and BenchmarkOutpostEndToEnd (internal/benchpeer), all at the same
+# BenchmarkConvoyEndToEnd, BenchmarkOutpostEndToEnd and BenchmarkSvixEndToEnd
+# (internal/benchpeer), all at the same
 # BENCH_EVENTS (default 2000). Prints every run, the load average around each, and per peer a
 # table with the ratios per case. A peer whose variables are unset is skipped (said so).
 #
@@ -9,6 +10,8 @@
 #       # builds each peer once (hack/bench/convoy.sh, hack/bench/outpost.sh)
 #   CONVOY_BIN=/path/to/convoy OUTPOST_BIN=/path/to/outpost make bench-peer
 #       # binaries built before (OUTPOST_BIN: the `outpost` CLI, outpost-server next to it)
+#   SVIX_BIN=/path/to/svix-server make bench-peer
+#       # Svix's server, built beforehand (no build script here: docs/benchmarks.md, "Svix")
 #
 # Run it under the shared benchmark lock: flock /tmp/switchboard-bench.lock make bench-peer.
 # BENCH_OUT=dir keeps the raw outputs (default: a temporary directory, printed at the end).
@@ -17,31 +20,40 @@ cd "$(dirname "$0")/../.."
 
 export BENCH_EVENTS="${BENCH_EVENTS:-2000}"
 
-# peer name, its variables' prefix, its build script, its benchmark, where its source is
+# peer name, its variables' prefix, its build script ("-": none, the binary is given), its
+# benchmark, where its source is
 peers=(
   "Convoy CONVOY hack/bench/convoy.sh BenchmarkConvoyEndToEnd github.com/frain-dev/convoy"
   "Outpost OUTPOST hack/bench/outpost.sh BenchmarkOutpostEndToEnd github.com/hookdeck/outpost"
+  "Svix SVIX - BenchmarkSvixEndToEnd github.com/svix/svix-webhooks"
 )
 run=()
 for p in "${peers[@]}"; do
   read -r name var script _ repo <<<"$p"
   src="${var}_SRC" bin="${var}_BIN"
-  if [[ -z "${!bin:-}" && -n "${!src:-}" ]]; then
-    built=$("$script")
-    printf -v "$bin" '%s' "$built"
-  fi
-  if [[ -z "${!bin:-}" ]]; then
-    echo "$name skipped: set ${var}_SRC (a checkout of $repo) or ${var}_BIN"
-    continue
+  if [[ "$script" == - ]]; then
+    if [[ -z "${!bin:-}" ]]; then
+      echo "$name skipped: set ${var}_BIN (built from $repo)"
+      continue
+    fi
+  else
+    if [[ -z "${!bin:-}" && -n "${!src:-}" ]]; then
+      built=$("$script")
+      printf -v "$bin" '%s' "$built"
+    fi
+    if [[ -z "${!bin:-}" ]]; then
+      echo "$name skipped: set ${var}_SRC (a checkout of $repo) or ${var}_BIN"
+      continue
+    fi
+    # With the binary only, the build script still installs the peer's Debian packages (it
+    # does so before it needs the source, and builds nothing without it).
+    env "${var}_SRC=" "$script" >/dev/null 2>&1 || true
   fi
   export "${bin?}"
-  # With the binary only, the build script still installs the peer's Debian packages (it
-  # does so before it needs the source, and builds nothing without it).
-  env "${var}_SRC=" "$script" >/dev/null 2>&1 || true
   run+=("$p")
 done
 if ((${#run[@]} == 0)); then
-  echo "bench-peer: no peer to measure: set CONVOY_SRC/CONVOY_BIN or OUTPOST_SRC/OUTPOST_BIN" >&2
+  echo "bench-peer: no peer to measure: set CONVOY_SRC/CONVOY_BIN, OUTPOST_SRC/OUTPOST_BIN or SVIX_BIN" >&2
   exit 2
 fi
 out="${BENCH_OUT:-$(mktemp -d /tmp/bench-peer.XXXXXX)}"

@@ -58,6 +58,40 @@ func TestReceiverCountsEachDeliveryOnceAndSkipsProbes(t *testing.T) {
 	}
 }
 
+func TestReceiverKeyedByTheBody(t *testing.T) {
+	// A peer that sends its own id in its headers: the event's id is in the body.
+	rcv := NewReceiver(KeyedBy(func(_ http.Header, body []byte) string {
+		id, _ := strings.CutPrefix(string(body), "event=")
+		return id
+	}))
+	defer rcv.Srv.Close()
+	hc := rcv.Srv.Client()
+	id := uuid.New()
+	post := func(path, body string) {
+		req, _ := http.NewRequest(http.MethodPost, rcv.Srv.URL+path, strings.NewReader(body))
+		req.Header.Set(DeliveryHeader, "not-the-event") // ignored: the receiver is keyed by the body
+		res, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = res.Body.Close()
+		if res.StatusCode != http.StatusNoContent {
+			t.Fatalf("delivery to %s: %d", path, res.StatusCode)
+		}
+	}
+	post("/ep/0", "event="+id.String())
+	post("/ep/0", "event="+id.String())
+	post("/ep/2", "event="+id.String())
+	post("/ep/1", "") // carries no id: a probe
+	if got := rcv.Delivered(); got != 2 {
+		t.Errorf("Delivered() = %d, want 2", got)
+	}
+	created := map[uuid.UUID]time.Time{id: time.Now().Add(-time.Millisecond)}
+	if lat, _ := Latencies(rcv, created, "/ep/2"); len(lat) != 1 {
+		t.Errorf("Latencies(/ep/2) = %v, want one delivery of the body's event", lat)
+	}
+}
+
 func TestReceiverFailsAtItsRate(t *testing.T) {
 	rcv := NewReceiver()
 	defer rcv.Srv.Close()

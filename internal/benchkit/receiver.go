@@ -23,6 +23,7 @@ const DeliveryHeader = "X-Service-Delivery"
 
 // Receiver is a local TLS receiver for five endpoints (paths /ep/0 ... /ep/4).
 type Receiver struct {
+	eventID  EventIDFunc
 	Srv      *httptest.Server
 	FailRate float64
 	HangEp   int // -1: none
@@ -32,10 +33,38 @@ type Receiver struct {
 	Attempts atomic.Int64
 }
 
-func NewReceiver() *Receiver {
+// EventIDFunc finds the event id a delivery carries, from its headers and body; "" when it
+// carries none (not a delivery the benchmark made).
+type EventIDFunc func(h http.Header, body []byte) string
+
+// DeliveryHeaderID reads the event id from DeliveryHeader, where Switchboard, Convoy and
+// Outpost put it.
+func DeliveryHeaderID(h http.Header, _ []byte) string { return h.Get(DeliveryHeader) }
+
+// ReceiverOption configures a Receiver.
+type ReceiverOption func(*Receiver)
+
+// KeyedBy makes the receiver find each delivery's event id with eventID instead of
+// DeliveryHeaderID, for a peer that cannot send an id of the sender's choosing in a header
+// (the receiver then reads the whole body before it answers).
+func KeyedBy(eventID EventIDFunc) ReceiverOption {
+	return func(r *Receiver) { r.eventID = eventID }
+}
+
+func NewReceiver(opts ...ReceiverOption) *Receiver {
 	r := &Receiver{ok: map[string]time.Time{}, HangEp: -1}
+	for _, o := range opts {
+		o(r)
+	}
 	r.Srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		_, _ = io.Copy(io.Discard, req.Body)
+		var id string
+		if r.eventID == nil {
+			_, _ = io.Copy(io.Discard, req.Body)
+			id = req.Header.Get(DeliveryHeader)
+		} else {
+			body, _ := io.ReadAll(req.Body)
+			id = r.eventID(req.Header, body)
+		}
 		r.Attempts.Add(1)
 		if r.HangEp >= 0 && req.URL.Path == fmt.Sprintf("/ep/%d", r.HangEp) {
 			<-req.Context().Done()
@@ -45,7 +74,6 @@ func NewReceiver() *Receiver {
 			w.WriteHeader(http.StatusInternalServerError)
 			return
 		}
-		id := req.Header.Get(DeliveryHeader)
 		if id == "" { // not a delivery: a gateway's probe of the endpoint (Convoy pings it when created)
 			w.WriteHeader(http.StatusNoContent)
 			return

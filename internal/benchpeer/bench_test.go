@@ -44,10 +44,12 @@ type sendFunc func(ctx context.Context, hc *http.Client, i int, id string) error
 // setUp makes the case's endpoints on it (paths /ep/0 ... /ep/N-1) and returns how to make
 // an event; the load generator makes the events; event→delivery runs from the start of each
 // request to the receiver's 2xx, and the CPU time of every process is read from /proc.
-func runCases(b *testing.B, peer string, setUp func(b *testing.B, c benchkit.Case, rcv *benchkit.Receiver) sendFunc) {
+// rcvOpts configure each case's receiver (how it finds a delivery's event id).
+func runCases(b *testing.B, peer string, setUp func(b *testing.B, c benchkit.Case, rcv *benchkit.Receiver) sendFunc,
+	rcvOpts ...benchkit.ReceiverOption) {
 	for _, c := range benchkit.EndToEndCases(benchkit.Events()) { // BENCH_EVENTS scales the cases down
 		b.Run(c.Name, func(b *testing.B) {
-			rcv := benchkit.NewReceiver()
+			rcv := benchkit.NewReceiver(rcvOpts...)
 			defer rcv.Srv.Close()
 			send := setUp(b, c, rcv)
 			ids := make([]uuid.UUID, c.N)
@@ -108,11 +110,18 @@ func waitDelivered(rcv *benchkit.Receiver, want int) error {
 // returns how to verify the delivery's signature; the delivery must carry id in
 // benchkit.DeliveryHeader, where the receiver of the cases reads it.
 func warmUp(b *testing.B, deliver func(ctx context.Context, url, id string) (verify func(http.Header, []byte) error, err error)) {
+	warmUpKeyed(b, benchkit.DeliveryHeaderID, deliver)
+}
+
+// warmUpKeyed is warmUp for a peer whose deliveries carry the event's id where eventID finds
+// it (as the receiver of its cases is keyed, benchkit.KeyedBy).
+func warmUpKeyed(b *testing.B, eventID benchkit.EventIDFunc,
+	deliver func(ctx context.Context, url, id string) (verify func(http.Header, []byte) error, err error)) {
 	got := make(chan *http.Request, 1)
 	bodies := make(chan []byte, 1)
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
-		if req.Header.Get(benchkit.DeliveryHeader) != "" && len(got) == 0 {
+		if eventID(req.Header, body) != "" && len(got) == 0 {
 			got <- req
 			bodies <- body
 		}
@@ -126,10 +135,11 @@ func warmUp(b *testing.B, deliver func(ctx context.Context, url, id string) (ver
 	}
 	select {
 	case req := <-got:
-		if h := req.Header.Get(benchkit.DeliveryHeader); h != id {
-			b.Fatalf("warm-up: %s is %q, want the event's id %q", benchkit.DeliveryHeader, h, id)
+		body := <-bodies
+		if got := eventID(req.Header, body); got != id {
+			b.Fatalf("warm-up: the delivery carries event id %q, want %q", got, id)
 		}
-		if err := verify(req.Header, <-bodies); err != nil {
+		if err := verify(req.Header, body); err != nil {
 			b.Fatal("warm-up: ", err)
 		}
 	case <-time.After(stallTimeout):
