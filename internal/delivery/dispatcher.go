@@ -59,8 +59,9 @@ type Dispatcher struct {
 	Interval time.Duration
 	// BatchSize is how many events one claim takes (default 200).
 	BatchSize int
-	// Lease is how long a claim holds its events (default 1 minute): past it, events a
-	// stopped dispatcher claimed are claimed again.
+	// Lease is how long a claim holds its events unless renewed (default DefaultEventLease):
+	// Start renews the claims it holds every third of it, and past it the events of a
+	// dispatcher that died are claimed again.
 	Lease time.Duration
 	// Parallel is how many deliveries of one endpoint are made at once (default 32).
 	Parallel int
@@ -94,6 +95,8 @@ type Dispatcher struct {
 	// queued counts the deliveries handed on and not yet made (see MaxQueued).
 	queued atomic.Int64
 	lanes  endpointLanes
+	// claims are the events claimed and not yet marked or released, for the renewals.
+	claims heldClaims
 }
 
 // DefaultMaxQueuedDeliveries bounds the deliveries handed on by the dispatcher's passes
@@ -106,8 +109,12 @@ const DefaultMaxPendingDeliveries = 2000
 // DefaultPollInterval is how often the dispatcher polls the outbox when no commit woke it.
 const DefaultPollInterval = time.Second
 
-// DefaultEventLease is how long a dispatcher's claim on outbox events lasts.
-const DefaultEventLease = time.Minute
+// DefaultEventLease is how long a dispatcher's claim on outbox events lasts unless renewed;
+// the dispatcher renews its claims every third of it while it holds them, so this is how
+// long the events of a replica that died wait before another takes them. It is longer than
+// the fleet's member TTL (fleet.DefaultMemberTTL): a replica that loses PostgreSQL cannot
+// renew, and cuts its attempts short once its heartbeat is a TTL old, before its claims end.
+const DefaultEventLease = 15 * time.Second
 
 // DefaultMaxLiveDeliveriesPerEndpoint bounds one endpoint's live deliveries.
 const DefaultMaxLiveDeliveriesPerEndpoint = 10000
@@ -120,6 +127,18 @@ func (w *Dispatcher) NeedLeaderElection() bool { return true }
 // listen), when room frees up after the backlog or the engine was full, and every Interval.
 func (w *Dispatcher) Start(ctx context.Context) error {
 	w.defaults()
+	// The claims are renewed until the last first attempt is over (they outlive ctx by the
+	// engine's stop grace).
+	renewing, stopRenewing := context.WithCancel(context.WithoutCancel(ctx))
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		w.renewClaims(renewing)
+	}()
+	defer func() {
+		stopRenewing()
+		<-renewed
+	}()
 	// First attempts cut short by ctx release their events' claims before Start returns, so
 	// the next leader takes them at once.
 	defer w.jobs.Wait()
@@ -289,11 +308,19 @@ func (w *Dispatcher) DispatchOnce(ctx context.Context) (int, error) {
 // next pass retries it. It returns how many events it fanned out; the claim on an event
 // whose endpoints could not be listed is released at once.
 func (w *Dispatcher) dispatch(ctx context.Context, limit int) (int, error) {
-	evs, err := w.Store.ClaimEvents(ctx, limit, w.Clock.Now(), w.Lease)
+	claimedAt := w.Clock.Now()
+	evs, err := w.Store.ClaimEvents(ctx, limit, claimedAt, w.Lease)
 	if err != nil || len(evs) == 0 {
 		return 0, err
 	}
+	ids := make([]uuid.UUID, len(evs))
+	for i, ev := range evs {
+		ids[i] = ev.OutboxID
+	}
+	// Held before the fan-out: its parts may finish (and let go) before it returns.
+	w.claims.hold(ids, claimedAt)
 	done, failed, running, ferr := w.fanOut(ctx, evs)
+	defer w.claims.letGo(append(done, failed...)...)
 	if err := w.Store.MarkEventsDispatched(ctx, done, w.Clock.Now()); err != nil {
 		return 0, err
 	}
@@ -393,6 +420,7 @@ func (w *Dispatcher) finishPart(ctx context.Context, ev store.PendingEvent, p *e
 	} else {
 		err = w.Store.MarkEventDispatched(bg, ev.OutboxID, w.Clock.Now())
 	}
+	w.claims.letGo(ev.OutboxID)
 	if err != nil {
 		w.Log.Error(err, "finish webhook event", "event", ev.ID) // the claim's lease ends; it is taken again
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/servetest"
 )
 
@@ -43,6 +44,13 @@ func TestKillMidDeliveryAndRestart(t *testing.T) {
 	}
 	if !second.LogContains("Successfully acquired lease") {
 		t.Error("the restarted process delivered without leading")
+	}
+	// The killed process's claims end one claim lease after its last renewal, while the new
+	// one waits out its settle time (the dead one's heartbeat still looks live): well under
+	// the minute a claim once lasted.
+	if recovered > 45*time.Second {
+		t.Errorf("all delivered %v after the kill: the killed process's claims should end %v after its last renewal",
+			recovered.Round(time.Second), delivery.DefaultEventLease)
 	}
 	t.Logf("FIGURES kill-restart: calls=%d delivered before the kill=%d lost=0 repeats(same event id)=%d restarted process serving %s after the kill, all delivered %s after the kill (lease %s, not released by kill -9)",
 		n, before, tl.Repeats, restartedAt.Sub(killedAt).Round(10*time.Millisecond), recovered.Round(10*time.Millisecond), leaseDuration)

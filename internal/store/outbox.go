@@ -289,6 +289,19 @@ func (s *Store) markEventsDispatched(ctx context.Context, marks []eventMark) ([]
 	return make([]struct{}, len(marks)), errs
 }
 
+// RenewEventClaims extends to until the claims still held on events: not dispatched, not
+// released. A released event stays free, so a renewal racing a release cannot hold it back.
+func (s *Store) RenewEventClaims(ctx context.Context, ids []uuid.UUID, until time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE events SET claimed_until = $2
+		WHERE id = ANY($1) AND dispatched_at IS NULL AND claimed_until IS NOT NULL`, ids, until); err != nil {
+		return fmt.Errorf("renew the claims on %d events: %w", len(ids), err)
+	}
+	return nil
+}
+
 // ReleaseEvents ends the claim on events whose fan-out failed, so the next pass takes them
 // without waiting for the lease.
 func (s *Store) ReleaseEvents(ctx context.Context, ids []uuid.UUID) error {

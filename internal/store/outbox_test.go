@@ -209,6 +209,58 @@ func TestClaimEventsLease(t *testing.T) {
 	}
 }
 
+// A renewal extends the claims still held, and only those: a released event stays free and a
+// dispatched one is never claimed again.
+func TestRenewEventClaims(t *testing.T) {
+	st := storetest.NewStore(t)
+	ctx := context.Background()
+	tenant := apitest.NewTenant(t, st, plans.Business)
+	at := time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
+	ids := make([]uuid.UUID, 4)
+	for i := range ids {
+		ids[i] = uuid.New()
+		if err := st.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.EnqueueEvents(ctx, []events.Event{{ID: ids[i], AccountID: tenant.Account.ID, Type: events.CallEnded,
+				Body: []byte(`{}`), CreatedAt: at.Add(time.Duration(i) * time.Second)}})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim := func(now time.Time) []uuid.UUID {
+		t.Helper()
+		evs, err := st.ClaimEvents(ctx, 10, now, 15*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []uuid.UUID
+		for _, e := range evs {
+			out = append(out, e.OutboxID)
+		}
+		return out
+	}
+	now := at.Add(time.Hour)
+	if got := claim(now); !slices.Equal(got, ids) {
+		t.Fatalf("first claim = %v, want all %v", got, ids)
+	}
+	if err := st.MarkEventsDispatched(ctx, ids[3:], now); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ReleaseEvents(ctx, ids[2:3]); err != nil {
+		t.Fatal(err)
+	}
+	// Renewing all four, as a renewal racing the release and the mark would.
+	if err := st.RenewEventClaims(ctx, ids, now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got := claim(now.Add(30 * time.Second)); !slices.Equal(got, ids[2:3]) {
+		t.Fatalf("claim past the first lease = %v, want only the released %v (the renewed ones are held)", got, ids[2:3])
+	}
+	if got := claim(now.Add(time.Minute)); !slices.Equal(got, ids[:3]) {
+		t.Fatalf("claim past the renewal = %v, want the three undispatched %v", got, ids[:3])
+	}
+}
+
 // Claims made at the same time never share an event.
 func TestClaimEventsConcurrentClaimersSplitTheOutbox(t *testing.T) {
 	st := storetest.NewStore(t)
