@@ -96,9 +96,10 @@ func StartSvix(ctx context.Context, bin string, cfg SvixConfig) (_ *Svix, err er
 		"SVIX_QUEUE_TYPE=redis",
 		// The schedule of Switchboard's retries (the benchmark's receiver never fails).
 		"SVIX_RETRY_SCHEDULE=" + strings.Join(retries, ","),
-		// Warnings and errors only. Svix has no telemetry of its own; traces (OpenTelemetry)
-		// and error reports (Sentry) are off while their addresses are unset, as here.
-		"SVIX_LOG_LEVEL=warn",
+		// Warnings and errors only: SVIX_LOG_LEVEL goes no lower than info, RUST_LOG (which
+		// takes its place) does. Svix has no telemetry of its own; traces (OpenTelemetry) and
+		// error reports (Sentry) are off while their addresses are unset, as here.
+		"RUST_LOG=warn",
 		// Its SSRF guard blocks private and loopback addresses; the receiver is on loopback.
 		"SVIX_WHITELIST_SUBNETS=[127.0.0.1/32]",
 	}
