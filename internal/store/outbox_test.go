@@ -135,6 +135,25 @@ func eventBody(t *testing.T, st *store.Store, callID int64, typ string) []byte {
 	return body
 }
 
+// enqueueEventsSecondsApart queues n call.ended events of the account, each committed on
+// its own, created a second apart from at, and returns their ids, oldest first.
+func enqueueEventsSecondsApart(t *testing.T, st *store.Store, accountID int64, at time.Time, n int) []uuid.UUID {
+	t.Helper()
+	ctx := context.Background()
+	ids := make([]uuid.UUID, n)
+	for i := range ids {
+		ids[i] = uuid.New()
+		if err := st.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.EnqueueEvents(ctx, []events.Event{{ID: ids[i], AccountID: accountID, Type: events.CallEnded,
+				Body: []byte(`{}`), CreatedAt: at.Add(time.Duration(i) * time.Second)}})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ids
+}
+
 // A claim commits at once and holds its events for the lease: a second claimer gets none of
 // them until the lease ends, then the same events again; marked events are never claimed
 // again, released ones at once.
@@ -143,17 +162,7 @@ func TestClaimEventsLease(t *testing.T) {
 	ctx := context.Background()
 	tenant := apitest.NewTenant(t, st, plans.Business)
 	at := time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
-	ids := make([]uuid.UUID, 5)
-	for i := range ids {
-		ids[i] = uuid.New()
-		if err := st.InTx(ctx, func(tx *store.Tx) error {
-			_, err := tx.EnqueueEvents(ctx, []events.Event{{ID: ids[i], AccountID: tenant.Account.ID, Type: events.CallEnded,
-				Body: []byte(`{}`), CreatedAt: at.Add(time.Duration(i) * time.Second)}})
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ids := enqueueEventsSecondsApart(t, st, tenant.Account.ID, at, 5)
 	claimed := map[uuid.UUID]bool{}
 	claim := func(now time.Time, limit int) []uuid.UUID {
 		t.Helper()
@@ -214,19 +223,8 @@ func TestClaimEventsLease(t *testing.T) {
 func TestRenewEventClaims(t *testing.T) {
 	st := storetest.NewStore(t)
 	ctx := context.Background()
-	tenant := apitest.NewTenant(t, st, plans.Business)
 	at := time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
-	ids := make([]uuid.UUID, 4)
-	for i := range ids {
-		ids[i] = uuid.New()
-		if err := st.InTx(ctx, func(tx *store.Tx) error {
-			_, err := tx.EnqueueEvents(ctx, []events.Event{{ID: ids[i], AccountID: tenant.Account.ID, Type: events.CallEnded,
-				Body: []byte(`{}`), CreatedAt: at.Add(time.Duration(i) * time.Second)}})
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ids := enqueueEventsSecondsApart(t, st, apitest.NewTenant(t, st, plans.Business).Account.ID, at, 4)
 	claim := func(now time.Time) []uuid.UUID {
 		t.Helper()
 		evs, err := st.ClaimEvents(ctx, 10, now, 15*time.Second)
