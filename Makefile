@@ -90,8 +90,8 @@ bench: tools envtest ## Run the benchmarks (see docs/benchmarks.md), one package
 	# -p 1: go test runs packages in parallel by default, and two benchmarks sharing these cores
 	# measure each other. The retention soak alone runs BENCH_SOAK_DURATION (default 30m).
 	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" CONVOY_BIN= OUTPOST_BIN= SVIX_BIN= go test -p 1 -run '^$$' -bench . -benchtime 1x -timeout 120m ./...
-	@if [ -n "$$CONVOY_SRC$$CONVOY_BIN$$OUTPOST_SRC$$OUTPOST_BIN$$SVIX_BIN" ]; then hack/bench/peer.sh; \
-	else echo "Peer comparison skipped: set CONVOY_SRC or CONVOY_BIN, OUTPOST_SRC or OUTPOST_BIN, or SVIX_BIN to run it (make bench-peer, docs/benchmarks.md)"; fi
+	@if [ -n "$$CONVOY_BIN$$OUTPOST_BIN$$SVIX_BIN" ]; then hack/bench/peer.sh; \
+	else echo "Peer comparison skipped: set CONVOY_BIN, OUTPOST_BIN or SVIX_BIN to run it (make bench-peer, docs/benchmarks.md)"; fi
 	$(MAKE) bench-stt
 
 .PHONY: bench-stt
@@ -100,7 +100,7 @@ bench-stt: tools ## Speech-to-text word error rate and real-time factor per engi
 	go run ./hack/sttbench -limit $(or $(BENCH_STT_LIMIT),0) -hypotheses $(CACHE_DIR)/stt-bench-hypotheses.txt
 
 .PHONY: bench-peer
-bench-peer: tools envtest ## Switchboard, Convoy, Outpost and Svix side by side, same harness and cases (CONVOY_SRC/CONVOY_BIN, OUTPOST_SRC/OUTPOST_BIN, SVIX_BIN; BENCH_EVENTS, default 2000).
+bench-peer: tools envtest ## Switchboard, Convoy, Outpost and Svix side by side, same harness and cases (CONVOY_BIN, OUTPOST_BIN, SVIX_BIN: binaries built beforehand; BENCH_EVENTS, default 2000).
 	hack/bench/peer.sh
 
 ##@ Build

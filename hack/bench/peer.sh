@@ -6,12 +6,13 @@
 # BENCH_EVENTS (default 2000). Prints every run, the load average around each, and per peer a
 # table with the ratios per case. A peer whose variables are unset is skipped (said so).
 #
-#   CONVOY_SRC=/path/to/convoy OUTPOST_SRC=/path/to/outpost make bench-peer
-#       # builds each peer once (hack/bench/convoy.sh, hack/bench/outpost.sh)
-#   CONVOY_BIN=/path/to/convoy OUTPOST_BIN=/path/to/outpost make bench-peer
-#       # binaries built before (OUTPOST_BIN: the `outpost` CLI, outpost-server next to it)
-#   SVIX_BIN=/path/to/svix-server make bench-peer
-#       # Svix's server, built beforehand (no build script here: docs/benchmarks.md, "Svix")
+#   CONVOY_BIN=/path/to/convoy OUTPOST_BIN=/path/to/outpost SVIX_BIN=/path/to/svix-server make bench-peer
+#
+# Each peer is a binary built beforehand from its own source, outside this repository: its
+# code, and any recipe that builds it, stay out of it (docs/benchmarks.md, "Peers side by
+# side", names the commit each figure used). OUTPOST_BIN is the `outpost` CLI, with
+# `outpost-server` next to it. The script installs what the peers need to run from Debian's
+# packages (redis-server; rabbitmq-server for Outpost) when missing.
 #
 # Run it under the shared benchmark lock: flock /tmp/switchboard-bench.lock make bench-peer.
 # BENCH_OUT=dir keeps the raw outputs (default: a temporary directory, printed at the end).
@@ -20,40 +21,41 @@ cd "$(dirname "$0")/../.."
 
 export BENCH_EVENTS="${BENCH_EVENTS:-2000}"
 
-# peer name, its variables' prefix, its build script ("-": none, the binary is given), its
-# benchmark, where its source is
+# peer name, its binary's variable, its benchmark, where its source is, the Debian packages it
+# runs on (comma-separated)
 peers=(
-  "Convoy CONVOY hack/bench/convoy.sh BenchmarkConvoyEndToEnd github.com/frain-dev/convoy"
-  "Outpost OUTPOST hack/bench/outpost.sh BenchmarkOutpostEndToEnd github.com/hookdeck/outpost"
-  "Svix SVIX - BenchmarkSvixEndToEnd github.com/svix/svix-webhooks"
+  "Convoy CONVOY_BIN BenchmarkConvoyEndToEnd github.com/frain-dev/convoy redis-server"
+  "Outpost OUTPOST_BIN BenchmarkOutpostEndToEnd github.com/hookdeck/outpost redis-server,rabbitmq-server"
+  "Svix SVIX_BIN BenchmarkSvixEndToEnd github.com/svix/svix-webhooks redis-server"
 )
+
+# install PACKAGE...: the Debian packages among them that are missing.
+install() {
+  local missing=() pkg
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || missing+=("$pkg")
+  done
+  ((${#missing[@]})) || return 0
+  echo "installing ${missing[*]} (Debian packages)" >&2
+  local sudo_=""
+  [[ $(id -u) -ne 0 ]] && sudo_=sudo
+  $sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >&2 ||
+    { $sudo_ apt-get update >&2 && $sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >&2; }
+}
+
 run=()
 for p in "${peers[@]}"; do
-  read -r name var script _ repo <<<"$p"
-  src="${var}_SRC" bin="${var}_BIN"
-  if [[ "$script" == - ]]; then
-    if [[ -z "${!bin:-}" ]]; then
-      echo "$name skipped: set ${var}_BIN (built from $repo)"
-      continue
-    fi
-  else
-    if [[ -z "${!bin:-}" && -n "${!src:-}" ]]; then
-      built=$("$script")
-      printf -v "$bin" '%s' "$built"
-    fi
-    if [[ -z "${!bin:-}" ]]; then
-      echo "$name skipped: set ${var}_SRC (a checkout of $repo) or ${var}_BIN"
-      continue
-    fi
-    # With the binary only, the build script still installs the peer's Debian packages (it
-    # does so before it needs the source, and builds nothing without it).
-    env "${var}_SRC=" "$script" >/dev/null 2>&1 || true
+  read -r name bin _ repo packages <<<"$p"
+  if [[ -z "${!bin:-}" ]]; then
+    echo "$name skipped: set $bin (built from $repo)"
+    continue
   fi
+  install ${packages//,/ }
   export "${bin?}"
   run+=("$p")
 done
 if ((${#run[@]} == 0)); then
-  echo "bench-peer: no peer to measure: set CONVOY_SRC/CONVOY_BIN, OUTPOST_SRC/OUTPOST_BIN or SVIX_BIN" >&2
+  echo "bench-peer: no peer to measure: set CONVOY_BIN, OUTPOST_BIN or SVIX_BIN" >&2
   exit 2
 fi
 out="${BENCH_OUT:-$(mktemp -d /tmp/bench-peer.XXXXXX)}"
@@ -62,8 +64,7 @@ assets="$(hack/envtest-binaries.sh)"
 
 echo "machine: $(nproc) cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2); BENCH_EVENTS=$BENCH_EVENTS"
 for p in "${run[@]}"; do
-  read -r name var _ <<<"$p"
-  bin="${var}_BIN"
+  read -r name bin _ <<<"$p"
   echo "$name: ${!bin}"
 done
 echo "load before Switchboard: $(uptime)"

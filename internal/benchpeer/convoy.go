@@ -67,7 +67,7 @@ func StartConvoy(ctx context.Context, bin string, cfg Config) (_ *Convoy, err er
 	if err := c.startPostgres(ctx, "convoy"); err != nil {
 		return nil, err
 	}
-	redisPort, err := c.startRedis("hack/bench/convoy.sh")
+	redisPort, err := c.startRedis()
 	if err != nil {
 		return nil, err
 	}

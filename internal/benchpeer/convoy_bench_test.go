@@ -19,8 +19,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
-// BenchmarkConvoyEndToEnd measures Convoy, built from its source (CONVOY_BIN, see
-// hack/bench/convoy.sh), with the harness and cases of controllers' BenchmarkWebhookEndToEnd:
+// BenchmarkConvoyEndToEnd measures Convoy, built from its source (CONVOY_BIN), with the harness and cases of controllers' BenchmarkWebhookEndToEnd:
 // events are made through Convoy's ingestion API (POST /api/v1/projects/{id}/events, or
 // /events/fanout for five endpoints), Convoy delivers them signed (HMAC-SHA256) over HTTPS
 // to the same local TLS receiver, and event→delivery runs from the start of the ingestion
@@ -29,7 +28,7 @@ import (
 func BenchmarkConvoyEndToEnd(b *testing.B) {
 	bin := os.Getenv("CONVOY_BIN")
 	if bin == "" {
-		b.Skip("CONVOY_BIN is not set: build Convoy with hack/bench/convoy.sh and run via make bench-peer (docs/benchmarks.md)")
+		b.Skip("CONVOY_BIN is not set: point it at a convoy binary built from its source and run via make bench-peer (docs/benchmarks.md)")
 	}
 	benchkit.SelfName = "harness" // the load generator and the receiver
 	ctx := context.Background()

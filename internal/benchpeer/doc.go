@@ -8,9 +8,9 @@ Licensed under the Apache License, Version 2.0.
 // that their benchmarks can measure them with the harness
 // Switchboard's BenchmarkWebhookEndToEnd uses (internal/benchkit): Convoy
 // (github.com/frain-dev/convoy, an open-source Go webhooks gateway on PostgreSQL and Redis;
-// hack/bench/convoy.sh), Hookdeck Outpost (github.com/hookdeck/outpost, an open-source Go
-// event gateway on PostgreSQL, Redis and RabbitMQ; hack/bench/outpost.sh) and Svix's server
+// CONVOY_BIN), Hookdeck Outpost (github.com/hookdeck/outpost, an open-source Go event gateway
+// on PostgreSQL, Redis and RabbitMQ; OUTPOST_BIN) and Svix's server
 // (github.com/svix/svix-webhooks, an open-source Rust webhooks service on PostgreSQL and
-// Redis; its binary is given, SVIX_BIN). Benchmarks only; no peer's code enters this
-// repository.
+// Redis; SVIX_BIN). Each binary is built beforehand, outside this repository: benchmarks
+// only; no peer's code, and no recipe that builds it, enters this repository.
 package benchpeer

@@ -70,7 +70,7 @@ type OutpostConfig struct {
 func StartOutpost(ctx context.Context, bin string, cfg OutpostConfig) (_ *Outpost, err error) {
 	server := filepath.Join(filepath.Dir(bin), "outpost-server")
 	if _, err := os.Stat(server); err != nil {
-		return nil, fmt.Errorf("outpost-server is not next to %s (hack/bench/outpost.sh builds both): %w", bin, err)
+		return nil, fmt.Errorf("outpost-server is not next to %s (both are built from Outpost's source): %w", bin, err)
 	}
 	st, err := newStack("switchboard-outpost-")
 	if err != nil {
@@ -86,7 +86,7 @@ func StartOutpost(ctx context.Context, bin string, cfg OutpostConfig) (_ *Outpos
 	if err := o.startPostgres(ctx, "outpost"); err != nil {
 		return nil, err
 	}
-	redisPort, err := o.startRedis("hack/bench/outpost.sh")
+	redisPort, err := o.startRedis()
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +152,7 @@ func (o *Outpost) startRabbitMQ() (int, error) {
 	bin := "/usr/lib/rabbitmq/bin/rabbitmq-server" // Debian's; /usr/sbin's wrapper switches to the rabbitmq user
 	if _, err := os.Stat(bin); err != nil {
 		if bin, err = exec.LookPath("rabbitmq-server"); err != nil {
-			return 0, fmt.Errorf("rabbitmq-server is not installed (hack/bench/outpost.sh installs it): %w", err)
+			return 0, fmt.Errorf("rabbitmq-server is not installed (hack/bench/peer.sh installs it): %w", err)
 		}
 	}
 	epmd, err := exec.LookPath("epmd")

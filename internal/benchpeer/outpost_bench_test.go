@@ -21,8 +21,7 @@ import (
 // would send one delivery at a time.
 const outpostConcurrency = 100
 
-// BenchmarkOutpostEndToEnd measures Hookdeck Outpost, built from its source (OUTPOST_BIN,
-// see hack/bench/outpost.sh), with the harness and cases of controllers'
+// BenchmarkOutpostEndToEnd measures Hookdeck Outpost, built from its source (OUTPOST_BIN), with the harness and cases of controllers'
 // BenchmarkWebhookEndToEnd: events are made through Outpost's publish API (POST
 // /api/v1/publish, to one destination or, for five endpoints, to every destination of the
 // tenant), Outpost delivers them signed (HMAC-SHA256) over HTTPS to the same local TLS
@@ -32,7 +31,7 @@ const outpostConcurrency = 100
 func BenchmarkOutpostEndToEnd(b *testing.B) {
 	bin := os.Getenv("OUTPOST_BIN")
 	if bin == "" {
-		b.Skip("OUTPOST_BIN is not set: build Outpost with hack/bench/outpost.sh and run via make bench-peer (docs/benchmarks.md)")
+		b.Skip("OUTPOST_BIN is not set: point it at the outpost CLI built from its source (outpost-server next to it) and run via make bench-peer (docs/benchmarks.md)")
 	}
 	benchkit.SelfName = "harness" // the load generator and the receiver
 	ctx := context.Background()

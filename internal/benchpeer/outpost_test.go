@@ -57,7 +57,7 @@ func TestOutpostVerifySignature(t *testing.T) {
 func TestOutpostDelivers(t *testing.T) {
 	bin := os.Getenv("OUTPOST_BIN")
 	if bin == "" {
-		t.Skip("OUTPOST_BIN is not set: build Outpost with hack/bench/outpost.sh (docs/benchmarks.md)")
+		t.Skip("OUTPOST_BIN is not set: point it at the outpost CLI built from its source, outpost-server next to it (docs/benchmarks.md)")
 	}
 	ctx := context.Background()
 	ca, err := WriteReceiverCA(t.TempDir())

@@ -72,14 +72,14 @@ func (s *stack) countPostgres() error {
 
 // startRedis starts a redis-server on a free loopback port, without persistence, and
 // returns its port once it accepts connections.
-func (s *stack) startRedis(installedBy string) (int, error) {
+func (s *stack) startRedis() (int, error) {
 	port, err := freeport.Get()
 	if err != nil {
 		return 0, err
 	}
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		return 0, fmt.Errorf("redis-server is not installed (%s installs it): %w", installedBy, err)
+		return 0, fmt.Errorf("redis-server is not installed (hack/bench/peer.sh installs it): %w", err)
 	}
 	if _, err := s.start("redis", nil, bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
 		"--appendonly", "no", "--dir", s.dir); err != nil {

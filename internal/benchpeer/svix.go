@@ -70,7 +70,7 @@ func StartSvix(ctx context.Context, bin string, cfg SvixConfig) (_ *Svix, err er
 	if err := s.startPostgres(ctx, "svix"); err != nil {
 		return nil, err
 	}
-	redisPort, err := s.startRedis("apt-get install redis-server")
+	redisPort, err := s.startRedis()
 	if err != nil {
 		return nil, err
 	}

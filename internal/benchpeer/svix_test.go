@@ -87,7 +87,7 @@ func TestSvixEventID(t *testing.T) {
 func TestSvixDelivers(t *testing.T) {
 	bin := os.Getenv("SVIX_BIN")
 	if bin == "" {
-		t.Skip("SVIX_BIN is not set: build Svix's server (docs/benchmarks.md, \"Svix\") and point SVIX_BIN at svix-server")
+		t.Skip("SVIX_BIN is not set: point it at svix-server built from its source (docs/benchmarks.md, \"Svix\")")
 	}
 	ctx := context.Background()
 	ca, err := WriteReceiverCA(t.TempDir())
