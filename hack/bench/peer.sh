@@ -72,7 +72,7 @@ KUBEBUILDER_ASSETS="$assets" go test ./controllers/ -run '^$' -bench '^Benchmark
   | tee "$out/switchboard.txt"
 prev=Switchboard
 for p in "${run[@]}"; do
-  read -r name _ _ bench _ <<<"$p"
+  read -r name _ bench _ <<<"$p"
   echo "load after $prev, before $name: $(uptime)"
   go test ./internal/benchpeer/ -run '^$' -bench "^$bench\$" -benchtime 1x -timeout 30m | tee "$out/${name,,}.txt" ||
     echo "$name: the benchmark failed (its output is above); its cases show no result"
