@@ -146,3 +146,13 @@ func warmUpKeyed(b *testing.B, eventID benchkit.EventIDFunc,
 		b.Fatalf("warm-up: no delivery in %v", stallTimeout)
 	}
 }
+
+// waitForDeliveries waits until count reaches want, for a minute at most, and then half a
+// second more: room for a delivery that should not come.
+func waitForDeliveries(count func() int, want int) {
+	deadline := time.Now().Add(time.Minute)
+	for count() < want && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+}

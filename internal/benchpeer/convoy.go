@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -57,8 +56,7 @@ func StartConvoy(ctx context.Context, bin string, cfg Config) (_ *Convoy, err er
 	if err != nil {
 		return nil, err
 	}
-	c := &Convoy{stack: st, Bin: bin, hc: &http.Client{Timeout: 30 * time.Second,
-		Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	c := &Convoy{stack: st, Bin: bin, hc: newAPIClient()}
 	defer func() {
 		if err != nil {
 			c.Stop()
@@ -275,33 +273,17 @@ func (c *Convoy) call(ctx context.Context, key, method, path string, body, out a
 
 // do sends a JSON request and decodes the data of Convoy's {status, message, data} answer.
 func (c *Convoy) do(ctx context.Context, hc *http.Client, key, method, path string, body, out any) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.APIURL+path, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	if res.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: %d %s", method, path, res.StatusCode, raw)
-	}
 	if out == nil {
-		return nil
+		return callJSON(ctx, hc, key, method, c.APIURL+path, body, nil)
 	}
 	var env struct {
 		Data json.RawMessage `json:"data"`
 	}
-	if err := json.Unmarshal(raw, &env); err != nil || len(env.Data) == 0 {
-		return fmt.Errorf("%s %s: unexpected answer %s", method, path, raw)
+	if err := callJSON(ctx, hc, key, method, c.APIURL+path, body, &env); err != nil {
+		return err
+	}
+	if len(env.Data) == 0 {
+		return fmt.Errorf("%s %s: an answer without data", method, path)
 	}
 	return json.Unmarshal(env.Data, out)
 }

@@ -7,7 +7,6 @@ Licensed under the Apache License, Version 2.0.
 package benchpeer
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -16,7 +15,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -76,8 +74,7 @@ func StartOutpost(ctx context.Context, bin string, cfg OutpostConfig) (_ *Outpos
 	if err != nil {
 		return nil, err
 	}
-	o := &Outpost{stack: st, Bin: bin, apiKey: "bench-admin-api-key", hc: &http.Client{Timeout: 30 * time.Second,
-		Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	o := &Outpost{stack: st, Bin: bin, apiKey: "bench-admin-api-key", hc: newAPIClient()}
 	defer func() {
 		if err != nil {
 			o.Stop()
@@ -303,32 +300,7 @@ func (t *OutpostTenant) Publish(ctx context.Context, hc *http.Client, dest *Outp
 
 // do sends a JSON request with the admin API key and decodes the answer into out.
 func (o *Outpost) do(ctx context.Context, hc *http.Client, method, path string, body, out any) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, method, o.APIURL+path, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+o.apiKey)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	if res.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: %d %s", method, path, res.StatusCode, raw)
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("%s %s: unexpected answer %s", method, path, raw)
-	}
-	return nil
+	return callJSON(ctx, hc, o.apiKey, method, o.APIURL+path, body, out)
 }
 
 // WriteReceiverCA writes the certificate of benchkit's receivers (every httptest TLS server

@@ -17,7 +17,6 @@ import (
 	"os"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -104,17 +103,11 @@ func TestOutpostDelivers(t *testing.T) {
 	}
 
 	want := map[string]bool{one + "/ep/1": true, all + "/ep/0": true, all + "/ep/1": true}
-	deadline := time.Now().Add(time.Minute)
-	for {
+	waitForDeliveries(func() int {
 		mu.Lock()
-		n := len(got)
-		mu.Unlock()
-		if n >= len(want) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(500 * time.Millisecond) // room for a delivery that should not come
+		defer mu.Unlock()
+		return len(got)
+	}, len(want))
 	mu.Lock()
 	defer mu.Unlock()
 	seen := map[string]bool{}

@@ -9,8 +9,11 @@ package benchpeer
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -190,4 +193,41 @@ func waitTCP(addr string, timeout time.Duration) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// newAPIClient is the HTTP client the harness talks to a peer's API with: kept-alive
+// connections enough for the load generator's 32 clients.
+func newAPIClient() *http.Client {
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+}
+
+// callJSON sends body as JSON to url with a bearer token and decodes a 2xx answer into out
+// (nil: the answer is not read as JSON); another status is an error with the answer's body.
+func callJSON(ctx context.Context, hc *http.Client, token, method, url string, body, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	if res.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: %d %s", method, url, res.StatusCode, raw)
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("%s %s: unexpected answer %s", method, url, raw)
+	}
+	return nil
 }

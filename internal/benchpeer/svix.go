@@ -7,7 +7,6 @@ Licensed under the Apache License, Version 2.0.
 package benchpeer
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -16,7 +15,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -60,8 +58,7 @@ func StartSvix(ctx context.Context, bin string, cfg SvixConfig) (_ *Svix, err er
 	if err != nil {
 		return nil, err
 	}
-	s := &Svix{stack: st, Bin: bin, hc: &http.Client{Timeout: 30 * time.Second,
-		Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	s := &Svix{stack: st, Bin: bin, hc: newAPIClient()}
 	defer func() {
 		if err != nil {
 			s.Stop()
@@ -275,30 +272,5 @@ func SvixEventID(h http.Header, body []byte) string {
 
 // do sends a JSON request with the API token and decodes the answer into out.
 func (s *Svix) do(ctx context.Context, hc *http.Client, method, path string, body, out any) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, method, s.APIURL+path, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	if res.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: %d %s", method, path, res.StatusCode, raw)
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("%s %s: unexpected answer %s", method, path, raw)
-	}
-	return nil
+	return callJSON(ctx, hc, s.token, method, s.APIURL+path, body, out)
 }

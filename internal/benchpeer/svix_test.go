@@ -18,7 +18,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 )
@@ -143,17 +142,11 @@ func TestSvixDelivers(t *testing.T) {
 
 	msgOf := map[string]string{toOne: msgOne, toMany: msgMany}
 	want := map[string]bool{toOne + "/ep/1": true, toMany + "/ep/0": true, toMany + "/ep/2": true}
-	deadline := time.Now().Add(time.Minute)
-	for {
+	waitForDeliveries(func() int {
 		mu.Lock()
-		n := len(got)
-		mu.Unlock()
-		if n >= len(want) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(500 * time.Millisecond) // room for a delivery that should not come
+		defer mu.Unlock()
+		return len(got)
+	}, len(want))
 	mu.Lock()
 	defer mu.Unlock()
 	seen := map[string]bool{}
