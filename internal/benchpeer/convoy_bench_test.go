@@ -19,7 +19,8 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
-// BenchmarkConvoyEndToEnd measures Convoy, built from its source (CONVOY_BIN), with the harness and cases of controllers' BenchmarkWebhookEndToEnd:
+// BenchmarkConvoyEndToEnd measures Convoy, built from its source (CONVOY_BIN), with the
+// harness and cases of controllers' BenchmarkWebhookEndToEnd:
 // events are made through Convoy's ingestion API (POST /api/v1/projects/{id}/events, or
 // /events/fanout for five endpoints), Convoy delivers them signed (HMAC-SHA256) over HTTPS
 // to the same local TLS receiver, and event→delivery runs from the start of the ingestion

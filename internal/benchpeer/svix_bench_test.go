@@ -29,7 +29,7 @@ import (
 func BenchmarkSvixEndToEnd(b *testing.B) {
 	bin := os.Getenv("SVIX_BIN")
 	if bin == "" {
-		b.Skip("SVIX_BIN is not set: build Svix's server (docs/benchmarks.md, \"Svix\") and run via make bench-peer")
+		b.Skip("SVIX_BIN is not set: point it at svix-server built from its source and run via make bench-peer (docs/benchmarks.md, \"Svix\")")
 	}
 	benchkit.SelfName = "harness" // the load generator and the receiver
 	ctx := context.Background()
