@@ -21,10 +21,10 @@ import (
 // would send one delivery at a time.
 const outpostConcurrency = 100
 
-// BenchmarkOutpostEndToEnd measures Hookdeck Outpost, built from its source (OUTPOST_BIN), with the harness and cases of controllers'
-// BenchmarkWebhookEndToEnd: events are made through Outpost's publish API (POST
-// /api/v1/publish, to one destination or, for five endpoints, to every destination of the
-// tenant), Outpost delivers them signed (HMAC-SHA256) over HTTPS to the same local TLS
+// BenchmarkOutpostEndToEnd measures Hookdeck Outpost, built from its source (OUTPOST_BIN),
+// with the harness and cases of controllers' BenchmarkWebhookEndToEnd: events are made
+// through Outpost's publish API (POST /api/v1/publish, to one destination or, for five
+// endpoints, to every destination of the tenant), Outpost delivers them signed (HMAC-SHA256) over HTTPS to the same local TLS
 // receiver, and event→delivery runs from the start of the publish request to the receiver's
 // 2xx. PostgreSQL, Redis, RabbitMQ and Outpost's api, delivery and log services run on this
 // machine; the CPU time of each is read from /proc. Run with `make bench-peer`.
