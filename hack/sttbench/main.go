@@ -30,27 +30,27 @@ import (
 // callSentence is a caller's message and what its summary should say.
 type callSentence struct {
 	text     string
-	callback string // E.164; "" when the caller names none (the summary then falls back to the caller's own number)
+	callback string // E.164; "" when the caller names none (the summary then has none)
 	urgency  string
 	intent   string
 }
 
-// callerE164 is the number the test calls come from: a summary that finds no number in the
-// transcript answers with it, which is wrong wherever the caller spoke another.
-const callerE164 = "+447700900999"
+// callerE164 is the number the test calls come from, given to the summarizer as it is in
+// service; a summary that answered with it would be wrong.
+const callerE164 = "+441514960999"
 
 var sentences = []callSentence{
-	{"Hi, this is Sarah from Greenway Dental. I need to reschedule my appointment on Thursday the fourteenth of March. Please call me back on oh seven seven double oh, nine double oh, one two three.", "+447700900123", "normal", "book_appointment"},
-	{"Hello, my name is David Clarke. The boiler has stopped working and we have no hot water. It is quite urgent. My number is oh seven seven double oh, nine double oh, four five six.", "+447700900456", "high", "repair_request"},
+	{"Hi, this is Sarah from Greenway Dental. I need to reschedule my appointment on Thursday the fourteenth of March. Please call me back on oh one one four, four nine six, oh one two three.", "+441144960123", "normal", "book_appointment"},
+	{"Hello, my name is David Clarke. The boiler has stopped working and we have no hot water. It is quite urgent. My number is oh one one six, four nine six, oh four five six.", "+441164960456", "high", "repair_request"},
 	{"Good morning, I would like a quote for a new kitchen at twelve Mill Lane, London. There is no rush. You can reach me on oh two oh, seven nine four six, oh oh one eight.", "+442079460018", "low", "request_quote"},
 	{"Hi, it's Emma Wilson. I'm calling about the invoice you sent on the second of June. I think I paid it twice. Could you call me back on oh one six one, four nine six, oh oh two two?", "+441614960022", "normal", "billing_query"},
-	{"This is James from Oakfield Surgery. We have a water leak in the waiting room and it is getting worse. Please send someone straight away. Call me on oh seven seven double oh, nine double oh, seven eight nine.", "+447700900789", "high", "repair_request"},
-	{"Hello, I want to cancel my order from last week, order number four five two one. Please call me back on oh seven seven double oh, nine double oh, three two one.", "+447700900321", "normal", "cancellation"},
+	{"This is James from Oakfield Surgery. We have a water leak in the waiting room and it is getting worse. Please send someone straight away. Call me on oh one one seven, four nine six, oh seven eight nine.", "+441174960789", "high", "repair_request"},
+	{"Hello, I want to cancel my order from last week, order number four five two one. Please call me back on oh one two one, four nine six, oh three two one.", "+441214960321", "normal", "cancellation"},
 	{"Hi, this is Lucy Evans at fourteen Station Road, Manchester. I would like to book a service for my car next Tuesday. My number is oh one six one, four nine six, oh oh seven seven.", "+441614960077", "low", "book_appointment"},
-	{"Good afternoon, Michael Brown here. Where is my parcel? The delivery was due on Friday the tenth. Ring me back on oh seven seven double oh, nine double oh, six five four.", "+447700900654", "normal", "delivery_query"},
+	{"Good afternoon, Michael Brown here. Where is my parcel? The delivery was due on Friday the tenth. Ring me back on oh one three one, four nine six, oh six five four.", "+441314960654", "normal", "delivery_query"},
 	{"Hello, I am really unhappy with the repair you did yesterday. It is still not working. I want to make a complaint. Call me on oh two oh, seven nine four six, oh oh five five.", "+442079460055", "normal", "complaint"},
 	{"Hi, it's Priya. Just letting you know the engineer can come on the twenty first of April at ten in the morning. No need to call back.", "", "low", "general_enquiry"},
-	{"Hello, this is Tom at Riverside Cafe. Our fridge is broken and we open in an hour. It's an emergency. Please phone oh seven seven double oh, nine double oh, two four six.", "+447700900246", "high", "repair_request"},
+	{"Hello, this is Tom at Riverside Cafe. Our fridge is broken and we open in an hour. It's an emergency. Please phone oh one four one, four nine six, oh two four six.", "+441414960246", "high", "repair_request"},
 	{"Hi, could you tell me how much it costs to replace a window? I live at forty two Park Avenue, Leeds. My number is oh one one three, four nine six, oh oh three three.", "+441134960033", "normal", "request_quote"},
 }
 
@@ -219,11 +219,7 @@ func run(limit int, openaiURL, openaiModel, hypsPath string) error {
 func (sc *score) addSummary(ctx context.Context, transcript string, call *callSentence) {
 	sc.calls++
 	sum, _ := transcription.BuiltinSummarizer{}.Summarize(ctx, transcription.SummaryInput{Text: transcript, CallerE164: callerE164})
-	want := call.callback
-	if want == "" {
-		want = callerE164
-	}
-	if sum.CallbackNumber != nil && *sum.CallbackNumber == want {
+	if got := sum.CallbackNumber; (got == nil && call.callback == "") || (got != nil && *got == call.callback) {
 		sc.callback++
 	}
 	if sum.Urgency == call.urgency {

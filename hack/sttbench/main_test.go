@@ -41,7 +41,10 @@ func TestAddSummary(t *testing.T) {
 	// What Vosk made of it on telephone audio: the request survives, the number does not.
 	sc.addSummary(ctx, "i live in favor of lamprey wait and or i need to reschedule my appointments on thursday before the summer's "+
 		"please call me back on or famine am donald okay i'm not alone one to free", call)
-	want := score{calls: 2, callback: 1, urgency: 2, intent: 2}
+	// A call that names no number is right only when the summary has none (not the caller's).
+	none := &sentences[9]
+	sc.addSummary(ctx, none.text, none)
+	want := score{calls: 3, callback: 2, urgency: 3, intent: 2} // the word lists read "call back" as the intent
 	if sc != want {
 		t.Errorf("score %+v, want %+v", sc, want)
 	}

@@ -5,14 +5,13 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
-
-	"github.com/switchboard-dev/switchboard/internal/phone"
 )
 
 // BuiltinSummarizer makes summaries without a network or a model: the first sentences as the
 // gist, the intent, urgency and sentiment from word lists, action items from the caller's
 // requests, and the callback number (written or read aloud, see FindCallbackNumber; national
-// numbers read as UK numbers). It is the default; a model does better.
+// numbers read as UK numbers; nil when the caller says none). It is the default; a model does
+// better.
 type BuiltinSummarizer struct{}
 
 // Summarize extracts the summary fields from the transcript.
@@ -20,13 +19,9 @@ func (BuiltinSummarizer) Summarize(_ context.Context, in SummaryInput) (Summary,
 	return Normalize(extract(in)), nil
 }
 
-func emptySummary(in SummaryInput) Summary {
-	s := Summary{Summary: "No speech was recognised in the recording.", Intent: "no_speech", Sentiment: "neutral", Urgency: "normal",
+func emptySummary() Summary {
+	return Summary{Summary: "No speech was recognised in the recording.", Intent: "no_speech", Sentiment: "neutral", Urgency: "normal",
 		ActionItems: []string{}}
-	if e, ok := phone.ToE164(in.CallerE164); ok {
-		s.CallbackNumber = &e
-	}
-	return s
 }
 
 // Word lists (lower case; phrases match on word boundaries).
@@ -66,7 +61,7 @@ var sentenceEnd = regexp.MustCompile(`[^.!?]+[.!?]*`)
 func extract(in SummaryInput) Summary {
 	text := strings.TrimSpace(in.Text)
 	if text == "" {
-		return emptySummary(in)
+		return emptySummary()
 	}
 	lower := " " + normalizeSpace(strings.ToLower(text)) + " "
 	s := Summary{Intent: "general_enquiry", Sentiment: "neutral", Urgency: "normal"}
@@ -107,10 +102,10 @@ func extract(in SummaryInput) Summary {
 		s.Summary = string(r[:299]) + "…"
 	}
 
+	// Only a number the caller said: the caller's own is the call's from_e164 already, and a
+	// copy of it here could not be told from a number heard.
 	if n := FindCallbackNumber(text); n != "" {
 		s.CallbackNumber = &n
-	} else if e, ok := phone.ToE164(in.CallerE164); ok {
-		s.CallbackNumber = &e
 	}
 
 	wantsCallback := containsAny(lower, callbackPhrases)

@@ -43,7 +43,8 @@ type SpeechToText interface {
 type SummaryInput struct {
 	Text     string
 	Segments []Segment
-	// CallerE164 is the caller's number (the callback number when the caller names none).
+	// CallerE164 is the caller's number, context for a model; it is never taken as the
+	// callback number, which is only a number said in the call.
 	CallerE164 string
 }
 
@@ -55,7 +56,7 @@ type Summary struct {
 	Urgency   string // low, normal, high
 	// ActionItems become to-dos.
 	ActionItems []string
-	// CallbackNumber in E.164, nil when none.
+	// CallbackNumber is a number said in the call, in E.164; nil when none was.
 	CallbackNumber *string
 }
 

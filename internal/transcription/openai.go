@@ -205,7 +205,7 @@ var summarySchema = map[string]any{
 // Summarize asks the model for the summary fields.
 func (o OpenAISummarizer) Summarize(ctx context.Context, in SummaryInput) (Summary, error) {
 	if strings.TrimSpace(in.Text) == "" {
-		return emptySummary(in), nil
+		return emptySummary(), nil
 	}
 	reqBody := map[string]any{
 		"model": o.Model,
@@ -259,9 +259,5 @@ func (o OpenAISummarizer) Summarize(ctx context.Context, in SummaryInput) (Summa
 	}
 	s := Summary{Summary: got.Summary, Intent: got.Intent, Sentiment: got.Sentiment, Urgency: got.Urgency,
 		ActionItems: got.ActionItems, CallbackNumber: got.CallbackNumber}
-	if s.CallbackNumber == nil && in.CallerE164 != "" {
-		caller := in.CallerE164
-		s.CallbackNumber = &caller
-	}
 	return Normalize(s), nil
 }

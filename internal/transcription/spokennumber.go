@@ -4,19 +4,31 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/nyaruka/phonenumbers"
+
 	"github.com/switchboard-dev/switchboard/internal/phone"
 )
 
 // Phone numbers in transcripts. Speech-to-text engines write a number read aloud as words
-// ("oh seven seven double oh, nine double oh, four five six"), as digits ("07700 900456") or
-// as a mix of both, and callers put words between the groups ("that's", "and"). libphonenumber
-// (internal/phone) validates a number but reads digits only, and the words-to-number
-// libraries read quantities ("seventy seven"), not digits said one by one with "double" and
-// "oh"; so the words become digits here and phone.ToE164 judges the result.
+// ("oh one six one, four nine six, oh double five five"), as digits ("0161 496 0555"), as a mix
+// of both, or with a digit misheard as a word that sounds like it ("to", "for"), and callers
+// put words between the groups ("that's", "and"). libphonenumber validates a number but reads
+// digits only, and the words-to-number libraries read quantities ("seventy seven"), not
+// digits said one by one with "double" and "oh"; so the words become digits here and
+// libphonenumber judges the result.
 
 // spokenDigits are the words for a single digit.
 var spokenDigits = map[string]byte{"zero": '0', "oh": '0', "o": '0', "nought": '0', "naught": '0', "one": '1', "two": '2',
 	"three": '3', "four": '4', "five": '5', "six": '6', "seven": '7', "eight": '8', "nine": '9'}
+
+// heardBetweenDigits are words a recognizer writes for a digit it misheard ("two" as "to",
+// "four" as "for"); they are read as digits only inside a number, after a digit and before
+// another, so "I need to go for lunch at two" stays a sentence.
+var heardBetweenDigits = map[string]byte{"to": '2', "too": '2', "for": '4', "fore": '4'}
+
+// heardAsLeadingOh are words a recognizer writes for the "oh" a UK number starts with; they
+// are read as 0 only where a number starts, before a digit other than 0.
+var heardAsLeadingOh = map[string]bool{"a": true, "know": true, "of": true, "owe": true}
 
 // repeaters say the next digit several times: "double oh" is "00".
 var repeaters = map[string]int{"double": 2, "triple": 3}
@@ -63,6 +75,10 @@ func digitRuns(text string) []string {
 			fillers++
 		default:
 			end()
+			if digits, used := digitsAt(tokens, i, false); digits != "" { // a word heard for a leading "oh"
+				run.WriteString(digits)
+				i += used - 1
+			}
 		}
 	}
 	end()
@@ -71,10 +87,10 @@ func digitRuns(text string) []string {
 
 // digitsAt reads the digits that tokens[i] (and maybe the tokens after it) say, and how many
 // tokens that took; "" when tokens[i] says none. inRun reports whether digits came just before
-// (only then does "hundred" mean "00").
+// (only then does "hundred" mean "00", or a misheard digit count).
 func digitsAt(tokens []string, i int, inRun bool) (string, int) {
 	tok := tokens[i]
-	if tok[0] == '+' || tok[0] >= '0' && tok[0] <= '9' {
+	if tok[0] == '+' || isDigit(tok[0]) {
 		return tok, 1
 	}
 	if d, ok := spokenDigits[tok]; ok {
@@ -86,12 +102,22 @@ func digitsAt(tokens []string, i int, inRun bool) (string, int) {
 	if tok == "hundred" && inRun {
 		return "00", 1
 	}
+	if d, ok := heardBetweenDigits[tok]; ok && inRun && i+1 < len(tokens) {
+		if next, _ := digitsAt(tokens, i+1, true); next != "" && next[0] != '+' {
+			return string(d), 1
+		}
+	}
+	if heardAsLeadingOh[tok] && !inRun && i+1 < len(tokens) {
+		if next, _ := digitsAt(tokens, i+1, true); next != "" && isDigit(next[0]) && next[0] != '0' {
+			return "0", 1
+		}
+	}
 	if n, ok := repeaters[tok]; ok && i+1 < len(tokens) {
 		next := tokens[i+1]
 		if d, ok := spokenDigits[next]; ok {
 			return strings.Repeat(string(d), n), 2
 		}
-		if len(next) == 1 && next[0] >= '0' && next[0] <= '9' {
+		if len(next) == 1 && isDigit(next[0]) {
 			return strings.Repeat(next, n), 2
 		}
 	}
@@ -103,9 +129,13 @@ func digitsAt(tokens []string, i int, inRun bool) (string, int) {
 	return "", 0
 }
 
-// FindCallbackNumber returns the first phone number in text in E.164 ("" when none). Digits
-// may be written ("07700 900456", "+44 20 7946 0000"), spoken ("oh seven seven double oh,
-// nine double oh, four five six") or both; national numbers are read as UK numbers.
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// FindCallbackNumber returns the first valid phone number in text in E.164 ("" when none).
+// Digits may be written ("020 7946 0018", "+44 20 7946 0000"), spoken ("oh one six one, four
+// nine six, oh double five five") or both; national numbers are read as UK numbers. A run of
+// digits that is no valid number (a digit missed or misheard, a range never allocated) gives
+// none rather than a guess.
 func FindCallbackNumber(text string) string {
 	for _, run := range digitRuns(text) {
 		if n := numberIn(run); n != "" {
@@ -115,16 +145,18 @@ func FindCallbackNumber(text string) string {
 	return ""
 }
 
-// numberIn returns the first phone number in a run of digits ("" when none). A run may hold
-// more than the number ("one two three, oh seven seven ..."), so a number may start at any
-// "+" or trunk "0" (not "00", which would read the digits after it as a country code): an
-// international number is the longest prefix from there that is a possible number, a
-// national one is the 11 digits from there, else 10 (UK national numbers have 10 or 11 digits
-// with the 0). As everywhere in the service (phone.ToE164), lengths are checked, ranges not.
+// numberIn returns the first valid phone number in a run of digits ("" when none). A run may
+// hold more than the number ("one two three, oh seven seven ..."), so a number may start at
+// any "+" or trunk "0" (not "00", which would read the digits after it as a country code): an
+// international number is the longest valid prefix from there, a national one the 11 digits
+// from there, else 10 (UK national numbers have 10 or 11 digits with the 0). Unlike a number
+// typed into a form (phone.ToE164 checks its length only), a number heard in speech must be
+// in an allocated range: a recognizer that dropped or misheard one digit still leaves a
+// number of a possible length.
 func numberIn(run string) string {
 	if strings.HasPrefix(run, "+") {
 		for end := len(run); end >= len("+1234567"); end-- {
-			if e164, ok := phone.ToE164(run[:end]); ok {
+			if e164, ok := validNumber(run[:end]); ok {
 				return e164
 			}
 		}
@@ -136,11 +168,21 @@ func numberIn(run string) string {
 		}
 		for _, n := range []int{11, 10} {
 			if start+n <= len(run) {
-				if e164, ok := phone.ToE164(run[start : start+n]); ok {
+				if e164, ok := validNumber(run[start : start+n]); ok {
 					return e164
 				}
 			}
 		}
 	}
 	return ""
+}
+
+// validNumber reads digits (with a leading "+", or national as a UK number) as a number in an
+// allocated range of its country.
+func validNumber(digits string) (string, bool) {
+	n, err := phonenumbers.Parse(digits, phone.DefaultRegion)
+	if err != nil || !phonenumbers.IsValidNumber(n) {
+		return "", false
+	}
+	return phonenumbers.Format(n, phonenumbers.E164), true
 }
