@@ -99,27 +99,28 @@ func (v Vosk) Transcribe(ctx context.Context, a Audio) (Speech, error) {
 	return parseVosk(out.Bytes())
 }
 
-// parseVosk reads the decoding script's output: {"segments": [{"start", "end", "text"}]}.
+// parseVosk reads the decoding script's output, {"words": [{"start", "end", "word"}]}, and
+// splits the words into segments at pauses (SplitSegments): Vosk's own utterances end only at
+// long silences, so a whole call often came back as one.
 func parseVosk(out []byte) (Speech, error) {
 	var r struct {
-		Segments []struct {
+		Words []struct {
 			Start float64 `json:"start"`
 			End   float64 `json:"end"`
-			Text  string  `json:"text"`
-		} `json:"segments"`
+			Word  string  `json:"word"`
+		} `json:"words"`
 	}
 	if err := json.Unmarshal(out, &r); err != nil {
 		return Speech{}, fmt.Errorf("vosk output: %w", err)
 	}
-	s := Speech{Language: "en", Segments: []Segment{}}
-	texts := []string{}
-	for _, sg := range r.Segments {
-		text := strings.TrimSpace(sg.Text)
-		if text == "" {
-			continue
-		}
-		s.Segments = append(s.Segments, Segment{Start: sg.Start, End: sg.End, Speaker: "speaker", Text: text})
-		texts = append(texts, text)
+	words := make([]Word, len(r.Words))
+	for i, w := range r.Words {
+		words[i] = Word{Start: w.Start, End: w.End, Text: w.Word}
+	}
+	s := Speech{Language: "en", Segments: SplitSegments(words, DefaultSegmentRules, "speaker")}
+	texts := make([]string, len(s.Segments))
+	for i, sg := range s.Segments {
+		texts[i] = sg.Text
 	}
 	s.Text = strings.Join(texts, " ")
 	return s, nil

@@ -1,5 +1,6 @@
-# Decodes a 16-bit mono WAV with Vosk and prints one JSON object: {"segments": [{"start", "end",
-# "text"}]}, one segment per utterance Vosk finds. Arguments: model directory, WAV file.
+# Decodes a 16-bit mono WAV with Vosk and prints one JSON object: {"words": [{"start", "end",
+# "word"}]}, every word Vosk recognises with its times in seconds, in order (the service splits
+# them into segments). Arguments: model directory, WAV file.
 # libvosk.so comes from the vosk wheel and is loaded with ctypes, so the venv needs nothing else.
 import ctypes
 import importlib.util
@@ -31,14 +32,12 @@ model = lib.vosk_model_new(model_dir.encode())
 if not model:
     sys.exit("cannot load the Vosk model from " + model_dir)
 
-segments = []
+words = []
 
 
 def add(result):
-    words = json.loads(result.decode()).get("result") or []
-    if words:
-        segments.append({"start": words[0]["start"], "end": words[-1]["end"],
-                         "text": " ".join(w["word"] for w in words)})
+    for w in json.loads(result.decode()).get("result") or []:
+        words.append({"start": w["start"], "end": w["end"], "word": w["word"]})
 
 
 with wave.open(wav_path, "rb") as w:
@@ -53,4 +52,4 @@ with wave.open(wav_path, "rb") as w:
         if lib.vosk_recognizer_accept_waveform(rec, data, len(data)):
             add(lib.vosk_recognizer_result(rec))
     add(lib.vosk_recognizer_final_result(rec))
-json.dump({"segments": segments}, sys.stdout)
+json.dump({"words": words}, sys.stdout)

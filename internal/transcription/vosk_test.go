@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -15,17 +16,21 @@ import (
 )
 
 func TestParseVosk(t *testing.T) {
-	got, err := parseVosk([]byte(`{"segments": [{"start": 0.03, "end": 1.5, "text": "my boiler is broken"},
-		{"start": 2, "end": 2.1, "text": " "}, {"start": 2.5, "end": 4.25, "text": "call me back"}]}`))
+	got, err := parseVosk([]byte(`{"words": [{"start": 0.03, "end": 0.4, "word": "my"}, {"start": 0.4, "end": 0.9, "word": "boiler"},
+		{"start": 0.9, "end": 1.5, "word": "broke"}, {"start": 1.6, "end": 1.7, "word": " "},
+		{"start": 2.5, "end": 3, "word": "call"}, {"start": 3.05, "end": 3.5, "word": "me"}, {"start": 3.5, "end": 4.25, "word": "back"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Speech{Text: "my boiler is broken call me back", Language: "en", Segments: []Segment{
-		{Start: 0.03, End: 1.5, Speaker: "speaker", Text: "my boiler is broken"},
+	want := Speech{Text: "my boiler broke call me back", Language: "en", Segments: []Segment{
+		{Start: 0.03, End: 1.5, Speaker: "speaker", Text: "my boiler broke"},
 		{Start: 2.5, End: 4.25, Speaker: "speaker", Text: "call me back"},
 	}}
-	if got.Text != want.Text || len(got.Segments) != 2 || got.Segments[0] != want.Segments[0] || got.Segments[1] != want.Segments[1] {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+	if got, err := parseVosk([]byte(`{"words": []}`)); err != nil || got.Text != "" || len(got.Segments) != 0 {
+		t.Errorf("no words: %+v %v", got, err)
 	}
 	if _, err := parseVosk([]byte("Traceback")); err == nil {
 		t.Error("non-JSON output parsed")
@@ -94,6 +99,10 @@ func TestVoskOnTelephoneSpeech(t *testing.T) {
 	}
 	if got.Language != "en" || len(got.Segments) == 0 {
 		t.Fatalf("speech %+v", got)
+	}
+	// Two sentences, about 6.5 s: split at the pause between them, not one block.
+	if len(got.Segments) < 2 {
+		t.Errorf("segments %+v: want the two sentences apart", got.Segments)
 	}
 	seconds, err := speechsynth.Seconds(audio)
 	if err != nil {
