@@ -5,7 +5,12 @@
 #   sox + libsox-fmt-mp3               resamples recordings (WAV in PCM, mu-law, a-law; MP3) to the
 #                                      16 kHz mono 16-bit WAV it reads, and splits two-channel calls
 #   opus-tools                         opusdec: Ogg Opus recordings to WAV for sox
-#   espeak-ng                          speaks scripts to WAV for tests, the demo and the benchmark
+#   festival + festvox-us-slt-hts      speaks the demo's callers (Festival with Debian's one English
+#                                      HTS voice, cmu_us_slt_arctic_hts), which Vosk reads far
+#                                      better than espeak-ng
+#   festvox-kallpc16k                  the demo's agent (kal_diphone, male), so the sides differ
+#   espeak-ng                          speaks scripts to WAV for tests and the benchmark, and the demo
+#                                      where Festival is missing
 #   pocketsphinx-testdata              human recordings with transcriptions for the benchmark
 # and then, through hack/install-vosk.sh, the default local engine Vosk under $SWITCHBOARD_CACHE.
 # Idempotent and quick when everything is there. Tests that need these skip without them.
@@ -18,6 +23,9 @@ command -v sox >/dev/null 2>&1 || need+=(sox libsox-fmt-base)
 dpkg-query -W -f='${Status}' libsox-fmt-mp3 2>/dev/null | grep -q 'ok installed' || need+=(libsox-fmt-mp3)
 command -v opusdec >/dev/null 2>&1 || need+=(opus-tools)
 command -v espeak-ng >/dev/null 2>&1 || need+=(espeak-ng)
+command -v text2wave >/dev/null 2>&1 || need+=(festival)
+[[ -d /usr/share/festival/voices/us/cmu_us_slt_arctic_hts ]] || need+=(festvox-us-slt-hts)
+[[ -d /usr/share/festival/voices/english/kal_diphone ]] || need+=(festvox-kallpc16k)
 [[ -d /usr/share/pocketsphinx/test/data/librivox ]] || need+=(pocketsphinx-testdata)
 if [[ ${#need[@]} -gt 0 ]]; then
   if [[ $(id -u) -ne 0 ]]; then

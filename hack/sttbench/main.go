@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -87,7 +88,8 @@ func main() {
 		"also measure an OpenAI-compatible speech server at this API root (key from SPEECH_API_KEY)")
 	openaiModel := flag.String("openai-model", "whisper-1", "model for -openai-url")
 	hyps := flag.String("hypotheses", "", "write every reference and hypothesis to this file")
-	demo := flag.Bool("demo-voices", false, "instead: Vosk's WER and callback number on each demo call's script in each of -voices")
+	demo := flag.Bool("demo-voices", false, "instead: Vosk's WER and callback number on each demo call's script in each of -voices "+
+		"(espeak-ng name:words-per-minute or festival:voice)")
 	demoVoices := flag.String("voices", "en-gb:150,en-us:150,en-gb-x-rp:150,en-gb-scotland:150,en-us+edward:150",
 		"with -demo-voices: espeak-ng voice:words-per-minute, comma-separated")
 	flag.Parse()
@@ -394,9 +396,16 @@ func measureDemoVoices(list string) error {
 	for _, item := range strings.Split(list, ",") {
 		var v speechsynth.Voice
 		name, rate, _ := strings.Cut(strings.TrimSpace(item), ":")
+		if name == "festival" {
+			if !speechsynth.FestivalAvailable(rate) {
+				return fmt.Errorf("festival voice %q is not installed (hack/install-speech-tools.sh)", rate)
+			}
+			voices = append(voices, speechsynth.Voice{Festival: rate})
+			continue
+		}
 		v.Name = name
 		if _, err := fmt.Sscan(rate, &v.WordsPerMinute); err != nil {
-			return fmt.Errorf("voice %q: want name:words-per-minute", item)
+			return fmt.Errorf("voice %q: want name:words-per-minute or festival:voice", item)
 		}
 		voices = append(voices, v)
 	}
@@ -419,7 +428,11 @@ func measureDemoVoices(list string) error {
 			if transcription.FindCallbackNumber(sp.Text) == d.Callback {
 				right = "yes"
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%d\t%.1f %%\t%s\t%s\n", i+1, v.Name, v.WordsPerMinute,
+			name, wpm := v.Name, strconv.Itoa(v.WordsPerMinute)
+			if v.Festival != "" {
+				name, wpm = "festival "+v.Festival, "–"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%.1f %%\t%s\t%s\n", i+1, name, wpm,
 				100*float64(editDistance(ref, words(sp.Text)))/float64(max(len(ref), 1)), right, sp.Text)
 			fmt.Fprintf(os.Stderr, ".")
 		}

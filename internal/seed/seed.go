@@ -60,15 +60,15 @@ type demoStory struct {
 	summary, intent, sentiment, urgency, callback string
 }
 
-// DemoScript is what one of the demo's recorded calls says, in which voice, and the callback
-// number it reads out (E.164).
+// DemoScript is what the caller says in one of the demo's recorded calls, in which voice, and
+// the callback number it reads out (E.164).
 type DemoScript struct {
 	Voice    speechsynth.Voice
 	Script   string
 	Callback string
 }
 
-// DemoScripts are the scripts the demo's recordings are spoken from.
+// DemoScripts are the callers' scripts the demo's recordings are spoken from.
 func DemoScripts() []DemoScript {
 	out := make([]DemoScript, len(demoStories))
 	for i, st := range demoStories {
@@ -77,39 +77,96 @@ func DemoScripts() []DemoScript {
 	return out
 }
 
-// demoRecording is a story's audio.
-type demoRecording struct {
-	story   demoStory
-	audio   []byte
-	seconds int
+// The agent who answers the demo's calls: Festival's male diphone voice, so the two sides
+// sound different (Debian has one English HTS voice, the callers'); espeak-ng without it.
+var (
+	demoAgentVoice = speechsynth.Voice{Festival: speechsynth.FestivalDiphoneMale, Name: "en-us+edward", WordsPerMinute: 140}
+	demoGreeting   = "Good morning, Acme Plumbing, Sam speaking. How can I help?"
+	demoGoodbye    = "Thank you. We will call you back shortly. Goodbye."
+)
+
+// DemoPause is the silence before each turn of a demo call, in seconds.
+const DemoPause = 0.6
+
+// DemoCallTurns are what is said in an answered demo call: the agent's greeting, the
+// caller's script and the agent's goodbye.
+func DemoCallTurns(d DemoScript) []speechsynth.Turn {
+	return []speechsynth.Turn{{Agent: true, Voice: demoAgentVoice, Text: demoGreeting}, {Voice: d.Voice, Text: d.Script},
+		{Agent: true, Voice: demoAgentVoice, Text: demoGoodbye}}
 }
 
-// demoRecordings speaks each story at telephone quality (8 kHz mu-law WAV). Without espeak-ng
-// and sox each is a tone as long as its script would take, so the demo still plays something.
+// demoTurn is one side's words in a demo recording and where they are in it.
+type demoTurn struct {
+	speaker    string // caller or agent, as transcripts name them
+	text       string
+	start, end float64
+}
+
+// demoAudio is one recording of a story and what is said in it.
+type demoAudio struct {
+	audio   []byte
+	seconds int
+	turns   []demoTurn
+}
+
+// demoRecording is a story's audio: answered, a two-channel call with the agent (the caller on
+// the first channel); left as a voicemail, the caller alone.
+type demoRecording struct {
+	story           demoStory
+	call, voicemail demoAudio
+}
+
+// demoRecordings speaks each story at telephone quality (8 kHz mu-law WAV), with Festival's
+// voices where installed and espeak-ng otherwise. Without espeak-ng and sox each is a tone as
+// long as its script would take, so the demo still plays something.
 func demoRecordings(ctx context.Context, say func(string, ...any)) ([]demoRecording, error) {
 	out := make([]demoRecording, len(demoStories))
 	spoken := speechsynth.Available()
-	if !spoken {
+	switch {
+	case !spoken:
 		say("espeak-ng or sox is not installed (hack/install-speech-tools.sh): demo recordings are tones, not speech")
+	case !speechsynth.UsesFestival(demoStories[0].voice) || !speechsynth.UsesFestival(demoAgentVoice):
+		say("festival or its voices (festvox-us-slt-hts, festvox-kallpc16k) are not installed (hack/install-speech-tools.sh): " +
+			"demo recordings are spoken by espeak-ng, which speech-to-text engines read far worse")
 	}
 	for i, st := range demoStories {
 		out[i].story = st
 		if !spoken {
-			out[i].seconds = len(strings.Fields(st.script)) * 60 / max(st.voice.WordsPerMinute, 100)
-			out[i].audio = ToneWAV(out[i].seconds)
+			secs := len(strings.Fields(st.script)) * 60 / max(st.voice.WordsPerMinute, 100)
+			tone := demoAudio{audio: ToneWAV(secs), seconds: secs, turns: []demoTurn{{speaker: "caller", text: st.script, end: float64(secs)}}}
+			out[i].call, out[i].voicemail = tone, tone
 			continue
 		}
-		audio, err := speechsynth.Speak(ctx, st.script, st.voice, speechsynth.Telephone)
+		var err error
+		out[i].call, err = speakDemo(ctx, DemoCallTurns(DemoScript{Voice: st.voice, Script: st.script}))
+		if err == nil {
+			out[i].voicemail, err = speakDemo(ctx, []speechsynth.Turn{{Voice: st.voice, Text: st.script}})
+		}
 		if err != nil {
 			return nil, fmt.Errorf("speak demo recording %d: %w", i, err)
 		}
-		secs, err := speechsynth.Seconds(audio)
-		if err != nil {
-			return nil, fmt.Errorf("demo recording %d: %w", i, err)
-		}
-		out[i].audio, out[i].seconds = audio, int(math.Ceil(secs))
 	}
 	return out, nil
+}
+
+func speakDemo(ctx context.Context, turns []speechsynth.Turn) (demoAudio, error) {
+	audio, spans, err := speechsynth.Conversation(ctx, turns, DemoPause)
+	if err != nil {
+		return demoAudio{}, err
+	}
+	secs, err := speechsynth.Seconds(audio)
+	if err != nil {
+		return demoAudio{}, err
+	}
+	d := demoAudio{audio: audio, seconds: int(math.Round(secs))}
+	for i, t := range turns {
+		speaker := "caller"
+		if t.Agent {
+			speaker = "agent"
+		}
+		d.turns = append(d.turns, demoTurn{speaker: speaker, text: t.Text, start: spans[i].Start, end: spans[i].End})
+	}
+	return d, nil
 }
 
 // demo data: a plumbing firm in London.
@@ -119,39 +176,39 @@ var (
 		{"Grace Okafor", "+441632960104"}, {"", "+447700900105"}, {"Ahmed Khan", "+447700900106"},
 		{"Lucy Evans", "+447700900107"}, {"", "+33612345678"},
 	}
-	// demoStories are what the demo's recorded calls say: each recording is its script spoken by
-	// espeak-ng at telephone quality, and its seeded transcript and summary tell the same story.
-	// Callback numbers are read digit by digit, as callers do. Each voice is the one Vosk reads
-	// best for that script at telephone quality (`go run ./hack/sttbench -demo-voices`,
-	// docs/transcription.md).
+	// demoStories are what the callers say in the demo's recorded calls: each recording is its
+	// script spoken at telephone quality by Festival's HTS voice (espeak-ng without Festival),
+	// and its seeded transcript and summary tell the same story. Callback numbers are Ofcom's
+	// drama landlines (valid numbers no one answers), read digit by digit with 0 as "zero" or
+	// "oh", as callers say it.
 	demoStories = []demoStory{
-		{voice: speechsynth.Voice{Name: "en-gb", WordsPerMinute: 150},
+		{voice: demoCallerVoice("en-gb", 150),
 			script: "Hello, this is Priya Shah. I'm calling about a leaking radiator valve in my front room. It has been dripping " +
-				"since the weekend. Could someone come and repair it this week? Please call me back on oh seven seven double oh, " +
-				"nine double oh, four five six. Thank you.",
+				"since the weekend. Could someone come and repair it this week? Please call me back on zero one one three, " +
+				"four nine six, zero four five six. Thank you.",
 			summary: "Caller reports a leaking radiator valve and wants a visit this week.", intent: "repair_request",
-			sentiment: "neutral", urgency: "high", callback: "+447700900456"},
-		{voice: speechsynth.Voice{Name: "en-us+edward", WordsPerMinute: 140},
+			sentiment: "neutral", urgency: "high", callback: "+441134960456"},
+		{voice: demoCallerVoice("en-us+edward", 140),
 			script: "Hi, it's Tom Baker on Station Road. The boiler stopped working this morning and there is no hot water. " +
 				"My mother is elderly and at home all day, so it is urgent. Please send an engineer today. " +
-				"You can reach me on oh seven seven double oh, nine double oh, seven eight nine.",
+				"You can reach me on zero one six one, four nine six, zero seven eight nine.",
 			summary: "Boiler has no hot water since this morning; elderly resident at home.", intent: "repair_request",
-			sentiment: "neutral", urgency: "high", callback: "+447700900789"},
-		{voice: speechsynth.Voice{Name: "en-us", WordsPerMinute: 150},
+			sentiment: "neutral", urgency: "high", callback: "+441614960789"},
+		{voice: demoCallerVoice("en-us", 150),
 			script: "Good afternoon. I would like a quote to replace the bathroom suite in my flat, the bath, the basin and the toilet. " +
-				"There is no rush, next month would be fine. Please call me on oh two oh, seven nine four six, oh oh one eight.",
+				"There is no rush, next month would be fine. Please call me on zero two zero, seven nine four six, zero zero one eight.",
 			summary: "Asked for a quote to replace a bathroom suite.", intent: "request_quote",
 			sentiment: "neutral", urgency: "low", callback: "+442079460018"},
-		{voice: speechsynth.Voice{Name: "en-us+edward", WordsPerMinute: 140},
+		{voice: demoCallerVoice("en-us+edward", 140),
 			script: "Hello, I'm calling about an invoice you sent last month for the kitchen tap. I think I was charged twice. " +
-				"Could you check the payment and get back to me on oh seven seven double oh, nine double oh, three two one?",
+				"Could you check the payment and get back to me on zero one one seven, four nine six, zero three two one?",
 			summary: "Chasing an invoice sent last month; thinks they were charged twice.", intent: "billing_query",
-			sentiment: "neutral", urgency: "normal", callback: "+447700900321"},
-		{voice: speechsynth.Voice{Name: "en-us+edward", WordsPerMinute: 140},
+			sentiment: "neutral", urgency: "normal", callback: "+441174960321"},
+		{voice: demoCallerVoice("en-us+edward", 140),
 			script: "Hi, just a quick message to say thank you to the engineer who came yesterday. He was brilliant and the " +
-				"shower works perfectly now. If you need a review, call me on oh seven seven double oh, nine double oh, six five four.",
+				"shower works perfectly now. If you need a review, call me on oh one two one, four nine six, oh six five four.",
 			summary: "Thanked the engineer for yesterday's work on the shower.", intent: "general_enquiry",
-			sentiment: "positive", urgency: "normal", callback: "+447700900654"},
+			sentiment: "positive", urgency: "normal", callback: "+441214960654"},
 	}
 	dispositions = []string{"answered", "answered", "answered", "voicemail", "no-answer", "answered", "busy", "answered", "failed"}
 )
@@ -284,9 +341,13 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 		disposition := dispositions[rng.IntN(len(dispositions))]
 		// A call with a recording lasts as long as its recording plus the ringing before it.
 		rec := recordings[rng.IntN(len(recordings))]
+		heard := rec.call
+		if disposition == "voicemail" {
+			heard = rec.voicemail
+		}
 		duration, talk := 0, 0
 		if disposition == "answered" || disposition == "voicemail" {
-			talk = rec.seconds
+			talk = heard.seconds
 			duration = talk + 5 + rng.IntN(15)
 		}
 		filtered := i%13 == 12
@@ -304,13 +365,13 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 			kind = "voicemail"
 		}
 		recording, err := st.CreateRecording(ctx, store.NewRecording{AccountID: acct.ID, CallID: &callID, Kind: kind,
-			StorageKey: fmt.Sprintf("%s/%d.wav", acct.PublicID, callID), DurationSeconds: rec.seconds,
-			SizeBytes: int64(len(rec.audio)), CreatedAt: started.Add(time.Duration(duration) * time.Second)})
+			StorageKey: fmt.Sprintf("%s/%d.wav", acct.PublicID, callID), DurationSeconds: heard.seconds,
+			SizeBytes: int64(len(heard.audio)), CreatedAt: started.Add(time.Duration(duration) * time.Second)})
 		if err != nil {
 			return DemoAccount{}, fmt.Errorf("create a recording: %w", err)
 		}
 		if o.Recordings != nil {
-			if err := o.Recordings.Put(ctx, recording.StorageKey, bytes.NewReader(rec.audio)); err != nil {
+			if err := o.Recordings.Put(ctx, recording.StorageKey, bytes.NewReader(heard.audio)); err != nil {
 				return DemoAccount{}, fmt.Errorf("store demo audio: %w", err)
 			}
 		}
@@ -319,7 +380,7 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 			continue // left untranscribed, so it can be transcribed through the API
 		}
 		s := rec.story
-		minutes := (rec.seconds + 59) / 60
+		minutes := (heard.seconds + 59) / 60
 		if err := st.InTx(ctx, func(tx *store.Tx) error {
 			_, err := tx.ApplyLedgerEntry(ctx, acct.ID, store.LedgerCharge, -int64(minutes*5),
 				fmt.Sprintf("Transcription, %d min", minutes), "", started.Add(time.Duration(duration)*time.Second))
@@ -328,13 +389,17 @@ func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, err
 			return DemoAccount{}, fmt.Errorf("charge a transcription: %w", err)
 		}
 		callback := s.callback
+		segments := make([]store.TranscriptSegment, len(heard.turns))
+		texts := make([]string, len(heard.turns))
+		for i, t := range heard.turns {
+			segments[i] = store.TranscriptSegment{StartSeconds: t.start, EndSeconds: t.end, Speaker: t.speaker, Text: t.text}
+			texts[i] = t.text
+		}
 		_, err = st.CreateCompletedTranscript(ctx, store.NewTranscript{AccountID: acct.ID, RecordingID: recording.ID, CallID: &callID,
-			Text: s.script, Language: "en-GB", Minutes: minutes, RatedPence: int64(minutes * 5),
+			Text: strings.Join(texts, " "), Language: "en-GB", Minutes: minutes, RatedPence: int64(minutes * 5),
 			Summary: &s.summary, Intent: &s.intent, Sentiment: &s.sentiment, Urgency: &s.urgency,
 			ActionItems: []string{"Call back " + callback}, CallbackNumber: &callback,
-			Segments: []store.TranscriptSegment{
-				{StartSeconds: 0, EndSeconds: float64(rec.seconds), Speaker: "caller", Text: s.script},
-			},
+			Segments:    segments,
 			CompletedAt: started.Add(time.Duration(duration+90) * time.Second)})
 		if err != nil {
 			return DemoAccount{}, fmt.Errorf("create a transcript: %w", err)
@@ -415,3 +480,8 @@ func ToneWAV(seconds int) []byte {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// demoCallerVoice is Festival's HTS voice, with the espeak-ng voice and rate used without it.
+func demoCallerVoice(espeak string, wpm int) speechsynth.Voice {
+	return speechsynth.Voice{Festival: speechsynth.FestivalHTSFemale, Name: espeak, WordsPerMinute: wpm}
+}

@@ -3,7 +3,6 @@ package seed
 import (
 	"context"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"testing"
@@ -17,8 +16,9 @@ import (
 func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 
 // TestDemoRecordingsAreSpokenStories: every stored demo recording is one of the stories spoken
-// at telephone quality, as long as the recording row says, and a seeded transcript of it is
-// that story's script.
+// at telephone quality, exactly as long as the recording row says (a call with the agent on a
+// second channel, a voicemail the caller alone), and a seeded transcript of it says that
+// story's script, in segments by speaker.
 func TestDemoRecordingsAreSpokenStories(t *testing.T) {
 	if !speechsynth.Available() {
 		t.Skip("espeak-ng or sox is not installed (hack/install-speech-tools.sh)")
@@ -66,14 +66,31 @@ func TestDemoRecordingsAreSpokenStories(t *testing.T) {
 		if rate, format := uint32(audio[24])|uint32(audio[25])<<8, uint16(audio[20]); rate != 8000 || format != 7 {
 			t.Errorf("recording %s: %d Hz, WAV format %d; want 8000 Hz mu-law (7)", rec.PublicID, rate, format)
 		}
-		if rec.DurationSeconds != int(math.Ceil(secs)) || secs < 10 {
-			t.Errorf("recording %s: row says %d s, audio is %.1f s", rec.PublicID, rec.DurationSeconds, secs)
+		if float64(rec.DurationSeconds) != secs || secs < 10 {
+			t.Errorf("recording %s: row says %d s, audio is %.3f s", rec.PublicID, rec.DurationSeconds, secs)
+		}
+		wantChannels := 2
+		if rec.Kind == "voicemail" {
+			wantChannels = 1
+		}
+		if ch := int(audio[22]); ch != wantChannels {
+			t.Errorf("recording %s (%s): %d channels, want %d", rec.PublicID, rec.Kind, ch, wantChannels)
 		}
 		checked++
 		if tr, err := st.GetTranscript(ctx, demo.AccountID, rec.ID); err == nil && tr.Status == "completed" {
 			transcribed++
-			if !slices.Contains(scripts, tr.Text) {
-				t.Errorf("recording %s: seeded transcript %q is no story's script", rec.PublicID, tr.Text)
+			said := map[string]string{}
+			for _, sg := range tr.Segments {
+				said[sg.Speaker] += sg.Text
+				if sg.StartSeconds >= sg.EndSeconds || sg.EndSeconds > secs {
+					t.Errorf("recording %s: segment %+v outside the %.1f s recording", rec.PublicID, sg, secs)
+				}
+			}
+			if !slices.Contains(scripts, said["caller"]) {
+				t.Errorf("recording %s: the caller's segments %q are no story's script", rec.PublicID, said["caller"])
+			}
+			if (said["agent"] != "") != (rec.Kind == "call") {
+				t.Errorf("recording %s (%s): agent said %q", rec.PublicID, rec.Kind, said["agent"])
 			}
 		}
 	}
