@@ -94,6 +94,8 @@ func TestFindCallbackNumber(t *testing.T) {
 		{"too for two", "oh one one three four nine six oh oh too one", "+441134960021"},
 		{"for for four", "oh one six one for nine six oh five five five", "+441614960555"},
 		{"to and for together", "oh one one three for nine six oh oh to one", "+441134960021"},
+		{"so for oh", "a one to one for nine six so nine three seven", "+441214960937"},
+		{"or for oh", "of two zero seven nine for six or seven one five", "+442079460715"},
 		{"a for the leading oh", "call me on a one six one four nine six oh five five five", "+441614960555"},
 		{"know for the leading oh", "know one six one four nine six oh five five five", "+441614960555"},
 		{"of for the leading oh", "it's of one six one four nine six oh five five five", "+441614960555"},
@@ -126,6 +128,8 @@ func TestFindCallbackNumber(t *testing.T) {
 		{"of before a digit", "one of two radiators, four of five taps", ""},
 		{"for after a digit, then a word", "it costs nine for lunch and seven to go", ""},
 		{"nine to five", "I'm at work from nine to five on weekdays", ""},
+		{"one or two", "one or two things, maybe three or four, so five", ""},
+		{"so after a number is a word", "call oh one six one four nine six oh five five five so thanks", "+441614960555"},
 		{"a sentence with a number in it", "I need to go for lunch at two, call me on oh one six one four nine six oh five five five", "+441614960555"},
 	}
 	for _, tt := range tests {
@@ -146,7 +150,7 @@ func TestDigitRuns(t *testing.T) {
 		{"triple five and double 3", []string{"55533"}},
 		{"triple five, bye, double 3", []string{"555", "33"}},
 		{"seven o'clock", []string{"7"}},
-		{"on one or two", []string{"1", "2"}},
+		{"on one or two", []string{"102"}}, // "or" between digits is a misheard "oh"; 102 is no number
 		{"a hundred things", nil},
 		{"oh eight hundred", []string{"0800"}},
 		{"double trouble", nil},

@@ -22,9 +22,10 @@ var spokenDigits = map[string]byte{"zero": '0', "oh": '0', "o": '0', "nought": '
 	"three": '3', "four": '4', "five": '5', "six": '6', "seven": '7', "eight": '8', "nine": '9'}
 
 // heardBetweenDigits are words a recognizer writes for a digit it misheard ("two" as "to",
-// "four" as "for"); they are read as digits only inside a number, after a digit and before
-// another, so "I need to go for lunch at two" stays a sentence.
-var heardBetweenDigits = map[string]byte{"to": '2', "too": '2', "for": '4', "fore": '4'}
+// "four" as "for", an "oh" inside a number as "so" or "or": Vosk's small model on telephone
+// audio, `make bench-stt`); they are read as digits only inside a number, after a digit and
+// before another, so "I need to go for lunch at two" stays a sentence.
+var heardBetweenDigits = map[string]byte{"to": '2', "too": '2', "for": '4', "fore": '4', "so": '0', "or": '0'}
 
 // heardAsLeadingOh are words a recognizer writes for the "oh" a UK number starts with; they
 // are read as 0 only where a number starts, before a digit other than 0.
@@ -36,7 +37,7 @@ var repeaters = map[string]int{"double": 2, "triple": 3}
 // numberFillers may stand between the groups of one number ("oh seven seven double oh,
 // that's nine double oh ..."); at most maxFillers of them in a row.
 var numberFillers = map[string]bool{"that's": true, "thats": true, "that": true, "is": true, "it's": true, "its": true,
-	"on": true, "and": true, "then": true, "so": true, "um": true, "uh": true, "er": true, "erm": true}
+	"on": true, "and": true, "then": true, "um": true, "uh": true, "er": true, "erm": true}
 
 const maxFillers = 2
 
