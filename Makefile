@@ -95,9 +95,10 @@ bench: tools envtest ## Run the benchmarks (see docs/benchmarks.md), one package
 	$(MAKE) bench-stt
 
 .PHONY: bench-stt
-bench-stt: tools ## Speech-to-text word error rate and real-time factor per engine (docs/transcription.md; BENCH_STT_LIMIT=N for a quick run).
+bench-stt: tools ## Speech-to-text word error rate and real-time factor per engine, and the labelled calls (docs/transcription.md, docs/benchmarks.md; BENCH_STT_LIMIT=N for a quick run of the first).
 	hack/install-vosk.sh >/dev/null
 	go run ./hack/sttbench -limit $(or $(BENCH_STT_LIMIT),0) -hypotheses $(CACHE_DIR)/stt-bench-hypotheses.txt
+	go run ./hack/sttbench -calls -hypotheses $(CACHE_DIR)/stt-bench-calls-hypotheses.txt
 
 .PHONY: bench-peer
 bench-peer: tools envtest ## Switchboard, Convoy, Outpost and Svix side by side, same harness and cases (CONVOY_BIN, OUTPOST_BIN, SVIX_BIN: binaries built beforehand; BENCH_EVENTS, default 2000).

@@ -92,7 +92,15 @@ func main() {
 		"(espeak-ng name:words-per-minute or festival:voice)")
 	demoVoices := flag.String("voices", "en-gb:150,en-us:150,en-gb-x-rp:150,en-gb-scotland:150,en-us+edward:150",
 		"with -demo-voices: espeak-ng voice:words-per-minute, comma-separated")
+	calls := flag.Bool("calls", false, "instead: Vosk and the built-in summarizer on the labelled call scripts, spoken by Festival")
 	flag.Parse()
+	if *calls {
+		if err := runCalls(*hyps); err != nil {
+			fmt.Fprintln(os.Stderr, "sttbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *demo {
 		if err := measureDemoVoices(*demoVoices); err != nil {
 			fmt.Fprintln(os.Stderr, "sttbench:", err)

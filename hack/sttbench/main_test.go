@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"reflect"
+	"slices"
 	"testing"
+
+	"github.com/switchboard-dev/switchboard/internal/transcription"
 )
 
 func TestWords(t *testing.T) {
@@ -47,5 +50,35 @@ func TestAddSummary(t *testing.T) {
 	want := score{calls: 3, callback: 2, urgency: 3, intent: 2} // the word lists read "call back" as the intent
 	if sc != want {
 		t.Errorf("score %+v, want %+v", sc, want)
+	}
+}
+
+// TestCallScripts: the labelled set is large enough to report on, its labels are values the
+// summary can take, and each script says its callback number so that the reader finds it.
+func TestCallScripts(t *testing.T) {
+	if len(callScripts) < 40 {
+		t.Errorf("%d call scripts, want at least 40", len(callScripts))
+	}
+	intents := map[string]bool{"repair_request": true, "book_appointment": true, "request_quote": true, "billing_query": true,
+		"delivery_query": true, "complaint": true, "cancellation": true, "callback_request": true, "general_enquiry": true}
+	seen := map[string]bool{}
+	withNumber := 0
+	for i, c := range callScripts {
+		if seen[c.text] {
+			t.Errorf("call %d repeats another", i+1)
+		}
+		seen[c.text] = true
+		if !slices.Contains(transcription.Urgencies, c.urgency) || !intents[c.intent] {
+			t.Errorf("call %d: urgency %q, intent %q", i+1, c.urgency, c.intent)
+		}
+		if got := transcription.FindCallbackNumber(c.text); got != c.callback {
+			t.Errorf("call %d: the script's number reads as %q, labelled %q", i+1, got, c.callback)
+		}
+		if c.callback != "" {
+			withNumber++
+		}
+	}
+	if withNumber == 0 || withNumber == len(callScripts) {
+		t.Errorf("%d of %d calls name a number: want some with and some without", withNumber, len(callScripts))
 	}
 }
