@@ -117,6 +117,8 @@ type receiver struct {
 	srv    *httptest.Server
 	status atomic.Int32
 	hang   atomic.Bool
+	// delay holds each answer this long (a slow receiver).
+	delay  atomic.Int64
 	mu     sync.Mutex
 	reqs   []received
 	inHang chan struct{}
@@ -130,6 +132,12 @@ func startReceiver() *receiver {
 	r.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		rec := received{header: req.Header.Clone(), body: body, path: req.URL.Path, at: time.Now()}
+		if d := time.Duration(r.delay.Load()); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-req.Context().Done():
+			}
+		}
 		if r.hang.Load() {
 			r.inHang <- struct{}{}
 			select {
@@ -270,6 +278,21 @@ func (e *whEnv) restart() {
 	GinkgoHelper()
 	e.stop()
 	e.start()
+}
+
+// otherAccount is a second account served by the same manager: its own tenant and namespace.
+func (e *whEnv) otherAccount() *whEnv {
+	GinkgoHelper()
+	o := *e
+	o.tenant = apitest.NewTenant(GinkgoT(), e.st, plans.Business)
+	o.ns = tenancy.Namespace(o.tenant.Account.PublicID)
+	Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.ns,
+		Labels: map[string]string{switchboardv1alpha1.AccountLabel: o.tenant.Account.PublicID}}})).To(Succeed())
+	DeferCleanup(func() {
+		_ = k8sClient.DeleteAllOf(ctx, &switchboardv1alpha1.WebhookDelivery{}, client.InNamespace(o.ns))
+		_ = k8sClient.DeleteAllOf(ctx, &switchboardv1alpha1.WebhookEndpoint{}, client.InNamespace(o.ns))
+	})
+	return &o
 }
 
 // endpoint creates an endpoint the way the API does: with a Secret it owns.
@@ -973,6 +996,51 @@ var _ = Describe("Webhook delivery", func() {
 		// The hanging endpoint holds at most its per-endpoint share of the workers.
 		Expect(len(slow.inHang)).To(BeNumerically("<=", 8))
 		Expect(len(slow.inHang)).To(BeNumerically(">=", 1))
+	})
+
+	It("shares the claims between accounts: one account's flood to a slow receiver holds back neither another account's events nor its own in etcd", func() {
+		slow := startReceiver()
+		slow.delay.Store(int64(100 * time.Millisecond))
+		floodEp, _ := e.endpointAt(slow, "whep-flood")
+		other := e.otherAccount()
+		steadyEp, _ := other.endpoint("whep-steady")
+		// The flood: 3,000 events queued at once, ahead of the other account's.
+		const flood = 3000
+		floodEvents := make([]events.Event, flood)
+		for i := range floodEvents {
+			id := uuid.New()
+			floodEvents[i] = events.Event{ID: id, AccountID: e.tenant.Account.ID, Type: events.CallEnded,
+				Body: []byte(fmt.Sprintf(`{"event":"call.ended","id":%q}`, id)), CreatedAt: e.clk.Now()}
+		}
+		Expect(e.st.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.EnqueueEvents(ctx, floodEvents)
+			return err
+		})).To(Succeed())
+		Eventually(func() int { return len(slow.all()) }).WithTimeout(10 * time.Second).Should(BeNumerically(">", 0))
+		// The other account's events go out while the flood waits, each within a second.
+		for range 5 {
+			id := other.event(events.CallEnded)
+			queued := time.Now()
+			Eventually(func(g Gomega) {
+				h := other.history(id)
+				g.Expect(h).To(HaveLen(1))
+				g.Expect(h[0].Endpoint).To(Equal(steadyEp.Name))
+				g.Expect(h[0].Status).To(Equal("succeeded"))
+			}).WithTimeout(10 * time.Second).WithPolling(10 * time.Millisecond).Should(Succeed())
+			Expect(time.Since(queued)).To(BeNumerically("<", time.Second), "the other account's event waited behind the flood")
+		}
+		// The flood's surplus waits in the outbox, not as resources, and nothing is cancelled:
+		// it is delivered at its receiver's pace (8 at a time, 100 ms each).
+		list := &switchboardv1alpha1.WebhookDeliveryList{}
+		Expect(k8sClient.List(ctx, list, client.InNamespace(e.ns))).To(Succeed())
+		Expect(list.Items).To(BeEmpty())
+		var cancelled, undispatched int
+		Expect(storetest.SQL(GinkgoT(), e.st).QueryRow(ctx, `SELECT count(*) FROM webhook_delivery_history
+			WHERE endpoint_public_id = $1 AND status <> 'succeeded'`, floodEp.Name).Scan(&cancelled)).To(Succeed())
+		Expect(cancelled).To(BeZero())
+		Expect(storetest.SQL(GinkgoT(), e.st).QueryRow(ctx, `SELECT count(*) FROM events WHERE account_id = $1 AND dispatched_at IS NULL`,
+			e.tenant.Account.ID).Scan(&undispatched)).To(Succeed())
+		Expect(undispatched).To(BeNumerically(">", flood/2), "the flood drains at its receiver's pace")
 	})
 
 	It("makes one endpoint's slow hand-offs to the controller off the claim loop: the others' next events go out meanwhile", func() {

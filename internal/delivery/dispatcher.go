@@ -77,6 +77,10 @@ type Dispatcher struct {
 	// meanwhile.
 	MaxPending int
 	MaxLive    int
+	// MaxHeldPerAccount bounds the events one account holds claimed here at once (default:
+	// the engine's bound on one endpoint's waiting first attempts); past it the account's
+	// events wait in the outbox while the other accounts' are claimed (AccountShare).
+	MaxHeldPerAccount int
 	// MaxLivePerEndpoint bounds one endpoint's live deliveries (default 10,000; negative:
 	// no bound). Past it, an event for that endpoint is recorded as a cancelled delivery,
 	// resendable, instead of a resource: an endpoint that hangs or fails for hours would
@@ -97,6 +101,10 @@ type Dispatcher struct {
 	lanes  endpointLanes
 	// claims are the events claimed and not yet marked or released, for the renewals.
 	claims heldClaims
+	// accounts is what each account holds of this dispatcher, for the fair share of claims
+	// (AccountShare); cursor is where the next claim's scan of accounts resumes.
+	accounts accountLoads
+	cursor   atomic.Int64
 }
 
 // DefaultMaxQueuedDeliveries bounds the deliveries handed on by the dispatcher's passes
@@ -162,11 +170,11 @@ func (w *Dispatcher) Start(ctx context.Context) error {
 		limit := w.limit()
 		if limit > 0 {
 			lastPass = time.Now()
-			n, err := w.dispatch(ctx, limit)
+			n, more, err := w.dispatch(ctx, limit)
 			if err != nil && ctx.Err() == nil {
 				w.Log.Error(err, "dispatch webhook events")
 			}
-			if n == limit && err == nil {
+			if (n == limit || more) && err == nil {
 				continue
 			}
 		}
@@ -274,6 +282,14 @@ func (w *Dispatcher) defaults() {
 	if w.MaxQueued <= 0 {
 		w.MaxQueued = DefaultMaxQueuedDeliveries
 	}
+	if w.MaxHeldPerAccount <= 0 {
+		w.MaxHeldPerAccount = w.Engine.First.maxWaiting()
+	}
+}
+
+// shareLimits bound what one account holds of this dispatcher (AccountShare).
+func (w *Dispatcher) shareLimits() ShareLimits {
+	return ShareLimits{MaxHeld: w.MaxHeldPerAccount, MaxHandOffs: max(1, w.MaxQueued/4)}
 }
 
 // limit is how many events the backlog leaves room for now (BatchSize without a Backlog).
@@ -284,9 +300,10 @@ func (w *Dispatcher) limit() int {
 		pending, live := w.Engine.Backlog.LoadSkipping(w.Engine.First.Stalled)
 		limit = eventsToDispatch(w.MaxPending, pending, live, w.MaxLive, w.BatchSize, switchboardv1alpha1.MaxWebhookEndpointsPerAccount)
 	}
-	// Back-pressure on the engine: at most five first attempts an event, and no more
-	// events than a busy endpoint that keeps up can take as first attempts.
-	limit = min(limit, w.Engine.First.Free()/switchboardv1alpha1.MaxWebhookEndpointsPerAccount, w.Engine.First.Room())
+	// Back-pressure on the engine: at most five first attempts an event. What one endpoint
+	// can take is bounded per account (AccountShare), not here: one busy endpoint does not
+	// slow the claims of the others.
+	limit = min(limit, w.Engine.First.Free()/switchboardv1alpha1.MaxWebhookEndpointsPerAccount)
 	return max(0, min(limit, (w.MaxQueued-int(w.queued.Load()))/switchboardv1alpha1.MaxWebhookEndpointsPerAccount))
 }
 
@@ -298,20 +315,27 @@ func (w *Dispatcher) DispatchOnce(ctx context.Context) (int, error) {
 	if limit == 0 {
 		return 0, nil
 	}
-	n, err := w.dispatch(ctx, limit)
+	n, _, err := w.dispatch(ctx, limit)
 	w.jobs.Wait()
 	return n, err
 }
 
 // dispatch claims up to limit events and hands their deliveries on (fanOut); the last part
 // of an event to finish marks it dispatched, or releases its claim when a part failed so the
-// next pass retries it. It returns how many events it fanned out; the claim on an event
-// whose endpoints could not be listed is released at once.
-func (w *Dispatcher) dispatch(ctx context.Context, limit int) (int, error) {
+// next pass retries it. It returns how many events it fanned out, and whether an account
+// had more waiting than its share of the claim; the claim on an event whose endpoints could
+// not be listed is released at once.
+func (w *Dispatcher) dispatch(ctx context.Context, limit int) (int, bool, error) {
 	claimedAt := w.Clock.Now()
-	evs, err := w.Store.ClaimEvents(ctx, limit, claimedAt, w.Lease)
-	if err != nil || len(evs) == 0 {
-		return 0, err
+	claim, err := w.Store.ClaimFairly(ctx, store.FairClaim{Limit: limit,
+		Allowance: w.accounts.allowances(AccountShare, w.shareLimits()), After: w.cursor.Load()}, claimedAt, w.Lease)
+	if err != nil {
+		return 0, false, err
+	}
+	w.cursor.Store(claim.Next)
+	evs := claim.Events
+	if len(evs) == 0 {
+		return 0, claim.Next != 0, nil
 	}
 	ids := make([]uuid.UUID, len(evs))
 	for i, ev := range evs {
@@ -319,15 +343,22 @@ func (w *Dispatcher) dispatch(ctx context.Context, limit int) (int, error) {
 	}
 	// Held before the fan-out: its parts may finish (and let go) before it returns.
 	w.claims.hold(ids, claimedAt)
+	w.accounts.hold(evs)
 	done, failed, running, ferr := w.fanOut(ctx, evs)
-	defer w.claims.letGo(append(done, failed...)...)
+	defer w.letGo(append(done, failed...)...)
 	if err := w.Store.MarkEventsDispatched(ctx, done, w.Clock.Now()); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if err := w.Store.ReleaseEvents(ctx, failed); err != nil && ferr == nil {
 		ferr = err
 	}
-	return len(done) + running, ferr
+	return len(done) + running, claim.More || claim.Next != 0, ferr
+}
+
+// letGo ends the dispatcher's hold on events marked dispatched or released.
+func (w *Dispatcher) letGo(ids ...uuid.UUID) {
+	w.claims.letGo(ids...)
+	w.accounts.letGo(ids...)
 }
 
 // eventProgress counts an event's unfinished parts: its fan-out pass, and each first
@@ -368,6 +399,7 @@ func (w *Dispatcher) fanOut(ctx context.Context, evs []store.PendingEvent) (done
 			admitted, route, rule := w.Engine.First.Admit(ep, ev.Repeat)
 			p.left.Add(1)
 			w.queued.Add(1)
+			w.accounts.add(ev.AccountID, 0, 1)
 			w.jobs.Add(1)
 			go w.handOff(ctx, ev, ep, admission{route: route, rule: rule, done: admitted}, p)
 		}
@@ -397,6 +429,7 @@ func (w *Dispatcher) handOff(ctx context.Context, ev store.PendingEvent, ep *swi
 	defer w.jobs.Done()
 	err := w.deliver(ctx, ev, ep, adm, p)
 	w.queued.Add(-1)
+	w.accounts.add(ev.AccountID, 0, -1)
 	if err != nil {
 		if ctx.Err() == nil {
 			w.Log.Error(err, "make webhook delivery", "event", ev.ID, "endpoint", ep.Name)
@@ -420,7 +453,7 @@ func (w *Dispatcher) finishPart(ctx context.Context, ev store.PendingEvent, p *e
 	} else {
 		err = w.Store.MarkEventDispatched(bg, ev.OutboxID, w.Clock.Now())
 	}
-	w.claims.letGo(ev.OutboxID)
+	w.letGo(ev.OutboxID)
 	if err != nil {
 		w.Log.Error(err, "finish webhook event", "event", ev.ID) // the claim's lease ends; it is taken again
 	}

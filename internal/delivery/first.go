@@ -196,31 +196,12 @@ func (l endpointLoad) drainTime() (d time.Duration, ok bool) {
 	return time.Duration(float64(span) / float64(l.seen-1) * float64(l.admitted)), true
 }
 
-// Room is how many more events the dispatcher may claim now without sending a delivery to
-// the controller only because its endpoint is busy: the least room (MaxWaiting less its
-// admitted attempts) of the endpoints that keep up. A busy endpoint that answers fast
-// then paces the claims, and its deliveries stay first attempts (no resource, no write to
-// the API server). One that lags paces nothing, and its surplus goes to the controller,
-// which parks it, so the others keep their rate: it has had no attempt succeed for Stall
-// (hanging, down), or its admitted attempts would take longer than MaxDrain at its pace (a
-// slow receiver: pacing every claim to it would hold every other account's events to its
-// rate).
-func (f *FirstAttempts) Room() int {
+// maxWaiting is MaxWaiting, or its default.
+func (f *FirstAttempts) maxWaiting() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.defaults()
-	return claimRoom(f.load, f.Pacing.Now(), f.Stall, f.MaxDrain, f.MaxWaiting)
-}
-
-// claimRoom is Room's rule.
-func claimRoom(load map[types.NamespacedName]*endpointLoad, now time.Time, stall, maxDrain time.Duration, maxWaiting int) int {
-	room := maxWaiting
-	for _, l := range load {
-		if !endpointLagging(*l, now, stall, maxDrain) {
-			room = min(room, maxWaiting-l.admitted)
-		}
-	}
-	return max(room, 0)
+	return f.MaxWaiting
 }
 
 // Stalled reports whether ep lags (see Room): it hangs or is down, though its status may not

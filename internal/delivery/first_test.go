@@ -147,41 +147,9 @@ func keyOf(ep *switchboardv1alpha1.WebhookEndpoint) types.NamespacedName {
 	return types.NamespacedName{Namespace: ep.Namespace, Name: ep.Name}
 }
 
-func TestClaimRoom(t *testing.T) {
-	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
-	stall := 500 * time.Millisecond
-	a, b := types.NamespacedName{Namespace: "acct", Name: "whep-a"}, types.NamespacedName{Namespace: "acct", Name: "whep-b"}
-	for _, tc := range []struct {
-		name string
-		load map[types.NamespacedName]*endpointLoad
-		want int
-	}{
-		{"idle: all of MaxWaiting", nil, 256},
-		{"one busy endpoint keeping up", map[types.NamespacedName]*endpointLoad{a: {admitted: 200, progress: t0.Add(-100 * time.Millisecond)}}, 56},
-		{"full and keeping up: nothing", map[types.NamespacedName]*endpointLoad{a: {admitted: 256, progress: t0}}, 0},
-		{"the busiest endpoint that keeps up sets it", map[types.NamespacedName]*endpointLoad{
-			a: {admitted: 10, progress: t0}, b: {admitted: 250, progress: t0.Add(-stall + time.Millisecond)}}, 6},
-		{"a stalled endpoint paces nothing", map[types.NamespacedName]*endpointLoad{
-			a: {admitted: 10, progress: t0}, b: {admitted: 256, progress: t0.Add(-stall)}}, 246},
-		{"only stalled endpoints", map[types.NamespacedName]*endpointLoad{b: {admitted: 256, progress: t0.Add(-time.Minute)}}, 256},
-		{"a fast endpoint paces the claims (256 queued, 1 ms apart: 256 ms of work)", map[types.NamespacedName]*endpointLoad{
-			a: paced(256, t0, time.Millisecond)}, 0},
-		{"a slow endpoint does not (256 queued, 50 ms apart: 12.8 s of work)", map[types.NamespacedName]*endpointLoad{
-			a: paced(256, t0, 50*time.Millisecond), b: {admitted: 6, progress: t0}}, 250},
-		{"a slow endpoint with little queued still paces", map[types.NamespacedName]*endpointLoad{
-			a: paced(16, t0, 50*time.Millisecond)}, 240},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := claimRoom(tc.load, t0, stall, time.Second, 256); got != tc.want {
-				t.Errorf("claimRoom = %d, want %d", got, tc.want)
-			}
-		})
-	}
-}
-
-// Room and Stalled follow the same rule: an endpoint with attempts admitted and none
-// succeeding for Stall paces no claims, and the dispatcher's back-pressure leaves its backlog out.
-func TestRoomFollowsAdmittedAttemptsAndProgress(t *testing.T) {
+// An endpoint with attempts admitted and none succeeding for Stall is Stalled: the
+// dispatcher's back-pressure leaves its backlog out.
+func TestStalledFollowsAdmittedAttemptsAndProgress(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	f := &FirstAttempts{MaxWaiting: 3, Pacing: clk, Clock: clk, Stall: time.Second}
 	ep := endpointNamed("whep-a")
@@ -193,44 +161,49 @@ func TestRoomFollowsAdmittedAttemptsAndProgress(t *testing.T) {
 		}
 		dones = append(dones, done)
 	}
-	if got := f.Room(); got != 0 {
-		t.Errorf("Room = %d with the endpoint full and just admitted, want 0", got)
-	}
 	if f.Stalled(keyOf(ep)) {
 		t.Error("Stalled just after admission")
 	}
 	// Nothing finished for the stall time: the endpoint no longer paces the claims.
 	clk.SetTime(clk.Now().Add(time.Second))
-	if got := f.Room(); got != 3 {
-		t.Errorf("Room = %d with the endpoint stalled, want 3", got)
-	}
 	if !f.Stalled(keyOf(ep)) {
 		t.Error("not Stalled with nothing finished for the stall time")
 	}
 	// One fails: no progress.
 	f.noteOutcome(keyOf(ep), false, clk.Now())
 	dones[0]()
-	if got := f.Room(); got != 3 {
-		t.Errorf("Room = %d after an attempt failed, want 3", got)
-	}
 	// One succeeds: it keeps up again, with one place free.
 	f.noteOutcome(keyOf(ep), true, clk.Now())
-	if got := f.Room(); got != 1 {
-		t.Errorf("Room = %d after an attempt succeeded, want 1", got)
-	}
 	if f.Stalled(keyOf(ep)) {
 		t.Error("Stalled right after a success")
 	}
 	dones[1]()
-	if got := f.Room(); got != 2 {
-		t.Errorf("Room = %d after it finished, want 2", got)
-	}
 	dones[2]()
-	if got := f.Room(); got != 3 {
-		t.Errorf("Room = %d when idle, want 3", got)
-	}
 	clk.SetTime(clk.Now().Add(time.Minute))
 	if f.Stalled(keyOf(ep)) {
 		t.Error("an idle endpoint (nothing admitted) counts as Stalled")
+	}
+}
+
+func TestEndpointLagging(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	stall := 500 * time.Millisecond
+	for _, tc := range []struct {
+		name string
+		load *endpointLoad
+		want bool
+	}{
+		{"nothing admitted", &endpointLoad{progress: t0.Add(-time.Minute)}, false},
+		{"busy and keeping up", &endpointLoad{admitted: 200, progress: t0.Add(-100 * time.Millisecond)}, false},
+		{"no progress for the stall time", &endpointLoad{admitted: 10, progress: t0.Add(-stall)}, true},
+		{"fast: 256 queued, 1 ms apart (256 ms of work)", paced(256, t0, time.Millisecond), false},
+		{"slow: 256 queued, 50 ms apart (12.8 s of work)", paced(256, t0, 50*time.Millisecond), true},
+		{"slow with little queued (800 ms of work)", paced(16, t0, 50*time.Millisecond), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := endpointLagging(*tc.load, t0, stall, time.Second); got != tc.want {
+				t.Errorf("endpointLagging = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -177,9 +177,11 @@ func (s *Store) QueuedDeliveriesFor(ctx context.Context, accountID int64, f Queu
 // PendingEvent is an undispatched outbox event.
 type PendingEvent struct {
 	// ID is the event's id; OutboxID the outbox row's (they differ for a resend).
-	ID              uuid.UUID
-	OutboxID        uuid.UUID
-	Type            string
+	ID       uuid.UUID
+	OutboxID uuid.UUID
+	Type     string
+	// AccountID is the account's internal id; AccountPublicID its public one.
+	AccountID       int64
 	AccountPublicID string
 	// EndpointPublicID is the one endpoint the event is for (a test event); "": every
 	// endpoint of the account that subscribes to Type.
@@ -197,36 +199,132 @@ type PendingEvent struct {
 	EndpointsWritten EndpointsWritten
 }
 
-// ClaimEvents claims up to limit undispatched events, oldest first, that no live claim holds,
-// until now+lease, and commits the claim before it returns: the caller fans them out with no
+// ClaimEvents claims up to limit undispatched events, shared among the accounts that have
+// some (see ClaimFairly, with no account held back).
+func (s *Store) ClaimEvents(ctx context.Context, limit int, now time.Time, lease time.Duration) ([]PendingEvent, error) {
+	c, err := s.ClaimFairly(ctx, FairClaim{Limit: limit}, now, lease)
+	return c.Events, err
+}
+
+// FairClaim is what one claim of outbox events may take.
+type FairClaim struct {
+	// Limit bounds the events claimed.
+	Limit int
+	// Allowance bounds the events claimed of the accounts it names (by internal id); 0 takes
+	// none of theirs. Accounts it does not name may take up to Limit.
+	Allowance map[int64]int
+	// After resumes the scan of accounts past this account id (0: from the first); Accounts
+	// bounds the accounts one claim looks at (default DefaultClaimAccounts).
+	After    int64
+	Accounts int
+}
+
+// DefaultClaimAccounts is how many accounts with events waiting one claim looks at.
+const DefaultClaimAccounts = 64
+
+// ClaimedEvents is what a claim took, and where the next one should look.
+type ClaimedEvents struct {
+	Events []PendingEvent
+	// Next is FairClaim.After for the next claim: past the last account this claim looked at
+	// when it could not look at them all, else 0.
+	Next int64
+	// More: some account had more events waiting than its share of this claim.
+	More bool
+}
+
+// ClaimFairly claims up to c.Limit undispatched events that no live claim holds, until
+// now+lease, and commits the claim before it returns: the caller fans them out with no
 // transaction open, then calls MarkEventsDispatched (or ReleaseEvents). Rows another claimer
 // is taking at the same moment are skipped (FOR UPDATE SKIP LOCKED). A claim that is neither
 // marked nor released (the claimer stopped) ends with its lease, and the events are claimed
 // again.
-func (s *Store) ClaimEvents(ctx context.Context, limit int, now time.Time, lease time.Duration) ([]PendingEvent, error) {
-	rows, err := s.pool.Query(ctx, `WITH claim AS (
-			SELECT id FROM events
-			WHERE dispatched_at IS NULL AND (claimed_until IS NULL OR claimed_until <= $2)
-			ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED)
-		UPDATE events e SET claimed_until = $3, claims = e.claims + 1
-		FROM claim, accounts a LEFT JOIN webhook_endpoint_writes w ON w.account_id = a.id
-		WHERE e.id = claim.id AND a.id = e.account_id
-		RETURNING e.id, COALESCE(e.resends, e.id), e.type, a.public_id, e.body, e.created_at, e.claims > 1,
-			COALESCE(e.endpoint_public_id, ''), COALESCE(e.resend_of, ''),
-			COALESCE(w.resource_version, 0), w.account_id IS NOT NULL AND w.resource_version IS NULL`, limit, now, now.Add(lease))
-	if err != nil {
-		return nil, fmt.Errorf("claim outbox events: %w", err)
+//
+// The claim is fair between accounts: it looks at up to c.Accounts accounts with events
+// waiting (in account order, from c.After, so that with more of them waiting successive claims
+// go round them all), gives each an equal share of c.Limit (within its allowance), and takes
+// each account's oldest events first; when the shares exceed c.Limit, every account's first
+// event is taken before any account's second, and so on. One account's backlog never holds
+// back another's events, and each account's events are claimed in the order they were
+// queued.
+func (s *Store) ClaimFairly(ctx context.Context, c FairClaim, now time.Time, lease time.Duration) (ClaimedEvents, error) {
+	if c.Accounts <= 0 {
+		c.Accounts = DefaultClaimAccounts
 	}
-	evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PendingEvent, error) {
-		var e PendingEvent
-		var version int64
-		err := r.Scan(&e.OutboxID, &e.ID, &e.Type, &e.AccountPublicID, &e.Body, &e.CreatedAt, &e.Repeat, &e.EndpointPublicID, &e.ResendOf,
-			&version, &e.EndpointsWritten.Pending)
-		e.EndpointsWritten.Version = uint64(version) // the table's CHECK keeps it positive
-		return e, err
-	})
+	allowIDs := make([]int64, 0, len(c.Allowance))
+	allowN := make([]int32, 0, len(c.Allowance))
+	for id, n := range c.Allowance {
+		allowIDs = append(allowIDs, id)
+		allowN = append(allowN, int32(max(0, min(n, c.Limit))))
+	}
+	rows, err := s.pool.Query(ctx, `WITH RECURSIVE found(account_id, n) AS (
+			(SELECT account_id, 1 FROM events WHERE dispatched_at IS NULL AND account_id > $4 ORDER BY account_id LIMIT 1)
+			UNION ALL
+			SELECT (SELECT e.account_id FROM events e WHERE e.dispatched_at IS NULL AND e.account_id > f.account_id
+				ORDER BY e.account_id LIMIT 1), f.n + 1
+			FROM found f WHERE f.account_id IS NOT NULL AND f.n < $5),
+		scan AS (SELECT COALESCE(max(account_id), 0) AS last, count(account_id) AS n FROM found),
+		allow AS (
+			SELECT f.account_id, COALESCE(a.n, $1) AS n FROM found f
+			LEFT JOIN unnest($6::bigint[], $7::int[]) AS a(account_id, n) ON a.account_id = f.account_id
+			WHERE f.account_id IS NOT NULL),
+		share AS (SELECT GREATEST(1, CEIL($1::float8 / GREATEST(count(*) FILTER (WHERE n > 0), 1)))::int AS n FROM allow),
+		picked AS (
+			SELECT x.id, x.account_id, x.created_at FROM allow, share, LATERAL (
+				SELECT e.id, e.account_id, e.created_at FROM events e
+				WHERE e.account_id = allow.account_id AND e.dispatched_at IS NULL AND (e.claimed_until IS NULL OR e.claimed_until <= $2)
+				ORDER BY e.created_at, e.id LIMIT LEAST(allow.n, share.n) FOR UPDATE SKIP LOCKED) x
+			WHERE allow.n > 0),
+		claim AS (
+			SELECT id, account_id, count(*) OVER (PARTITION BY account_id) AS taken FROM (
+				SELECT id, account_id, created_at, row_number() OVER (PARTITION BY account_id ORDER BY created_at, id) AS rn FROM picked) r
+			ORDER BY rn, created_at, id LIMIT $1),
+		claimed AS (
+			UPDATE events e SET claimed_until = $3, claims = e.claims + 1
+			FROM claim, share, allow, accounts a LEFT JOIN webhook_endpoint_writes w ON w.account_id = a.id
+			WHERE e.id = claim.id AND a.id = e.account_id AND allow.account_id = e.account_id
+			RETURNING e.id, COALESCE(e.resends, e.id) AS event_id, e.type, a.id AS account_id, a.public_id, e.body, e.created_at,
+				e.claims > 1 AS repeat, COALESCE(e.endpoint_public_id, '') AS endpoint_public_id, COALESCE(e.resend_of, '') AS resend_of,
+				COALESCE(w.resource_version, 0) AS version, w.account_id IS NOT NULL AND w.resource_version IS NULL AS pending,
+				claim.taken >= share.n AND share.n < allow.n AS full)
+		-- The scan's end comes back even when nothing was claimed (every account it found held back).
+		SELECT scan.last, scan.n, c.id, c.event_id, c.type, c.account_id, c.public_id, c.body, c.created_at, c.repeat,
+			c.endpoint_public_id, c.resend_of, c.version, c.pending, c.full
+		FROM scan LEFT JOIN claimed c ON true`,
+		c.Limit, now, now.Add(lease), c.After, c.Accounts, allowIDs, allowN)
 	if err != nil {
-		return nil, fmt.Errorf("claim outbox events: %w", err)
+		return ClaimedEvents{}, fmt.Errorf("claim outbox events: %w", err)
+	}
+	defer rows.Close()
+	var (
+		last, looked int64
+		more         bool
+		evs          []PendingEvent
+	)
+	for rows.Next() {
+		// One row with only the scan's end when nothing was claimed.
+		var (
+			outboxID, eventID                 *uuid.UUID
+			typ, accountPublicID, endpoint    *string
+			resendOf                          *string
+			accountID, version                *int64
+			body                              []byte
+			createdAt                         *time.Time
+			repeat, pendingWrite, accountFull *bool
+		)
+		if err := rows.Scan(&last, &looked, &outboxID, &eventID, &typ, &accountID, &accountPublicID, &body, &createdAt, &repeat,
+			&endpoint, &resendOf, &version, &pendingWrite, &accountFull); err != nil {
+			return ClaimedEvents{}, fmt.Errorf("claim outbox events: %w", err)
+		}
+		if outboxID == nil {
+			continue
+		}
+		evs = append(evs, PendingEvent{OutboxID: *outboxID, ID: *eventID, Type: *typ, AccountID: *accountID,
+			AccountPublicID: *accountPublicID, Body: body, CreatedAt: *createdAt, Repeat: *repeat, EndpointPublicID: *endpoint,
+			ResendOf: *resendOf, EndpointsWritten: EndpointsWritten{Version: uint64(*version), Pending: *pendingWrite}})
+		more = more || *accountFull
+	}
+	if err := rows.Err(); err != nil {
+		return ClaimedEvents{}, fmt.Errorf("claim outbox events: %w", err)
 	}
 	// RETURNING keeps no order; fan out oldest first.
 	slices.SortFunc(evs, func(a, b PendingEvent) int {
@@ -235,7 +333,11 @@ func (s *Store) ClaimEvents(ctx context.Context, limit int, now time.Time, lease
 		}
 		return slices.Compare(a.OutboxID[:], b.OutboxID[:])
 	})
-	return evs, nil
+	out := ClaimedEvents{Events: evs, More: more}
+	if looked >= int64(c.Accounts) {
+		out.Next = last
+	}
+	return out, nil
 }
 
 // DeliverySalt tells a resend's delivery name from the first delivery's (see

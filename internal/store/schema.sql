@@ -2788,10 +2788,28 @@ CREATE INDEX events_undispatched ON ONLY public.events USING btree (created_at) 
 CREATE INDEX events_before_partitioning_undispatched ON public.events_before_partitioning USING btree (created_at) WHERE (dispatched_at IS NULL);
 
 --
+-- Name: events_undispatched_account; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX events_undispatched_account ON ONLY public.events USING btree (account_id, created_at, id) WHERE (dispatched_at IS NULL);
+
+--
+-- Name: events_before_partitioning_undispatched_account; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX events_before_partitioning_undispatched_account ON public.events_before_partitioning USING btree (account_id, created_at, id) WHERE (dispatched_at IS NULL);
+
+--
 -- Name: events_default_created_at_idx; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX events_default_created_at_idx ON public.events_default USING btree (created_at) WHERE (dispatched_at IS NULL);
+
+--
+-- Name: events_default_undispatched_account; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX events_default_undispatched_account ON public.events_default USING btree (account_id, created_at, id) WHERE (dispatched_at IS NULL);
 
 --
 -- Name: events_once_per_call; Type: INDEX; Schema: public; Owner: -
@@ -3046,6 +3064,12 @@ ALTER INDEX public.events_pkey ATTACH PARTITION public.events_before_partitionin
 ALTER INDEX public.events_undispatched ATTACH PARTITION public.events_before_partitioning_undispatched;
 
 --
+-- Name: events_before_partitioning_undispatched_account; Type: INDEX ATTACH; Schema: public; Owner: -
+--
+
+ALTER INDEX public.events_undispatched_account ATTACH PARTITION public.events_before_partitioning_undispatched_account;
+
+--
 -- Name: events_default_created_at_idx; Type: INDEX ATTACH; Schema: public; Owner: -
 --
 
@@ -3056,6 +3080,12 @@ ALTER INDEX public.events_undispatched ATTACH PARTITION public.events_default_cr
 --
 
 ALTER INDEX public.events_pkey ATTACH PARTITION public.events_default_pkey;
+
+--
+-- Name: events_default_undispatched_account; Type: INDEX ATTACH; Schema: public; Owner: -
+--
+
+ALTER INDEX public.events_undispatched_account ATTACH PARTITION public.events_default_undispatched_account;
 
 --
 -- Name: webhook_deliveries_endpoint_created; Type: INDEX ATTACH; Schema: public; Owner: -

@@ -126,7 +126,7 @@ func newMigrationProvider(db *sql.DB) (*goose.Provider, error) {
 		return nil, err
 	}
 	return goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithSessionLocker(locker),
-		goose.WithGoMigrations(partitionOutboxMigration))
+		goose.WithGoMigrations(partitionOutboxMigration, accountOutboxIndexMigration))
 }
 
 // isUniqueViolation reports whether err is a unique-constraint violation.
