@@ -108,6 +108,12 @@ func (r *benchRun) startManager() {
 }
 
 func (r *benchRun) setup(clk clock.WithTicker) {
+	r.createAccount(clk)
+	r.startManager()
+}
+
+// createAccount makes the run's account, its namespace and its endpoints.
+func (r *benchRun) createAccount(clk clock.WithTicker) {
 	ctx := context.Background()
 	r.clk = clk
 	r.tenant = apitest.NewTenant(r.b, r.st, plans.Business)
@@ -130,7 +136,6 @@ func (r *benchRun) setup(clk clock.WithTicker) {
 		}
 		r.eps = append(r.eps, ep)
 	}
-	r.startManager()
 }
 
 // enqueue inserts n call.ended events and notes when each was made (real time): all at

@@ -27,6 +27,8 @@ type Receiver struct {
 	Srv      *httptest.Server
 	FailRate float64
 	HangEp   int // -1: none
+	// Delay holds every answer this long (a slow receiver); set before the first request.
+	Delay    time.Duration
 	mu       sync.Mutex
 	ok       map[string]time.Time // event id + path → first 2xx
 	taken    int                  // deliveries handed to Take (and forgotten)
@@ -66,6 +68,13 @@ func NewReceiver(opts ...ReceiverOption) *Receiver {
 			id = r.eventID(req.Header, body)
 		}
 		r.Attempts.Add(1)
+		if r.Delay > 0 {
+			select {
+			case <-time.After(r.Delay):
+			case <-req.Context().Done():
+				return
+			}
+		}
 		if r.HangEp >= 0 && req.URL.Path == fmt.Sprintf("/ep/%d", r.HangEp) {
 			<-req.Context().Done()
 			return
