@@ -328,7 +328,7 @@ func (w *Dispatcher) DispatchOnce(ctx context.Context) (int, error) {
 func (w *Dispatcher) dispatch(ctx context.Context, limit int) (int, bool, error) {
 	claimedAt := w.Clock.Now()
 	claim, err := w.Store.ClaimFairly(ctx, store.FairClaim{Limit: limit,
-		Allowance: w.accounts.allowances(AccountShare, w.shareLimits()), After: w.cursor.Load()}, claimedAt, w.Lease)
+		Allowance: w.accounts.allowances(AccountShare, w.shareLimits(), w.Engine.First.Hanging()), PerAccount: w.MaxHeldPerAccount, After: w.cursor.Load()}, claimedAt, w.Lease)
 	if err != nil {
 		return 0, false, err
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/tenancy"
 )
 
 // Fair sharing between accounts. A claim (store.ClaimFairly) gives every account with events
@@ -23,6 +24,11 @@ type AccountLoad struct {
 	// HandOffs: deliveries handed on and not yet made (resources being created, history rows
 	// being written).
 	HandOffs int
+	// Hanging: first attempts admitted to the account's endpoints that have made no progress
+	// for FirstAttempts.Stall (hanging or down). The events behind them do not count against
+	// the account's share: their attempts end with the timeout and the rest of their
+	// endpoint's deliveries go to the controller, so its other endpoints keep theirs.
+	Hanging int
 }
 
 // ShareLimits bound one account's load.
@@ -58,9 +64,10 @@ var (
 	// dispatcher's hand-offs.
 	AccountHandOffsFull = ShareRule{Name: "AccountHandOffsFull",
 		Holds: func(a AccountLoad, l ShareLimits) bool { return a.HandOffs >= l.MaxHandOffs }}
-	// AccountHoldsItsShare: the account holds MaxHeld events already.
+	// AccountHoldsItsShare: the account holds MaxHeld events already, not counting those
+	// waiting behind a hanging endpoint.
 	AccountHoldsItsShare = ShareRule{Name: "AccountHoldsItsShare",
-		Holds: func(a AccountLoad, l ShareLimits) bool { return a.Held >= l.MaxHeld }}
+		Holds: func(a AccountLoad, l ShareLimits) bool { return a.active() >= l.MaxHeld }}
 )
 
 // AccountShare decides whether an account takes part in the next claim.
@@ -74,15 +81,20 @@ func (c ShareChain) Allowance(a AccountLoad, l ShareLimits) (int, string) {
 			return 0, r.Name
 		}
 	}
-	return l.MaxHeld - a.Held, RuleShareOpen
+	return l.MaxHeld - a.active(), RuleShareOpen
 }
+
+// active is the held events that count against the account's share.
+func (a AccountLoad) active() int { return max(0, a.Held-a.Hanging) }
 
 // accountLoads counts what each account holds of the dispatcher.
 type accountLoads struct {
 	mu    sync.Mutex
 	loads map[int64]*AccountLoad
-	// held is the account of each held event.
-	held map[uuid.UUID]int64
+	// held is the account of each held event; namespaces the namespace of each account
+	// with a load (its endpoints').
+	held       map[uuid.UUID]int64
+	namespaces map[int64]string
 }
 
 // hold counts evs held by their accounts until letGo.
@@ -90,9 +102,11 @@ func (a *accountLoads) hold(evs []store.PendingEvent) {
 	a.mu.Lock()
 	if a.held == nil {
 		a.held = map[uuid.UUID]int64{}
+		a.namespaces = map[int64]string{}
 	}
 	for _, ev := range evs {
 		a.held[ev.OutboxID] = ev.AccountID
+		a.namespaces[ev.AccountID] = tenancy.Namespace(ev.AccountPublicID)
 	}
 	a.mu.Unlock()
 	for _, ev := range evs {
@@ -133,17 +147,21 @@ func (a *accountLoads) add(account int64, held, handOffs int) {
 	l.HandOffs += handOffs
 	if l.Held <= 0 && l.HandOffs <= 0 {
 		delete(a.loads, account)
+		delete(a.namespaces, account)
 	}
 }
 
-// allowances is each loaded account's allowance under chain and limits; accounts with no
+// allowances is each loaded account's allowance under chain and limits, with hanging the
+// first attempts to hanging endpoints by namespace (FirstAttempts.Hanging); accounts with no
 // load are not named (they may take a full share).
-func (a *accountLoads) allowances(chain ShareChain, limits ShareLimits) map[int64]int {
+func (a *accountLoads) allowances(chain ShareChain, limits ShareLimits, hanging map[string]int) map[int64]int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	out := make(map[int64]int, len(a.loads))
 	for id, l := range a.loads {
-		out[id], _ = chain.Allowance(*l, limits)
+		load := *l
+		load.Hanging = hanging[a.namespaces[id]]
+		out[id], _ = chain.Allowance(load, limits)
 	}
 	return out
 }

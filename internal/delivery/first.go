@@ -196,6 +196,22 @@ func (l endpointLoad) drainTime() (d time.Duration, ok bool) {
 	return time.Duration(float64(span) / float64(l.seen-1) * float64(l.admitted)), true
 }
 
+// Hanging counts, by namespace (one per account), the first attempts admitted to endpoints
+// that have had none succeed for Stall: hanging or down, whatever their status shows yet.
+func (f *FirstAttempts) Hanging() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.defaults()
+	now := f.Pacing.Now()
+	out := map[string]int{}
+	for key, l := range f.load {
+		if l.admitted > 0 && now.Sub(l.progress) >= f.Stall {
+			out[key.Namespace] += l.admitted
+		}
+	}
+	return out
+}
+
 // maxWaiting is MaxWaiting, or its default.
 func (f *FirstAttempts) maxWaiting() int {
 	f.mu.Lock()

@@ -169,6 +169,9 @@ func TestStalledFollowsAdmittedAttemptsAndProgress(t *testing.T) {
 	if !f.Stalled(keyOf(ep)) {
 		t.Error("not Stalled with nothing finished for the stall time")
 	}
+	if got := f.Hanging(); got[ep.Namespace] != 3 || len(got) != 1 {
+		t.Errorf("Hanging = %v with nothing finished for the stall time, want 3 in %s", got, ep.Namespace)
+	}
 	// One fails: no progress.
 	f.noteOutcome(keyOf(ep), false, clk.Now())
 	dones[0]()
@@ -176,6 +179,9 @@ func TestStalledFollowsAdmittedAttemptsAndProgress(t *testing.T) {
 	f.noteOutcome(keyOf(ep), true, clk.Now())
 	if f.Stalled(keyOf(ep)) {
 		t.Error("Stalled right after a success")
+	}
+	if got := f.Hanging(); len(got) != 0 {
+		t.Errorf("Hanging = %v right after a success, want none", got)
 	}
 	dones[1]()
 	dones[2]()

@@ -211,8 +211,9 @@ type FairClaim struct {
 	// Limit bounds the events claimed.
 	Limit int
 	// Allowance bounds the events claimed of the accounts it names (by internal id); 0 takes
-	// none of theirs. Accounts it does not name may take up to Limit.
-	Allowance map[int64]int
+	// none of theirs. Accounts it does not name may take up to PerAccount (0: Limit).
+	Allowance  map[int64]int
+	PerAccount int
 	// After resumes the scan of accounts past this account id (0: from the first); Accounts
 	// bounds the accounts one claim looks at (default DefaultClaimAccounts).
 	After    int64
@@ -250,6 +251,9 @@ func (s *Store) ClaimFairly(ctx context.Context, c FairClaim, now time.Time, lea
 	if c.Accounts <= 0 {
 		c.Accounts = DefaultClaimAccounts
 	}
+	if c.PerAccount <= 0 || c.PerAccount > c.Limit {
+		c.PerAccount = c.Limit
+	}
 	allowIDs := make([]int64, 0, len(c.Allowance))
 	allowN := make([]int32, 0, len(c.Allowance))
 	for id, n := range c.Allowance {
@@ -264,7 +268,7 @@ func (s *Store) ClaimFairly(ctx context.Context, c FairClaim, now time.Time, lea
 			FROM found f WHERE f.account_id IS NOT NULL AND f.n < $5),
 		scan AS (SELECT COALESCE(max(account_id), 0) AS last, count(account_id) AS n FROM found),
 		allow AS (
-			SELECT f.account_id, COALESCE(a.n, $1) AS n FROM found f
+			SELECT f.account_id, COALESCE(a.n, $8) AS n FROM found f
 			LEFT JOIN unnest($6::bigint[], $7::int[]) AS a(account_id, n) ON a.account_id = f.account_id
 			WHERE f.account_id IS NOT NULL),
 		share AS (SELECT GREATEST(1, CEIL($1::float8 / GREATEST(count(*) FILTER (WHERE n > 0), 1)))::int AS n FROM allow),
@@ -290,7 +294,7 @@ func (s *Store) ClaimFairly(ctx context.Context, c FairClaim, now time.Time, lea
 		SELECT scan.last, scan.n, c.id, c.event_id, c.type, c.account_id, c.public_id, c.body, c.created_at, c.repeat,
 			c.endpoint_public_id, c.resend_of, c.version, c.pending, c.full
 		FROM scan LEFT JOIN claimed c ON true`,
-		c.Limit, now, now.Add(lease), c.After, c.Accounts, allowIDs, allowN)
+		c.Limit, now, now.Add(lease), c.After, c.Accounts, allowIDs, allowN, c.PerAccount)
 	if err != nil {
 		return ClaimedEvents{}, fmt.Errorf("claim outbox events: %w", err)
 	}

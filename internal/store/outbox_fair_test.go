@@ -67,12 +67,17 @@ func TestClaimFairlySharesBetweenAccounts(t *testing.T) {
 	if !slices.Equal(by[flood.Account.ID], floodIDs[4:11]) {
 		t.Fatalf("flood with an allowance of 7 took %d events, want its next 7 oldest", len(by[flood.Account.ID]))
 	}
+	// An account not named in Allowance takes up to PerAccount.
+	_, by = claim(store.FairClaim{Limit: 50, PerAccount: 5})
+	if !slices.Equal(by[flood.Account.ID], floodIDs[11:16]) {
+		t.Fatalf("flood with PerAccount 5 took %d events, want its next 5 oldest", len(by[flood.Account.ID]))
+	}
 	// Once the others' events are dispatched, the flooding account alone takes the limit.
 	if err := st.MarkEventsDispatched(ctx, append(slices.Clone(steadyIDs), quietIDs...), now); err != nil {
 		t.Fatal(err)
 	}
 	_, by = claim(store.FairClaim{Limit: 50})
-	if !slices.Equal(by[flood.Account.ID], floodIDs[11:61]) {
+	if !slices.Equal(by[flood.Account.ID], floodIDs[16:66]) {
 		t.Fatalf("flood alone took %d events, want the next 50", len(by[flood.Account.ID]))
 	}
 }
