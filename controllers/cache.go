@@ -18,9 +18,11 @@ import (
 // CacheOptions is the manager's cache: Secrets only when labelled as webhook signing
 // secrets (the ones the service writes carry the label), so the manager neither holds
 // every Secret of the cluster in memory nor sees the others through its cache. A signing
-// secret an operator made without the label is read past the cache (APIReader).
+// secret an operator made without the label is read past the cache (APIReader). Objects are
+// cached without their managedFields, which nothing here reads and which are a large part of
+// a small object: with tens of thousands of endpoints and Secrets, a replica's memory.
 func CacheOptions() cache.Options {
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+	return cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{
 		&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{webhooks.LabelSigningSecret: "true"})},
 	}}
 }
