@@ -268,7 +268,10 @@ type portalTest struct {
 // platformToken authenticates the test's reports to the platform ingestion API.
 const platformToken = "portal-test-platform"
 
-func startPortal(t *testing.T) *portalTest {
+func startPortal(t *testing.T) *portalTest { return startPortalWith(t, 5) }
+
+// startPortalWith starts the service on a demo account with calls calls of history.
+func startPortalWith(t *testing.T, calls int) *portalTest {
 	ctx, cancel := context.WithCancel(context.Background())
 	env := testenv.Start(t)
 	box := startMailbox(t)
@@ -285,7 +288,7 @@ func startPortal(t *testing.T) *portalTest {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = audio.Close() })
-	demo, err := seed.Demo(ctx, env.Store, seed.DemoOptions{Calls: 5, Recordings: audio})
+	demo, err := seed.Demo(ctx, env.Store, seed.DemoOptions{Calls: calls, Recordings: audio})
 	if err != nil {
 		t.Fatal(err)
 	}

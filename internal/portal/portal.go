@@ -230,10 +230,6 @@ func safeNext(next string) string {
 	return next
 }
 
-func (p *Portal) home(w http.ResponseWriter, r *http.Request, v viewer) {
-	http.Redirect(w, r, "/portal/keys", http.StatusSeeOther)
-}
-
 // SignInLink mints a one-time sign-in link for userID valid for ttl, returning to next.
 // The operator's `admin portal-link` and the emailed links are made by this one function.
 func SignInLink(ctx context.Context, st *store.Store, now time.Time, ttl time.Duration, baseURL string, userID int64, next string) (string, error) {

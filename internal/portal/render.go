@@ -28,6 +28,7 @@ type page struct {
 	Balance  *balanceView
 	Webhooks *webhooksView
 	Webhook  *webhookView
+	Home     *homeView
 }
 
 var funcs = template.FuncMap{
@@ -42,6 +43,14 @@ var funcs = template.FuncMap{
 			return v.UTC().Format("2 Jan 2006 15:04 UTC")
 		}
 		return ""
+	},
+	// whenIn formats a time in the named time zone (the account's); UTC when it is unknown.
+	"whenIn": func(t time.Time, zone string) string {
+		loc, err := time.LoadLocation(zone)
+		if err != nil {
+			loc = time.UTC
+		}
+		return t.In(loc).Format("2 Jan 15:04")
 	},
 	"join":      strings.Join,
 	"effective": func(as auth.Abilities) string { return strings.Join(as.Effective(), ", ") },
@@ -58,7 +67,14 @@ var funcs = template.FuncMap{
 	},
 	"pounds": pounds,
 	"int64":  func(n int) int64 { return int64(n) },
+	"chart":  func(id, title string, c barChart) chartArgs { return chartArgs{ID: id, Title: title, Chart: c} },
 	"fields": func(f webhookForm, events []string) endpointFields { return endpointFields{Form: f, Events: events} },
+}
+
+// chartArgs is what the chart partial receives: an element id, a title and the chart.
+type chartArgs struct {
+	ID, Title string
+	Chart     barChart
 }
 
 // endpointFields is what the endpoint-fields partial receives.
