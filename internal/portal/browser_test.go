@@ -263,6 +263,8 @@ type portalTest struct {
 	hooks    *receiver
 	b        *browser
 	demo     seed.DemoAccount
+	// audio is where the service reads recordings from.
+	audio recordingstore.Store
 }
 
 // platformToken authenticates the test's reports to the platform ingestion API.
@@ -322,7 +324,7 @@ func startPortalWith(t *testing.T, calls int) *portalTest {
 		t.Fatal("the service did not start within 90 s")
 	}
 	return &portalTest{t: t, base: "http://" + apiAddr, platform: "http://" + platformAddr, st: env.Store, box: box, hooks: hooks,
-		b: startBrowser(t), demo: demo}
+		b: startBrowser(t), demo: demo, audio: audio}
 }
 
 // signIn asks for a link by email as a person would, opens it from the mailbox and continues.

@@ -1,6 +1,9 @@
 package portal_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,8 +12,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/switchboard-dev/switchboard/internal/seed"
+	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
 // api calls GET path of the v1 API with the demo owner's key and decodes the answer into out.
@@ -173,4 +180,140 @@ func TestPortalPagesMatchTheAPI(t *testing.T) {
 		}
 		p.screenshot(shots, "home")
 	})
+
+	t.Run("a call page tells the story: caller once, route, summary fields, timed transcript that seeks the player", func(t *testing.T) {
+		p.t, p.b.t = t, t
+		call := p.recordedCall(t)
+		p.b.run("open the call", chromedp.Navigate(p.base+"/portal/calls/"+call.id), chromedp.WaitVisible("#transcript"))
+		if got := strings.TrimSpace(p.b.text("#caller")); got != call.from {
+			t.Errorf("the caller reads %q; a caller whose network name is their number should read %q once", got, call.from)
+		}
+		if got := p.b.text("#route"); !strings.Contains(got, "Answered by Alex") {
+			t.Errorf("the route reads %q", got)
+		}
+		var api struct {
+			Status, Intent, Urgency string
+			CallbackNumber          string   `json:"callback_number"`
+			ActionItems             []string `json:"action_items"`
+			Segments                []struct {
+				Start   float64
+				Speaker string
+				Text    string
+			}
+		}
+		p.api("/v1/recordings/"+call.recording+"/transcript", &api)
+		callback := value(p.b, "callback link", chromedp.Evaluate[string](`document.getElementById("callback").getAttribute("href")`))
+		if callback != "tel:"+api.CallbackNumber || p.b.text("#intent") != api.Intent || p.b.text("#urgency") != api.Urgency {
+			t.Errorf("the summary shows callback %s, intent %q, urgency %q; the API says %s, %q, %q",
+				callback, p.b.text("#intent"), p.b.text("#urgency"), api.CallbackNumber, api.Intent, api.Urgency)
+		}
+		items := value(p.b, "action items", chromedp.Evaluate[[]string](`[...document.querySelectorAll("#action-items li")].map(li => li.textContent)`))
+		if !slices.Equal(items, api.ActionItems) {
+			t.Errorf("the action items are %q; the API says %q", items, api.ActionItems)
+		}
+		type shownSegment struct {
+			Start float64
+			Said  string
+		}
+		segs := value(p.b, "segments", chromedp.Evaluate[[]shownSegment](
+			`[...document.querySelectorAll("li.segment")].map(li => ({Start: parseFloat(li.dataset.start), Said: li.querySelector(".said").textContent}))`))
+		if len(segs) != len(api.Segments) || len(segs) < 2 {
+			t.Fatalf("the page shows %d segments; the API has %d", len(segs), len(api.Segments))
+		}
+		for i, sg := range api.Segments {
+			if segs[i].Start != sg.Start || segs[i].Said != sg.Text {
+				t.Errorf("segment %d shows %+v; the API has %+v", i, segs[i], sg)
+			}
+		}
+		// Clicking a segment's time moves the player to where it starts.
+		p.b.run("wait for the recording's metadata", chromedp.Poll[chromedp.Void](`document.getElementById("recording").readyState >= 1`))
+		p.b.run("click the last segment", chromedp.Click(`li.segment:last-child button.seek`))
+		last := api.Segments[len(api.Segments)-1].Start
+		p.b.run("the player seeks", chromedp.Poll[chromedp.Void](fmt.Sprintf(`Math.abs(document.getElementById("recording").currentTime - %v) < 1`, last)))
+		p.screenshot(shots, "call")
+	})
+
+	t.Run("a failed transcription says why and what to do", func(t *testing.T) {
+		p.t, p.b.t = t, t
+		const caller = "+447700900987"
+		p.report(t, map[string]any{"disposition": "voicemail", "from": caller, "duration_seconds": 10,
+			"recording": map[string]any{"kind": "voicemail", "duration_seconds": 3, "audio_base64": base64.StdEncoding.EncodeToString(seed.ToneWAV(3))}})
+		calls, _, err := p.st.ListCalls(context.Background(), p.demo.AccountID, store.CallFilter{Activity: "all", Search: caller, SearchDigits: store.CallSearchDigits(caller), Limit: 1})
+		if err != nil || len(calls) != 1 || calls[0].RecordingPublicID == nil {
+			t.Fatalf("the reported voicemail: %v %v", calls, err)
+		}
+		page := p.base + "/portal/calls/" + calls[0].PublicID
+		p.b.run("transcribe a voicemail of a tone", chromedp.Navigate(page), chromedp.Click("#transcribe"), chromedp.WaitVisible("#start-transcription"),
+			chromedp.Click("#start-transcription"), chromedp.WaitVisible("#notice"))
+		// A tone has no speech: the job fails and is refunded, whichever local engine is installed.
+		deadline := time.Now().Add(3 * time.Minute)
+		for {
+			p.b.run("reload the call", chromedp.Navigate(page), chromedp.WaitVisible("#outcome"))
+			failed := value(p.b, "look for the failure", chromedp.Evaluate[bool](`!!document.getElementById("summary-why") && document.getElementById("summary-why").textContent.startsWith("The transcription failed")`))
+			if failed {
+				break
+			}
+			if time.Now().After(deadline) {
+				p.b.fail("failed transcription", fmt.Errorf("the call page did not show a failed transcription within 3 minutes"))
+			}
+			time.Sleep(time.Second)
+		}
+		var api struct{ Status string }
+		p.api("/v1/recordings/"+*calls[0].RecordingPublicID+"/transcript", &api)
+		if api.Status != "failed" {
+			t.Errorf("the page says the transcription failed; the API says %q", api.Status)
+		}
+		if todo := p.b.text("#summary-todo"); !strings.Contains(todo, "refunded") {
+			t.Errorf("the page does not say what to do: %q", todo)
+		}
+		p.b.run("a way to try again", chromedp.WaitVisible("#transcribe"))
+		p.screenshot(shots, "call-failed")
+	})
+}
+
+// storyCall is a recorded, transcribed call made for a test.
+type storyCall struct{ id, recording, from string }
+
+// recordedCall records an answered call whose network name is its number, with 20 s of audio
+// and a completed transcript in three segments, as the seed and the transcription job store them.
+func (p *portalTest) recordedCall(t *testing.T) storyCall {
+	t.Helper()
+	ctx := context.Background()
+	nums, err := p.st.ListNumbers(ctx, p.demo.AccountID)
+	if err != nil || len(nums) == 0 {
+		t.Fatalf("numbers: %v %v", nums, err)
+	}
+	const from = "+447700900555"
+	alex := "Alex"
+	started := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+	callID, publicID, err := p.st.CreateCall(ctx, store.NewCall{AccountID: p.demo.AccountID, NumberID: &nums[0].ID, FromE164: from,
+		ToE164: nums[0].E164, CallerName: from, Disposition: "answered", StartedAt: started, DurationSeconds: 30, TalkSeconds: 20,
+		ForwardSeconds: 8, AnsweredBy: &alex})
+	if err != nil {
+		t.Fatal(err)
+	}
+	audio := seed.ToneWAV(20)
+	key := fmt.Sprintf("%s/%d.wav", p.demo.AccountPublicID, callID)
+	if err := p.audio.Put(ctx, key, bytes.NewReader(audio)); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := p.st.CreateRecording(ctx, store.NewRecording{AccountID: p.demo.AccountID, CallID: &callID, Kind: "call", StorageKey: key,
+		DurationSeconds: 20, SizeBytes: int64(len(audio)), CreatedAt: started.Add(30 * time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary, intent, sentiment, urgency, callback := "Boiler pressure keeps dropping", "repair", "negative", "high", "+447700900556"
+	if _, err := p.st.CreateCompletedTranscript(ctx, store.NewTranscript{AccountID: p.demo.AccountID, RecordingID: rec.ID, CallID: &callID,
+		Text: "Hello. My boiler pressure keeps dropping. Please ring me back.", Language: "en-GB", Minutes: 1, RatedPence: 5,
+		Summary: &summary, Intent: &intent, Sentiment: &sentiment, Urgency: &urgency, CallbackNumber: &callback,
+		ActionItems: []string{"Call back about the boiler", "Bring a pressure gauge"},
+		Segments: []store.TranscriptSegment{
+			{StartSeconds: 0, EndSeconds: 2.5, Speaker: "agent", Text: "Hello."},
+			{StartSeconds: 2.5, EndSeconds: 9, Speaker: "caller", Text: "My boiler pressure keeps dropping."},
+			{StartSeconds: 12.25, EndSeconds: 18, Speaker: "caller", Text: "Please ring me back."},
+		},
+		CompletedAt: started.Add(2 * time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	return storyCall{id: publicID, recording: rec.PublicID, from: from}
 }

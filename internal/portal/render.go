@@ -65,10 +65,13 @@ var funcs = template.FuncMap{
 		}
 		return strings.ToUpper(status[:min(1, len(status))]) + strings.ReplaceAll(status[min(1, len(status)):], "_", " ")
 	},
-	"pounds": pounds,
-	"int64":  func(n int) int64 { return int64(n) },
-	"chart":  func(id, title string, c barChart) chartArgs { return chartArgs{ID: id, Title: title, Chart: c} },
-	"fields": func(f webhookForm, events []string) endpointFields { return endpointFields{Form: f, Events: events} },
+	"pounds":     pounds,
+	"clock":      clockTime,
+	"tel":        telHref,
+	"callerName": callerName,
+	"int64":      func(n int) int64 { return int64(n) },
+	"chart":      func(id, title string, c barChart) chartArgs { return chartArgs{ID: id, Title: title, Chart: c} },
+	"fields":     func(f webhookForm, events []string) endpointFields { return endpointFields{Form: f, Events: events} },
 }
 
 // chartArgs is what the chart partial receives: an element id, a title and the chart.
