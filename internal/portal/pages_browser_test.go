@@ -269,6 +269,147 @@ func TestPortalPagesMatchTheAPI(t *testing.T) {
 		p.b.run("a way to try again", chromedp.WaitVisible("#transcribe"))
 		p.screenshot(shots, "call-failed")
 	})
+
+	t.Run("to-dos: the API's list, and marking one done is what the API then says", func(t *testing.T) {
+		p.t, p.b.t = t, t
+		p.b.run("open the to-dos", chromedp.Navigate(p.base+"/portal/todos"), chromedp.WaitVisible("#todos"))
+		shown, want := p.ids("#todos li[data-task]", "task"), p.apiIDs("/v1/tasks?status=open", "public_id")
+		if !slices.Equal(shown, want) || len(want) == 0 {
+			t.Fatalf("the to-dos page lists %v; GET /v1/tasks?status=open lists %v", shown, want)
+		}
+		p.b.run("mark the first done", chromedp.Click(fmt.Sprintf(`li[data-task=%q] .mark-done`, want[0])), chromedp.WaitVisible("#notice"))
+		type doneTask struct {
+			PublicID string                 `json:"public_id"`
+			DoneBy   *struct{ Name string } `json:"done_by"`
+		}
+		var done struct{ Data []doneTask }
+		p.api("/v1/tasks?status=done", &done)
+		i := slices.IndexFunc(done.Data, func(d doneTask) bool { return d.PublicID == want[0] })
+		if i < 0 || done.Data[i].DoneBy == nil {
+			t.Fatalf("after marking %s done the API's done to-dos are %+v", want[0], done.Data)
+		}
+		// The page goes back to the open to-dos, without this one; the done ones list it.
+		if got := p.ids("#todos li[data-task]", "task"); slices.Contains(got, want[0]) {
+			t.Errorf("after marking it done, the open to-dos still show %s", want[0])
+		}
+		p.b.run("open the done to-dos", chromedp.Navigate(p.base+"/portal/todos?status=done"), chromedp.WaitVisible("#todos"))
+		if shown, wantDone := p.ids("#todos li[data-task]", "task"), p.apiIDs("/v1/tasks?status=done", "public_id"); !slices.Equal(shown, wantDone) || !slices.Contains(shown, want[0]) {
+			t.Errorf("the done to-dos show %v; GET /v1/tasks?status=done lists %v", shown, wantDone)
+		}
+		if slices.Contains(p.apiIDs("/v1/tasks?status=open", "public_id"), want[0]) {
+			t.Errorf("the API still lists %s as open", want[0])
+		}
+		p.screenshot(shots, "todos")
+		// An id of no to-do of the account is a 404, as in the API.
+		status := value(p.b, "mark an unknown to-do", chromedp.Evaluate[int](`fetch("/portal/todos/task_0000000000000000000000/status", {method: "POST", body: new URLSearchParams({status: "done"})}).then(r => r.status)`,
+			chromedp.EvalAwaitPromise))
+		if status != http.StatusNotFound {
+			t.Errorf("marking an unknown to-do done answered %d, want 404", status)
+		}
+	})
+
+	t.Run("notifications: the API's list and unread count, and marking one read", func(t *testing.T) {
+		p.t, p.b.t = t, t
+		p.b.run("open the notifications", chromedp.Navigate(p.base+"/portal/notifications"), chromedp.WaitVisible("#notifications"))
+		var api struct {
+			Data []struct {
+				ID   string
+				Read bool
+			}
+			UnreadCount int `json:"unread_count"`
+		}
+		p.api("/v1/notifications", &api)
+		want := []string{}
+		for _, n := range api.Data {
+			want = append(want, n.ID)
+		}
+		if shown := p.ids("#notifications li[data-notification]", "notification"); !slices.Equal(shown, want) || len(want) == 0 {
+			t.Fatalf("the notifications page lists %v; GET /v1/notifications lists %v", shown, want)
+		}
+		unread := value(p.b, "unread", chromedp.Evaluate[int](`+document.getElementById("unread").dataset.unread`))
+		if unread != api.UnreadCount || unread == 0 {
+			t.Fatalf("the page says %d unread; the API says %d", unread, api.UnreadCount)
+		}
+		first := value(p.b, "the first unread", chromedp.Evaluate[string](`document.querySelector('#notifications li[data-read="false"]').dataset.notification`))
+		p.b.run("mark it read", chromedp.Click(fmt.Sprintf(`li[data-notification=%q] .mark-read`, first)), chromedp.WaitVisible("#notice"))
+		p.api("/v1/notifications", &api)
+		for _, n := range api.Data {
+			if n.ID == first && !n.Read {
+				t.Errorf("the API says %s is still unread", first)
+			}
+		}
+		if got := value(p.b, "unread after", chromedp.Evaluate[int](`+document.getElementById("unread").dataset.unread`)); got != api.UnreadCount || got != unread-1 {
+			t.Errorf("after marking one read the page says %d unread, the API %d; before it was %d", got, api.UnreadCount, unread)
+		}
+		p.screenshot(shots, "notifications")
+	})
+
+	t.Run("voicemails: the API's voicemail calls, each with a player that plays", func(t *testing.T) {
+		p.t, p.b.t = t, t
+		p.b.run("open the voicemails", chromedp.Navigate(p.base+"/portal/voicemails"), chromedp.WaitVisible("#voicemails"))
+		shown, want := p.ids("#voicemails li[data-call]", "call"), p.apiIDs("/v1/calls?status=voicemail", "public_id")
+		if !slices.Equal(shown, want) || len(want) == 0 {
+			t.Fatalf("the voicemails page lists %v; GET /v1/calls?status=voicemail lists %v", shown, want)
+		}
+		src := value(p.b, "a player's address", chromedp.Evaluate[string](`(a => a ? a.src : "")(document.querySelector("#voicemails audio"))`))
+		if src == "" {
+			t.Fatal("no voicemail has a player")
+		}
+		resp, err := http.Get(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "audio/") {
+			t.Errorf("a voicemail player's src answered %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		p.screenshot(shots, "voicemails")
+	})
+
+	t.Run("job requests: the API's open job requests", func(t *testing.T) {
+		p.t, p.b.t = t, t
+		p.b.run("open the job requests", chromedp.Navigate(p.base+"/portal/jobs"), chromedp.WaitVisible("#jobs"))
+		shown, want := p.ids("#jobs li[data-job]", "job"), p.apiIDs("/v1/job-requests", "public_id")
+		if !slices.Equal(shown, want) || len(want) == 0 {
+			t.Fatalf("the job requests page lists %v; GET /v1/job-requests lists %v", shown, want)
+		}
+		p.b.run("show all", chromedp.Navigate(p.base+"/portal/jobs?status=all"), chromedp.WaitVisible("#jobs"))
+		if shown, want := p.ids("#jobs li[data-job]", "job"), p.apiIDs("/v1/job-requests?status=all", "public_id"); !slices.Equal(shown, want) {
+			t.Errorf("all job requests: the page lists %v; the API %v", shown, want)
+		}
+		p.screenshot(shots, "jobs")
+	})
+
+	t.Run("message slips and blocked callers: the API's lists", func(t *testing.T) {
+		p.t, p.b.t = t, t
+		p.b.run("open the message slips", chromedp.Navigate(p.base+"/portal/messages"), chromedp.WaitVisible("#messages"))
+		if shown, want := p.ids("#messages li[data-slip]", "slip"), p.apiIDs("/v1/reception-messages", "public_id"); !slices.Equal(shown, want) || len(want) == 0 {
+			t.Errorf("the message slips page lists %v; GET /v1/reception-messages lists %v", shown, want)
+		}
+		p.b.run("open the blocked callers", chromedp.Navigate(p.base+"/portal/blocked"), chromedp.WaitVisible("#blocked"))
+		if shown, want := p.ids("#blocked li[data-blocked]", "blocked"), p.apiIDs("/v1/blocked-callers", "public_id"); !slices.Equal(shown, want) || len(want) == 0 {
+			t.Errorf("the blocked callers page lists %v; GET /v1/blocked-callers lists %v", shown, want)
+		}
+	})
+}
+
+// ids reads the data attribute attr of the elements sel matches, in page order.
+func (p *portalTest) ids(sel, attr string) []string {
+	p.t.Helper()
+	return value(p.b, "the "+attr+" of "+sel, chromedp.Evaluate[[]string](fmt.Sprintf(
+		`[...document.querySelectorAll(%q)].map(e => e.dataset[%q])`, sel, attr)))
+}
+
+// apiIDs is the field of every row of a page of the API's list at path.
+func (p *portalTest) apiIDs(path, field string) []string {
+	p.t.Helper()
+	var page struct{ Data []map[string]any }
+	p.api(path, &page)
+	out := []string{}
+	for _, row := range page.Data {
+		out = append(out, fmt.Sprint(row[field]))
+	}
+	return out
 }
 
 // storyCall is a recorded, transcribed call made for a test.

@@ -14,21 +14,27 @@ import (
 
 // page is what every template receives; each page uses the fields it needs.
 type page struct {
-	Title    string
-	Message  string
-	Error    string
-	Notice   string
-	Next     string
-	Token    string
-	Viewer   *viewer
-	Keys     *keysView
-	Team     *teamView
-	Call     *callView
-	Calls    *callsView
-	Balance  *balanceView
-	Webhooks *webhooksView
-	Webhook  *webhookView
-	Home     *homeView
+	Title         string
+	Message       string
+	Error         string
+	Notice        string
+	Next          string
+	Token         string
+	Viewer        *viewer
+	Keys          *keysView
+	Team          *teamView
+	Call          *callView
+	Calls         *callsView
+	Balance       *balanceView
+	Webhooks      *webhooksView
+	Webhook       *webhookView
+	Home          *homeView
+	Todos         *todosView
+	Notifications *notificationsView
+	Voicemails    *voicemailsView
+	Jobs          *jobsView
+	Messages      *messagesView
+	Blocked       []store.BlockedCaller
 }
 
 var funcs = template.FuncMap{
