@@ -6,8 +6,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -391,6 +393,36 @@ func TestPortalPagesMatchTheAPI(t *testing.T) {
 			t.Errorf("the blocked callers page lists %v; GET /v1/blocked-callers lists %v", shown, want)
 		}
 	})
+
+	t.Run("every page passes axe-core and fits a 390-pixel screen", func(t *testing.T) {
+		p.t, p.b.t = t, t
+		axe := axeSource(t)
+		story := p.recordedCall(t)
+		pages := map[string]string{"home": "/portal/", "calls": "/portal/calls", "call": "/portal/calls/" + story.id,
+			"todos": "/portal/todos?status=all", "notifications": "/portal/notifications", "voicemails": "/portal/voicemails",
+			"jobs": "/portal/jobs?status=all", "messages": "/portal/messages", "blocked": "/portal/blocked", "balance": "/portal/balance", "keys": "/portal/keys", "webhooks": "/portal/webhooks",
+			"team": "/portal/team", "transcribe": "/portal/calls/" + story.id + "/transcribe", "not-found": "/portal/nothing-here"}
+		for _, width := range []int64{1280, 390} {
+			p.b.run(fmt.Sprintf("a %d-pixel screen", width), chromedp.EmulateViewport(width, 844))
+			for _, name := range slices.Sorted(maps.Keys(pages)) {
+				p.b.run("open "+name, chromedp.Navigate(p.base+pages[name]), chromedp.WaitVisible("#title"))
+				p.checkAccessibility(axe, fmt.Sprintf("%s at %d px", name, width))
+				if width == 390 {
+					// Nothing makes the page scroll sideways.
+					if w := value(p.b, "page width", chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); w > 390 {
+						t.Errorf("%s is %d pixels wide on a 390-pixel screen", name, w)
+					}
+					if name == "home" || name == "call" || name == "todos" {
+						p.screenshot(shots, name+"-390")
+					}
+				}
+			}
+		}
+		// The sign-in page, signed out.
+		p.signOut()
+		p.checkAccessibility(axe, "sign-in at 390 px")
+		p.b.run("back to a wide screen", chromedp.EmulateViewport(1280, 900))
+	})
 }
 
 // ids reads the data attribute attr of the elements sel matches, in page order.
@@ -410,6 +442,40 @@ func (p *portalTest) apiIDs(path, field string) []string {
 		out = append(out, fmt.Sprint(row[field]))
 	}
 	return out
+}
+
+// axeSource is axe-core's script, installed from npm by hack/ensure-axe-core.sh.
+func axeSource(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("../../hack/ensure-axe-core.sh").Output()
+	if err != nil {
+		t.Fatalf("install axe-core with hack/ensure-axe-core.sh (needs node and npm: hack/ensure-tools.sh): %v", err)
+	}
+	src, err := os.ReadFile(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(src)
+}
+
+// axeViolation is one rule a page breaks, as axe-core reports it.
+type axeViolation struct {
+	ID, Impact, Help string
+	Nodes            []string
+}
+
+// checkAccessibility runs axe-core on the current page and fails on any serious or critical violation.
+func (p *portalTest) checkAccessibility(axe, where string) {
+	p.t.Helper()
+	if !value(p.b, "inject axe-core", chromedp.Evaluate[bool](axe+";\ntypeof axe === 'object'")) {
+		p.t.Fatal("axe-core did not load")
+	}
+	found := value(p.b, "run axe-core on "+where, chromedp.Evaluate[[]axeViolation](`axe.run(document, {resultTypes: ["violations"]}).then(r => r.violations
+		.filter(v => v.impact === "serious" || v.impact === "critical")
+		.map(v => ({ID: v.id, Impact: v.impact, Help: v.help, Nodes: v.nodes.map(n => n.target.join(" "))})))`, chromedp.EvalAwaitPromise))
+	for _, v := range found {
+		p.t.Errorf("%s: %s (%s): %s at %v", where, v.ID, v.Impact, v.Help, v.Nodes)
+	}
 }
 
 // storyCall is a recorded, transcribed call made for a test.

@@ -84,6 +84,11 @@ type Portal struct {
 //go:embed templates/*.html templates/*.tmpl
 var templateFiles embed.FS
 
+// staticFiles holds the stylesheet, served under /portal/static/ to signed-in and signed-out pages alike.
+//
+//go:embed static
+var staticFiles embed.FS
+
 // sessionUserKey holds the signed-in user's internal id in the session.
 const sessionUserKey = "user_id"
 
@@ -131,6 +136,7 @@ func (p *Portal) Wait() { p.mailWG.Wait() }
 func (p *Portal) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /portal/{$}", p.signedIn(p.home))
+	mux.Handle("GET /portal/static/", http.StripPrefix("/portal/", http.FileServerFS(staticFiles)))
 	mux.HandleFunc("GET /portal/sign-in", p.signInForm)
 	mux.HandleFunc("POST /portal/sign-in", p.requestLink)
 	mux.HandleFunc("GET /portal/sign-in/link", p.confirmLink)
