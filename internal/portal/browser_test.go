@@ -746,7 +746,8 @@ func (p *portalTest) report(t *testing.T, change map[string]any) {
 		t.Fatalf("the demo account's numbers: %v %v", nums, err)
 	}
 	started := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
-	report := map[string]any{"platform_ref": fmt.Sprintf("portal-test-%d", started.UnixNano()), "to": nums[0].E164,
+	// The reference is unique per report: two reports in the same second must not read as one sent twice.
+	report := map[string]any{"platform_ref": fmt.Sprintf("portal-test-%d", time.Now().UnixNano()), "to": nums[0].E164,
 		"from": "+447700900321", "disposition": "no-answer", "started_at": started, "duration_seconds": 20, "talk_seconds": 0}
 	maps.Copy(report, change)
 	body, _ := json.Marshal(report)
