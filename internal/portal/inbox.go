@@ -268,3 +268,40 @@ func (p *Portal) blocked(w http.ResponseWriter, r *http.Request, v viewer) {
 	}
 	p.render(w, r, http.StatusOK, "blocked.html", page{Title: "Blocked callers", Viewer: &v, Blocked: list})
 }
+
+type textsView struct {
+	Conversations []store.SMSConversation
+	Conversation  *store.SMSConversation
+	Messages      []store.SMSMessage
+	Pager         pager
+}
+
+// texts lists the text-message threads, most recent first (GET /v1/sms/conversations).
+func (p *Portal) texts(w http.ResponseWriter, r *http.Request, v viewer) {
+	pageNo := pageNumber(r.URL.Query())
+	list, total, err := p.store.ListSMSConversations(r.Context(), v.Account.ID, inboxPerPage, (pageNo-1)*inboxPerPage)
+	if err != nil {
+		p.fail(w, r, err)
+		return
+	}
+	p.render(w, r, http.StatusOK, "texts.html", page{Title: "Text messages", Viewer: &v,
+		Texts: &textsView{Conversations: list, Pager: newPager("/portal/texts", url.Values{}, pageNo, total)}})
+}
+
+// textThread shows one thread's messages, oldest first (GET /v1/sms/conversations/{id}/messages).
+func (p *Portal) textThread(w http.ResponseWriter, r *http.Request, v viewer) {
+	ctx := r.Context()
+	conv, err := p.store.GetSMSConversation(ctx, v.Account.ID, r.PathValue("conversation"))
+	if err != nil {
+		p.fail(w, r, err)
+		return
+	}
+	pageNo := pageNumber(r.URL.Query())
+	msgs, total, err := p.store.ListSMSMessages(ctx, conv, inboxPerPage, (pageNo-1)*inboxPerPage)
+	if err != nil {
+		p.fail(w, r, err)
+		return
+	}
+	p.render(w, r, http.StatusOK, "text-thread.html", page{Title: "Texts with " + conv.CounterpartyE164, Viewer: &v,
+		Texts: &textsView{Conversation: &conv, Messages: msgs, Pager: newPager("/portal/texts/"+url.PathEscape(conv.PublicID), url.Values{}, pageNo, total)}})
+}

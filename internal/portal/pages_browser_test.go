@@ -382,6 +382,21 @@ func TestPortalPagesMatchTheAPI(t *testing.T) {
 		p.screenshot(shots, "jobs")
 	})
 
+	t.Run("text messages: the API's threads, and a thread's messages in the API's order", func(t *testing.T) {
+		p.t, p.b.t = t, t
+		p.b.run("open the text messages", chromedp.Navigate(p.base+"/portal/texts"), chromedp.WaitVisible("#texts"))
+		threads := p.apiIDs("/v1/sms/conversations", "public_id")
+		if shown := p.ids("#texts li[data-conversation]", "conversation"); !slices.Equal(shown, threads) || len(threads) == 0 {
+			t.Fatalf("the text messages page lists %v; GET /v1/sms/conversations lists %v", shown, threads)
+		}
+		p.b.run("open a thread", chromedp.Click(fmt.Sprintf(`li[data-conversation=%q] a`, threads[0])), chromedp.WaitVisible("#thread"))
+		bodies := value(p.b, "the messages", chromedp.Evaluate[[]string](`[...document.querySelectorAll("#thread li[data-direction] .said")].map(e => e.textContent)`))
+		if want := p.apiIDs("/v1/sms/conversations/"+threads[0]+"/messages?per_page=25", "body"); !slices.Equal(bodies, want) || len(want) == 0 {
+			t.Errorf("the thread shows %q; the API's messages are %q", bodies, want)
+		}
+		p.screenshot(shots, "text-thread")
+	})
+
 	t.Run("message slips and blocked callers: the API's lists", func(t *testing.T) {
 		p.t, p.b.t = t, t
 		p.b.run("open the message slips", chromedp.Navigate(p.base+"/portal/messages"), chromedp.WaitVisible("#messages"))
@@ -400,7 +415,8 @@ func TestPortalPagesMatchTheAPI(t *testing.T) {
 		story := p.recordedCall(t)
 		pages := map[string]string{"home": "/portal/", "calls": "/portal/calls", "call": "/portal/calls/" + story.id,
 			"todos": "/portal/todos?status=all", "notifications": "/portal/notifications", "voicemails": "/portal/voicemails",
-			"jobs": "/portal/jobs?status=all", "messages": "/portal/messages", "blocked": "/portal/blocked", "balance": "/portal/balance", "keys": "/portal/keys", "webhooks": "/portal/webhooks",
+			"jobs": "/portal/jobs?status=all", "messages": "/portal/messages", "blocked": "/portal/blocked", "texts": "/portal/texts",
+			"text-thread": "/portal/texts/" + p.apiIDs("/v1/sms/conversations", "public_id")[0], "balance": "/portal/balance", "keys": "/portal/keys", "webhooks": "/portal/webhooks",
 			"team": "/portal/team", "transcribe": "/portal/calls/" + story.id + "/transcribe", "not-found": "/portal/nothing-here"}
 		for _, width := range []int64{1280, 390} {
 			p.b.run(fmt.Sprintf("a %d-pixel screen", width), chromedp.EmulateViewport(width, 844))

@@ -35,6 +35,7 @@ type page struct {
 	Jobs          *jobsView
 	Messages      *messagesView
 	Blocked       []store.BlockedCaller
+	Texts         *textsView
 }
 
 var funcs = template.FuncMap{
