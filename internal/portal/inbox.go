@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/auth"
@@ -304,4 +305,31 @@ func (p *Portal) textThread(w http.ResponseWriter, r *http.Request, v viewer) {
 	}
 	p.render(w, r, http.StatusOK, "text-thread.html", page{Title: "Texts with " + conv.CounterpartyE164, Viewer: &v,
 		Texts: &textsView{Conversation: &conv, Messages: msgs, Pager: newPager("/portal/texts/"+url.PathEscape(conv.PublicID), url.Values{}, pageNo, total)}})
+}
+
+type contactsView struct {
+	Search   string
+	Contacts []store.Contact
+	Pager    pager
+}
+
+// contacts lists and searches the contact directory as GET /v1/contacts?search= does.
+func (p *Portal) contacts(w http.ResponseWriter, r *http.Request, v viewer) {
+	q := r.URL.Query()
+	search := strings.TrimSpace(q.Get("search"))
+	if len(search) > 100 {
+		search = search[:100]
+	}
+	pageNo := pageNumber(q)
+	list, total, err := p.store.ListContacts(r.Context(), v.Account.ID, store.ContactSearch(search), inboxPerPage, (pageNo-1)*inboxPerPage)
+	if err != nil {
+		p.fail(w, r, err)
+		return
+	}
+	filter := url.Values{}
+	if search != "" {
+		filter.Set("search", search)
+	}
+	p.render(w, r, http.StatusOK, "contacts.html", page{Title: "Contacts", Viewer: &v,
+		Contacts: &contactsView{Search: search, Contacts: list, Pager: newPager("/portal/contacts", filter, pageNo, total)}})
 }

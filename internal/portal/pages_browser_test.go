@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -397,6 +398,34 @@ func TestPortalPagesMatchTheAPI(t *testing.T) {
 		p.screenshot(shots, "text-thread")
 	})
 
+	t.Run("contacts: the API's directory, and the same matches for a name and for a number", func(t *testing.T) {
+		p.t, p.b.t = t, t
+		p.b.run("open the contacts", chromedp.Navigate(p.base+"/portal/contacts"), chromedp.WaitVisible("#contacts"))
+		all := p.apiIDs("/v1/contacts", "public_id")
+		if shown := p.ids("#contacts li[data-contact]", "contact"); !slices.Equal(shown, all) || len(all) < 2 {
+			t.Fatalf("the contacts page lists %v; GET /v1/contacts lists %v", shown, all)
+		}
+		var first struct {
+			Data []struct {
+				DisplayName string `json:"display_name"`
+				Phones      []struct{ E164 string }
+			}
+		}
+		p.api("/v1/contacts?per_page=1", &first)
+		name := strings.Fields(first.Data[0].DisplayName)[0]
+		for _, search := range []string{name, first.Data[0].Phones[0].E164[3:9]} {
+			// The old page is marked, so waiting for the list waits for the new page's.
+			p.b.run("search for "+search, chromedp.Navigate(p.base+"/portal/contacts"), chromedp.SendKeys("#contact-search", search),
+				chromedp.Evaluate[chromedp.Void](`document.getElementById("contacts").dataset.old = "1"`),
+				chromedp.Click("#search-contacts"), chromedp.WaitVisible("#contacts:not([data-old])"))
+			shown := p.ids("#contacts li[data-contact]", "contact")
+			want := p.apiIDs("/v1/contacts?search="+url.QueryEscape(search), "public_id")
+			if !slices.Equal(shown, want) || len(want) == 0 || len(want) == len(all) {
+				t.Errorf("searching for %q shows %v; GET /v1/contacts?search= finds %v of %d", search, shown, want, len(all))
+			}
+		}
+	})
+
 	t.Run("message slips and blocked callers: the API's lists", func(t *testing.T) {
 		p.t, p.b.t = t, t
 		p.b.run("open the message slips", chromedp.Navigate(p.base+"/portal/messages"), chromedp.WaitVisible("#messages"))
@@ -415,7 +444,7 @@ func TestPortalPagesMatchTheAPI(t *testing.T) {
 		story := p.recordedCall(t)
 		pages := map[string]string{"home": "/portal/", "calls": "/portal/calls", "call": "/portal/calls/" + story.id,
 			"todos": "/portal/todos?status=all", "notifications": "/portal/notifications", "voicemails": "/portal/voicemails",
-			"jobs": "/portal/jobs?status=all", "messages": "/portal/messages", "blocked": "/portal/blocked", "texts": "/portal/texts",
+			"jobs": "/portal/jobs?status=all", "messages": "/portal/messages", "blocked": "/portal/blocked", "texts": "/portal/texts", "contacts": "/portal/contacts",
 			"text-thread": "/portal/texts/" + p.apiIDs("/v1/sms/conversations", "public_id")[0], "balance": "/portal/balance", "keys": "/portal/keys", "webhooks": "/portal/webhooks",
 			"team": "/portal/team", "transcribe": "/portal/calls/" + story.id + "/transcribe", "not-found": "/portal/nothing-here"}
 		for _, width := range []int64{1280, 390} {

@@ -160,6 +160,7 @@ func (p *Portal) Handler() http.Handler {
 	mux.HandleFunc("GET /portal/messages", p.signedIn(p.messages))
 	mux.HandleFunc("GET /portal/blocked", p.signedIn(p.blocked))
 	mux.HandleFunc("GET /portal/texts", p.signedIn(p.texts))
+	mux.HandleFunc("GET /portal/contacts", p.signedIn(p.contacts))
 	mux.HandleFunc("GET /portal/texts/{conversation}", p.signedIn(p.textThread))
 	mux.HandleFunc("GET /portal/team", p.signedIn(p.team))
 	mux.HandleFunc("POST /portal/team/invite", p.signedIn(p.invite))

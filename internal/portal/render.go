@@ -36,6 +36,7 @@ type page struct {
 	Messages      *messagesView
 	Blocked       []store.BlockedCaller
 	Texts         *textsView
+	Contacts      *contactsView
 }
 
 var funcs = template.FuncMap{
