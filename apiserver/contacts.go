@@ -170,33 +170,14 @@ func (r contactsResource) list(req *restful.Request, resp *restful.Response) {
 		writeValidation(resp, fe)
 		return
 	}
-	f := store.ContactFilter{Search: search, Source: source}
-	if isPhoneSearch(search) {
-		f.PhoneDigits = searchDigits(search)
-	}
+	f := store.ContactSearch(search)
+	f.Source = source
 	rows, total, err := r.store.ListContacts(req.Request.Context(), principal(req).Account.ID, f, paging.PerPage, paging.Offset())
 	if err != nil {
 		r.internalError(req, resp, err)
 		return
 	}
 	writeJSON(resp, http.StatusOK, ContactList(pageOf(r.Server, req, paging, total, convertRows(rows, contactAnswer))))
-}
-
-// isPhoneSearch: the search looks like (part of) a phone number, e.g. "+44 20 7946" or
-// "7946-0000", so it is also matched against phone numbers. Text with letters is only
-// matched against names, so "Unit 4" does not match every number with a 4 in it.
-func isPhoneSearch(q string) bool {
-	digits := false
-	for _, c := range q {
-		switch {
-		case c >= '0' && c <= '9':
-			digits = true
-		case strings.ContainsRune("+-() ./", c):
-		default:
-			return false
-		}
-	}
-	return digits
 }
 
 func (r contactsResource) create(req *restful.Request, resp *restful.Response, claim *store.IdempotencyClaim) {

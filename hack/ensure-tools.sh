@@ -48,3 +48,9 @@ fi
 if ! command -v chromium >/dev/null 2>&1; then
   apt_install chromium
 fi
+
+# Node.js and npm install axe-core (hack/ensure-axe-core.sh), which checks the portal's pages
+# for accessibility in the browser tests, and pusher-js for the live channel's conformance test.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  apt_install nodejs npm
+fi

@@ -263,12 +263,17 @@ type portalTest struct {
 	hooks    *receiver
 	b        *browser
 	demo     seed.DemoAccount
+	// audio is where the service reads recordings from.
+	audio recordingstore.Store
 }
 
 // platformToken authenticates the test's reports to the platform ingestion API.
 const platformToken = "portal-test-platform"
 
-func startPortal(t *testing.T) *portalTest {
+func startPortal(t *testing.T) *portalTest { return startPortalWith(t, 5) }
+
+// startPortalWith starts the service on a demo account with calls calls of history.
+func startPortalWith(t *testing.T, calls int) *portalTest {
 	ctx, cancel := context.WithCancel(context.Background())
 	env := testenv.Start(t)
 	box := startMailbox(t)
@@ -285,7 +290,7 @@ func startPortal(t *testing.T) *portalTest {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = audio.Close() })
-	demo, err := seed.Demo(ctx, env.Store, seed.DemoOptions{Calls: 5, Recordings: audio})
+	demo, err := seed.Demo(ctx, env.Store, seed.DemoOptions{Calls: calls, Recordings: audio})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +324,7 @@ func startPortal(t *testing.T) *portalTest {
 		t.Fatal("the service did not start within 90 s")
 	}
 	return &portalTest{t: t, base: "http://" + apiAddr, platform: "http://" + platformAddr, st: env.Store, box: box, hooks: hooks,
-		b: startBrowser(t), demo: demo}
+		b: startBrowser(t), demo: demo, audio: audio}
 }
 
 // signIn asks for a link by email as a person would, opens it from the mailbox and continues.
@@ -741,7 +746,8 @@ func (p *portalTest) report(t *testing.T, change map[string]any) {
 		t.Fatalf("the demo account's numbers: %v %v", nums, err)
 	}
 	started := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
-	report := map[string]any{"platform_ref": fmt.Sprintf("portal-test-%d", started.UnixNano()), "to": nums[0].E164,
+	// The reference is unique per report: two reports in the same second must not read as one sent twice.
+	report := map[string]any{"platform_ref": fmt.Sprintf("portal-test-%d", time.Now().UnixNano()), "to": nums[0].E164,
 		"from": "+447700900321", "disposition": "no-answer", "started_at": started, "duration_seconds": 20, "talk_seconds": 0}
 	maps.Copy(report, change)
 	body, _ := json.Marshal(report)

@@ -93,8 +93,13 @@ func (p *Portal) calls(w http.ResponseWriter, r *http.Request, v viewer) {
 }
 
 type callView struct {
-	Call       store.Call
+	Call store.Call
+	// CallerName is the caller's name when it is more than their number; Route where the call went.
+	CallerName string
+	Route      string
 	Transcript *store.Transcript
+	// SummaryWhy and SummaryTodo say why there is no summary and what to do; empty with one.
+	SummaryWhy, SummaryTodo string
 	// AudioURL is the signed link of the call's recording (as the API's stream-url gives it).
 	AudioURL string
 	// Recording is the call's recording; MayTranscribe: the viewer may start a transcription.
@@ -113,7 +118,12 @@ func (p *Portal) call(w http.ResponseWriter, r *http.Request, v viewer) {
 		p.fail(w, r, err)
 		return
 	}
-	view := &callView{Call: c}
+	answer, err := p.store.GetCallAnswer(ctx, v.Account.ID, c.PublicID)
+	if err != nil {
+		p.fail(w, r, err)
+		return
+	}
+	view := &callView{Call: c, CallerName: callerName(c.CallerDisplayName, c.From), Route: routeLine(c.Disposition, answer, c.ForwardSeconds)}
 	if c.RecordingPublicID != nil {
 		rec, err := p.store.GetRecording(ctx, v.Account.ID, *c.RecordingPublicID)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -130,6 +140,7 @@ func (p *Portal) call(w http.ResponseWriter, r *http.Request, v viewer) {
 			switch {
 			case err == nil:
 				view.Transcript = &t
+				view.SummaryWhy, view.SummaryTodo = summaryNote(t, view.MayTranscribe)
 			case !errors.Is(err, store.ErrNotFound):
 				p.fail(w, r, err)
 				return
@@ -206,8 +217,8 @@ func (p *Portal) transcribe(w http.ResponseWriter, r *http.Request, v viewer) {
 }
 
 func callerLabel(c store.Call) string {
-	if c.CallerDisplayName != "" {
-		return c.CallerDisplayName
+	if name := callerName(c.CallerDisplayName, c.From); name != "" {
+		return name
 	}
 	return c.From
 }

@@ -84,6 +84,11 @@ type Portal struct {
 //go:embed templates/*.html templates/*.tmpl
 var templateFiles embed.FS
 
+// staticFiles holds the stylesheet, served under /portal/static/ to signed-in and signed-out pages alike.
+//
+//go:embed static
+var staticFiles embed.FS
+
 // sessionUserKey holds the signed-in user's internal id in the session.
 const sessionUserKey = "user_id"
 
@@ -131,6 +136,7 @@ func (p *Portal) Wait() { p.mailWG.Wait() }
 func (p *Portal) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /portal/{$}", p.signedIn(p.home))
+	mux.Handle("GET /portal/static/", http.StripPrefix("/portal/", http.FileServerFS(staticFiles)))
 	mux.HandleFunc("GET /portal/sign-in", p.signInForm)
 	mux.HandleFunc("POST /portal/sign-in", p.requestLink)
 	mux.HandleFunc("GET /portal/sign-in/link", p.confirmLink)
@@ -144,6 +150,18 @@ func (p *Portal) Handler() http.Handler {
 	mux.HandleFunc("GET /portal/calls/{call}", p.signedIn(p.call))
 	mux.HandleFunc("GET /portal/calls/{call}/transcribe", p.signedIn(p.transcribeQuote))
 	mux.HandleFunc("POST /portal/calls/{call}/transcribe", p.signedIn(p.transcribe))
+	mux.HandleFunc("GET /portal/todos", p.signedIn(p.todos))
+	mux.HandleFunc("POST /portal/todos/{task}/status", p.signedIn(p.setTodoStatus))
+	mux.HandleFunc("GET /portal/notifications", p.signedIn(p.notifications))
+	mux.HandleFunc("POST /portal/notifications/read-all", p.signedIn(p.readAllNotifications))
+	mux.HandleFunc("POST /portal/notifications/{notification}/read", p.signedIn(p.readNotification))
+	mux.HandleFunc("GET /portal/voicemails", p.signedIn(p.voicemails))
+	mux.HandleFunc("GET /portal/jobs", p.signedIn(p.jobs))
+	mux.HandleFunc("GET /portal/messages", p.signedIn(p.messages))
+	mux.HandleFunc("GET /portal/blocked", p.signedIn(p.blocked))
+	mux.HandleFunc("GET /portal/texts", p.signedIn(p.texts))
+	mux.HandleFunc("GET /portal/contacts", p.signedIn(p.contacts))
+	mux.HandleFunc("GET /portal/texts/{conversation}", p.signedIn(p.textThread))
 	mux.HandleFunc("GET /portal/team", p.signedIn(p.team))
 	mux.HandleFunc("POST /portal/team/invite", p.signedIn(p.invite))
 	mux.HandleFunc("POST /portal/team/{user}/allowances", p.signedIn(p.setAllowances))
@@ -228,10 +246,6 @@ func safeNext(next string) string {
 		return Root
 	}
 	return next
-}
-
-func (p *Portal) home(w http.ResponseWriter, r *http.Request, v viewer) {
-	http.Redirect(w, r, "/portal/keys", http.StatusSeeOther)
 }
 
 // SignInLink mints a one-time sign-in link for userID valid for ttl, returning to next.

@@ -14,20 +14,29 @@ import (
 
 // page is what every template receives; each page uses the fields it needs.
 type page struct {
-	Title    string
-	Message  string
-	Error    string
-	Notice   string
-	Next     string
-	Token    string
-	Viewer   *viewer
-	Keys     *keysView
-	Team     *teamView
-	Call     *callView
-	Calls    *callsView
-	Balance  *balanceView
-	Webhooks *webhooksView
-	Webhook  *webhookView
+	Title         string
+	Message       string
+	Error         string
+	Notice        string
+	Next          string
+	Token         string
+	Viewer        *viewer
+	Keys          *keysView
+	Team          *teamView
+	Call          *callView
+	Calls         *callsView
+	Balance       *balanceView
+	Webhooks      *webhooksView
+	Webhook       *webhookView
+	Home          *homeView
+	Todos         *todosView
+	Notifications *notificationsView
+	Voicemails    *voicemailsView
+	Jobs          *jobsView
+	Messages      *messagesView
+	Blocked       []store.BlockedCaller
+	Texts         *textsView
+	Contacts      *contactsView
 }
 
 var funcs = template.FuncMap{
@@ -43,6 +52,14 @@ var funcs = template.FuncMap{
 		}
 		return ""
 	},
+	// whenIn formats a time in the named time zone (the account's); UTC when it is unknown.
+	"whenIn": func(t time.Time, zone string) string {
+		loc, err := time.LoadLocation(zone)
+		if err != nil {
+			loc = time.UTC
+		}
+		return t.In(loc).Format("2 Jan 15:04")
+	},
 	"join":      strings.Join,
 	"effective": func(as auth.Abilities) string { return strings.Join(as.Effective(), ", ") },
 	"isOwner":   func(u store.User) bool { return u.Role == "owner" },
@@ -56,9 +73,19 @@ var funcs = template.FuncMap{
 		}
 		return strings.ToUpper(status[:min(1, len(status))]) + strings.ReplaceAll(status[min(1, len(status)):], "_", " ")
 	},
-	"pounds": pounds,
-	"int64":  func(n int) int64 { return int64(n) },
-	"fields": func(f webhookForm, events []string) endpointFields { return endpointFields{Form: f, Events: events} },
+	"pounds":     pounds,
+	"clock":      clockTime,
+	"tel":        telHref,
+	"callerName": callerName,
+	"int64":      func(n int) int64 { return int64(n) },
+	"chart":      func(id, title string, c barChart) chartArgs { return chartArgs{ID: id, Title: title, Chart: c} },
+	"fields":     func(f webhookForm, events []string) endpointFields { return endpointFields{Form: f, Events: events} },
+}
+
+// chartArgs is what the chart partial receives: an element id, a title and the chart.
+type chartArgs struct {
+	ID, Title string
+	Chart     barChart
 }
 
 // endpointFields is what the endpoint-fields partial receives.

@@ -391,3 +391,19 @@ func ceilUTCDay(t time.Time) time.Time {
 	}
 	return d
 }
+
+// CallAnswer is who answered a call, as the telephony platform reported it; each is null when
+// not reported.
+type CallAnswer struct {
+	StaffMember, Department, TargetType, TargetLabel *string
+}
+
+// GetCallAnswer reads who answered the account's call publicID (the facts events carry as
+// answer). ErrNotFound when the account has no such call.
+func (s *Store) GetCallAnswer(ctx context.Context, accountID int64, publicID string) (CallAnswer, error) {
+	var a CallAnswer
+	err := s.pool.QueryRow(ctx, `SELECT answered_by_staff, answered_department, answer_target_type, answer_target_label
+		FROM calls WHERE account_id = $1 AND public_id = $2`, accountID, publicID).Scan(
+		&a.StaffMember, &a.Department, &a.TargetType, &a.TargetLabel)
+	return a, notFound(err)
+}

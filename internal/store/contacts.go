@@ -92,6 +92,33 @@ type ContactFilter struct {
 	Source string
 }
 
+// ContactSearch is the filter of a search of the contact directory: the name, company or
+// email contain q, or, when q looks like (part of) a phone number ("+44 20 7946",
+// "7946-0000"), a phone number contains its digits. Text with letters is matched against
+// names only, so "Unit 4" does not match every number with a 4 in it.
+func ContactSearch(q string) ContactFilter {
+	f := ContactFilter{Search: q}
+	digits := false
+	for _, c := range q {
+		switch {
+		case c >= '0' && c <= '9':
+			digits = true
+		case strings.ContainsRune("+-() ./", c):
+		default:
+			return f
+		}
+	}
+	if digits {
+		f.PhoneDigits = strings.Map(func(r rune) rune {
+			if r >= '0' && r <= '9' {
+				return r
+			}
+			return -1
+		}, q)
+	}
+	return f
+}
+
 // BulkContactsResult counts the contacts of a bulk upsert that were saved and that failed.
 type BulkContactsResult struct {
 	Imported int

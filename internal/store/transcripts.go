@@ -23,7 +23,9 @@ type Transcript struct {
 	Urgency          *string
 	ActionItems      []string
 	CallbackNumber   *string
-	Segments         []TranscriptSegment
+	// FailureReason says why a failed transcription failed; null otherwise.
+	FailureReason *string
+	Segments      []TranscriptSegment
 }
 
 // TranscriptSegment is one stretch of speech.
@@ -39,10 +41,10 @@ type TranscriptSegment struct {
 func (s *Store) GetTranscript(ctx context.Context, accountID, recordingID int64) (Transcript, error) {
 	var t Transcript
 	err := s.pool.QueryRow(ctx, `SELECT id, recording_id, status, summary_status, text, language, minutes,
-			rated_amount_pence, summary, intent, sentiment, urgency, action_items, callback_number
+			rated_amount_pence, summary, intent, sentiment, urgency, action_items, callback_number, failure_reason
 		FROM transcripts WHERE account_id = $1 AND recording_id = $2`, accountID, recordingID).Scan(
 		&t.ID, &t.RecordingID, &t.Status, &t.SummaryStatus, &t.Text, &t.Language, &t.Minutes,
-		&t.RatedAmountPence, &t.Summary, &t.Intent, &t.Sentiment, &t.Urgency, &t.ActionItems, &t.CallbackNumber)
+		&t.RatedAmountPence, &t.Summary, &t.Intent, &t.Sentiment, &t.Urgency, &t.ActionItems, &t.CallbackNumber, &t.FailureReason)
 	if err != nil {
 		return Transcript{}, notFound(err)
 	}
