@@ -15,10 +15,10 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/switchboard-dev/switchboard/apiserver"
-	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/transcription/txtest"
+	"github.com/switchboard-dev/switchboard/test/support/apitest"
+	"github.com/switchboard-dev/switchboard/test/support/txtest"
 )
 
 func withKey(key string) http.Header { return http.Header{"Idempotency-Key": {key}} }

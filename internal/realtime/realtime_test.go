@@ -23,7 +23,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/apiserver"
-	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
@@ -31,7 +30,8 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/realtime"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/apitest"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
 
 func TestMain(m *testing.M) {
