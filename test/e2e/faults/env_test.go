@@ -164,10 +164,5 @@ func report(t *testing.T, r *servetest.Replica, in *inbox, ref string) string {
 
 // tryReport is report for a goroutine other than the test's.
 func tryReport(r *servetest.Replica, in *inbox, ref string) (string, error) {
-	status, _, body := servetest.Do("POST", "http://"+r.Platform+"/platform/v1/calls", servetest.PlatformToken, servetest.Report(ref, in.number))
-	id, err := servetest.CallID(status, body)
-	if err != nil {
-		return "", fmt.Errorf("report %s: %w", ref, err)
-	}
-	return id, nil
+	return servetest.TryReportCall(r, ref, in.number)
 }

@@ -89,12 +89,21 @@ func Report(ref, number string) map[string]any {
 // ReportCall sends Report(ref, number) to r and returns the call's public id.
 func ReportCall(t testing.TB, r *Replica, ref, number string) string {
 	t.Helper()
+	id, err := TryReportCall(r, ref, number)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TryReportCall is ReportCall for a goroutine other than the test's.
+func TryReportCall(r *Replica, ref, number string) (string, error) {
 	status, _, body := Do("POST", "http://"+r.Platform+"/platform/v1/calls", PlatformToken, Report(ref, number))
 	id, err := CallID(status, body)
 	if err != nil {
-		t.Fatalf("report %s: %v", ref, err)
+		return "", fmt.Errorf("report %s: %w", ref, err)
 	}
-	return id
+	return id, nil
 }
 
 // CallID reads the call's public id from a report's answer.
