@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/test/support/apitest"
 )
 
 func ibBlock(t *testing.T, st *store.Store, in store.NewBlockedCaller) string {

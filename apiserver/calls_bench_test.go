@@ -19,12 +19,12 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/apiserver"
-	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/seed"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/apitest"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
 
 // The call-list benchmark of issue 3: one account with 1,000,000 calls and 100 others with

@@ -17,7 +17,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/apiserver"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
 
 // ibNow is the fixed "now" of the inbox tests: Monday 10 March 2025, 12:00 UTC (GMT in London).

@@ -3,8 +3,8 @@ package apiserver_test
 import (
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/test/support/apitest"
 )
 
 func TestMeReportsAccountUserAndAbilities(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/switchboard-dev/switchboard/apiserver"
-	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/test/support/apitest"
 )
 
 // A recording that takes longer to download than the server's write timeout still arrives

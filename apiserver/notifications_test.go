@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/test/support/apitest"
 )
 
 func ibNotification(t *testing.T, st *store.Store, accountID, userID int64, title string, createdAt time.Time) store.Notification {

@@ -11,7 +11,7 @@ import (
 	validator "github.com/pb33f/libopenapi-validator"
 
 	"github.com/switchboard-dev/switchboard/apiserver"
-	"github.com/switchboard-dev/switchboard/internal/apitest"
+	"github.com/switchboard-dev/switchboard/test/support/apitest"
 )
 
 // TestServedOpenAPILintsStrictly lints GET /v1/openapi.json with a third-party OpenAPI 3.1

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/apiserver"
-	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/test/support/apitest"
 )
 
 func ibSlip(t *testing.T, st *store.Store, in store.NewMessageSlip) store.MessageSlip {

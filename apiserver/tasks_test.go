@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/test/support/apitest"
 )
 
 func ibTask(t *testing.T, st *store.Store, in store.NewTask) store.Task {

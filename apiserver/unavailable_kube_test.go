@@ -12,17 +12,17 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/apiserver"
-	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/app"
 	"github.com/switchboard-dev/switchboard/internal/kubeapi"
 	"github.com/switchboard-dev/switchboard/internal/plans"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/apitest"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
 
 // With kube-apiserver frozen (it accepts connections and never answers) or gone (connections
 // refused), every webhook route answers 503 {message} with Retry-After within the client's
 // deadline, and the routes that never touch Kubernetes keep answering. The real freeze
-// (SIGSTOP of kube-apiserver) is in internal/faulttest.
+// (SIGSTOP of kube-apiserver) is in test/e2e/faults.
 func TestWebhookRoutesAnswer503WhenKubeAPIServerIsUnavailable(t *testing.T) {
 	frozen, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

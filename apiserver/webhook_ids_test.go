@@ -10,8 +10,8 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/apiserver"
-	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/test/support/apitest"
 )
 
 // Every webhook route, given an id that cannot name a Kubernetes object ('%', '.', "..",

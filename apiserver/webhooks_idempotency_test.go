@@ -9,9 +9,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
+	"github.com/switchboard-dev/switchboard/test/support/apitest"
 )
 
 // testIdempotentCreate: a repeated create with one Idempotency-Key makes one endpoint in

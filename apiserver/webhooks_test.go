@@ -22,15 +22,15 @@ import (
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/apiserver"
-	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
-	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/test/support/apitest"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/testenv"
 )
 
 // names is a resolver for URL checks: public and private names of the tests.

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
 
 // pgStatements reports where PostgreSQL's time went during a benchmark case, when the cluster

@@ -22,10 +22,10 @@ import (
 	"github.com/google/uuid"
 	"k8s.io/utils/clock"
 
-	"github.com/switchboard-dev/switchboard/internal/benchkit"
 	"github.com/switchboard-dev/switchboard/internal/retention"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/benchkit"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
 
 // soakSetting reads a duration or number setting of the soak from the environment.

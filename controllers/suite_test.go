@@ -26,9 +26,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/controlplane"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
-	"github.com/switchboard-dev/switchboard/internal/testenv"
+	"github.com/switchboard-dev/switchboard/test/support/controlplane"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/testenv"
 )
 
 var (

@@ -26,15 +26,15 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
-	"github.com/switchboard-dev/switchboard/internal/transcription/txtest"
+	"github.com/switchboard-dev/switchboard/test/support/apitest"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/txtest"
 )
 
 // What the TranscriptionJob tests share: one database, a fake clock, scripted engines.

@@ -11,7 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/transcription/txtest"
+	"github.com/switchboard-dev/switchboard/test/support/txtest"
 )
 
 var _ = Describe("Transcription metrics", func() {

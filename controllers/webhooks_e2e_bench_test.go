@@ -21,10 +21,10 @@ import (
 	"github.com/google/uuid"
 	"k8s.io/utils/clock"
 
-	"github.com/switchboard-dev/switchboard/internal/benchkit"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/benchkit"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
 
 // e2eToken is the platform token of the end-to-end benchmark's ingestion API.
@@ -73,7 +73,7 @@ func (r *e2eRun) report(ctx context.Context, hc *http.Client, i int) {
 // warmUp reports one call and waits for its deliveries, then forgets them: the case starts
 // once the manager it started has synced and delivered, and the stack has answered a report,
 // as each peer's processes run through all the cases and get one warm-up delivery before
-// them (internal/benchpeer). Without it the first 200 ms of events wait for the new manager.
+// them (test/bench/peers). Without it the first 200 ms of events wait for the new manager.
 func (r *e2eRun) warmUp() {
 	r.report(context.Background(), http.DefaultClient, -1)
 	r.waitFor("the warm-up delivery", time.Minute, func() bool { return r.rcv.Delivered() >= r.endpointCount() })

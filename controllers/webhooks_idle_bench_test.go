@@ -15,7 +15,7 @@ import (
 
 	"k8s.io/utils/clock"
 
-	"github.com/switchboard-dev/switchboard/internal/benchkit"
+	"github.com/switchboard-dev/switchboard/test/support/benchkit"
 )
 
 // BenchmarkWebhookIdle measures what the webhook machinery costs with nothing to deliver:

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Switchboard and its peers side by side, one after the other in one session, same harness
-# (internal/benchkit) and same cases: BenchmarkWebhookEndToEnd (controllers), then
+# (test/support/benchkit) and same cases: BenchmarkWebhookEndToEnd (controllers), then
 # BenchmarkConvoyEndToEnd, BenchmarkOutpostEndToEnd and BenchmarkSvixEndToEnd
-# (internal/benchpeer), all at the same
+# (test/bench/peers), all at the same
 # BENCH_EVENTS (default 2000). Prints every run, the load average around each, and per peer a
 # table with the ratios per case. A peer whose variables are unset is skipped (said so).
 #
@@ -74,7 +74,7 @@ prev=Switchboard
 for p in "${run[@]}"; do
   read -r name _ bench _ <<<"$p"
   echo "load after $prev, before $name: $(uptime)"
-  go test ./internal/benchpeer/ -run '^$' -bench "^$bench\$" -benchtime 1x -timeout 30m | tee "$out/${name,,}.txt" ||
+  go test ./test/bench/peers/ -run '^$' -bench "^$bench\$" -benchtime 1x -timeout 30m | tee "$out/${name,,}.txt" ||
     echo "$name: the benchmark failed (its output is above); its cases show no result"
   prev=$name
 done

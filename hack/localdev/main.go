@@ -19,12 +19,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/switchboard-dev/switchboard/internal/app"
-	"github.com/switchboard-dev/switchboard/internal/controlplane"
-	"github.com/switchboard-dev/switchboard/internal/pgcluster"
 	"github.com/switchboard-dev/switchboard/internal/portal"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/seed"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/test/support/controlplane"
+	"github.com/switchboard-dev/switchboard/test/support/pgcluster"
 )
 
 const (

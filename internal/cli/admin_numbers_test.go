@@ -11,7 +11,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/numbers"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
 
 // runErr executes the command line and returns its error and what it printed.

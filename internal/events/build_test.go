@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/events"
-	"github.com/switchboard-dev/switchboard/internal/must"
+	"github.com/switchboard-dev/switchboard/test/support/must"
 )
 
 var started = time.Date(2026, 11, 2, 9, 30, 0, 0, time.UTC)

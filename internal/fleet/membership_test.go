@@ -9,7 +9,7 @@ import (
 	"github.com/go-logr/logr"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
 
 func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }

@@ -3,7 +3,7 @@ package ingest_test
 import (
 	"context"
 	"fmt"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
 	"sync"
 	"testing"
 	"time"

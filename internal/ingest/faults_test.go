@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/internal/must"
+	"github.com/switchboard-dev/switchboard/test/support/must"
 )
 
 // A report over the size limit is 413 {message}, like the public API, not 400.

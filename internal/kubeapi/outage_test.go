@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/controlplane"
 	"github.com/switchboard-dev/switchboard/internal/kubeapi"
+	"github.com/switchboard-dev/switchboard/test/support/controlplane"
 )
 
 func endpoint(ns, name string) *switchboardv1alpha1.WebhookEndpoint {

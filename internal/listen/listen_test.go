@@ -23,7 +23,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/api/webhookverify"
 	"github.com/switchboard-dev/switchboard/internal/listen"
-	"github.com/switchboard-dev/switchboard/internal/servetest"
+	"github.com/switchboard-dev/switchboard/test/support/servetest"
 )
 
 func TestMain(m *testing.M) {

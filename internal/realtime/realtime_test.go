@@ -23,7 +23,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/apiserver"
-	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
@@ -31,7 +30,8 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/realtime"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/apitest"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
 
 func TestMain(m *testing.M) {
@@ -307,8 +307,18 @@ func (c *client) closeCode(wait time.Duration) (websocket.StatusCode, []message)
 // authorize asks POST /v1/realtime/auth for a signature, as pusher-js does (a form).
 func (r *replica) authorize(t *testing.T, key, socketID, channel string) (int, string) {
 	t.Helper()
+	status, sig, _ := r.authorizeWith(t, key, socketID, channel, nil)
+	return status, sig
+}
+
+// authorizeWith is authorize with extra request headers; it also answers the response's.
+func (r *replica) authorizeWith(t *testing.T, key, socketID, channel string, extra http.Header) (int, string, http.Header) {
+	t.Helper()
 	form := url.Values{"socket_id": {socketID}, "channel_name": {channel}}.Encode()
 	req, _ := http.NewRequest(http.MethodPost, r.base+"/v1/realtime/auth", strings.NewReader(form))
+	for name, values := range extra {
+		req.Header[name] = values
+	}
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err := http.DefaultClient.Do(req)
@@ -320,7 +330,7 @@ func (r *replica) authorize(t *testing.T, key, socketID, channel string) (int, s
 		Auth string `json:"auth"`
 	}
 	_ = json.NewDecoder(resp.Body).Decode(&body)
-	return resp.StatusCode, body.Auth
+	return resp.StatusCode, body.Auth, resp.Header
 }
 
 // subscribe authorises and subscribes c to the key's account channel.
@@ -484,6 +494,38 @@ func TestNothingIsPublishedUntilTheTransactionCommits(t *testing.T) {
 	}
 	if d := c.expectEvent("todo.created", channel); d["todo"].(map[string]any)["text"] != "committed" {
 		t.Fatalf("got %v", d)
+	}
+}
+
+// POST /v1/realtime/auth takes no Idempotency-Key (docs/api-decisions.md): a repeat with the
+// same key is not replayed but records the grant again, so a client that subscribed (which
+// consumes the grant) and asks again can subscribe again.
+func TestAuthIgnoresIdempotencyKey(t *testing.T) {
+	f := newFixture(t)
+	r := newReplica(t, f.dbURL, f.st, options{})
+	c := r.connect(t, f.a.OwnerKey)
+	channel := realtime.AccountChannel(f.a.Account.PublicID)
+	sameKey := http.Header{"Idempotency-Key": {"realtime-auth-1"}}
+	var first string
+	for try := range 2 {
+		status, sig, h := r.authorizeWith(t, f.a.OwnerKey, c.socketID, channel, sameKey)
+		if status != http.StatusOK || h.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("auth %d with an Idempotency-Key: %d, Idempotent-Replayed %q", try+1, status, h.Get("Idempotent-Replayed"))
+		}
+		if try == 0 {
+			first = sig
+		} else if sig != first {
+			t.Fatalf("the repeat signed %q, the first %q", sig, first)
+		}
+		c.send(map[string]any{"event": "pusher:subscribe", "data": map[string]string{"channel": channel, "auth": sig}})
+		if m := c.read(); m.Event != "pusher_internal:subscription_succeeded" || m.Channel != channel {
+			t.Fatalf("subscribe after auth %d: %+v", try+1, m)
+		}
+		c.send(map[string]any{"event": "pusher:unsubscribe", "data": map[string]string{"channel": channel}})
+	}
+	// A key an idempotent route refuses (422) is not even read here.
+	if status, _, _ := r.authorizeWith(t, f.a.OwnerKey, c.socketID, channel, http.Header{"Idempotency-Key": {""}}); status != http.StatusOK {
+		t.Fatalf("auth with an empty Idempotency-Key: %d", status)
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
 
 func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }

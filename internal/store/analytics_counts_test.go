@@ -13,7 +13,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/seed"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
 
 // analyticsNow is "now" for these tests: 15 July 2026, 10:30 UTC.

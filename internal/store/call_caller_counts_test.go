@@ -9,7 +9,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
 
 // callerCountsMatchCalls fails unless call_caller_counts and call_name_counts equal

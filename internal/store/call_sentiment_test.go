@@ -8,7 +8,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
 
 // calls.sentiment and calls.urgency follow the call's latest transcript (migration 00009),

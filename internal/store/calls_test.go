@@ -8,7 +8,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
 
 // countsMatchCalls fails unless call_counts_hourly and call_counts_daily equal aggregates of calls.

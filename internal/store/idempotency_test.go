@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
 
 // The key's state changes in the work's own transaction (Tx.CommitIdempotencyClaim): a rolled-back transaction leaves

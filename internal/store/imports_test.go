@@ -2,7 +2,6 @@ package store_test
 
 import (
 	osexec "os/exec"
-	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -11,11 +10,11 @@ import (
 // Only the store talks SQL: no package but these imports pgx in its non-test code. The
 // PostgreSQL starter (pgcluster) creates databases for tests and `make run`; storetest hands
 // tests a pool of their own (storetest.SQL) for rows they set up or inspect directly, and only
-// tests and test-support packages (named ...test, or testenv) may import storetest.
+// tests and the packages under test/ may import storetest.
 var pgxImportersAllowed = []string{
-	"github.com/switchboard-dev/switchboard/internal/pgcluster",
+	"github.com/switchboard-dev/switchboard/test/support/pgcluster",
 	"github.com/switchboard-dev/switchboard/internal/store",
-	"github.com/switchboard-dev/switchboard/internal/storetest",
+	"github.com/switchboard-dev/switchboard/test/support/storetest",
 }
 
 func TestOnlyTheStoreImportsPgx(t *testing.T) {
@@ -30,7 +29,7 @@ func TestOnlyTheStoreImportsPgx(t *testing.T) {
 		if slices.ContainsFunc(fields[1:], func(p string) bool { return strings.HasPrefix(p, "github.com/jackc/pgx") }) {
 			pgxImporters = append(pgxImporters, fields[0])
 		}
-		if slices.Contains(fields[1:], "github.com/switchboard-dev/switchboard/internal/storetest") {
+		if slices.Contains(fields[1:], "github.com/switchboard-dev/switchboard/test/support/storetest") {
 			storetestImporters = append(storetestImporters, fields[0])
 		}
 	}
@@ -42,11 +41,11 @@ func TestOnlyTheStoreImportsPgx(t *testing.T) {
 			t.Errorf("%s imports pgx: only the store talks to PostgreSQL (add a store method instead)", p)
 		}
 	}
-	if !slices.Contains(storetestImporters, "github.com/switchboard-dev/switchboard/internal/testenv") {
+	if !slices.Contains(storetestImporters, "github.com/switchboard-dev/switchboard/test/support/testenv") {
 		t.Fatalf("the listing shows no import of storetest by testenv: %v", storetestImporters)
 	}
 	for _, p := range storetestImporters {
-		if name := path.Base(p); !strings.HasSuffix(name, "test") && name != "testenv" {
+		if !strings.HasPrefix(p, "github.com/switchboard-dev/switchboard/test/") {
 			t.Errorf("%s imports storetest: service code reaches PostgreSQL only through store methods", p)
 		}
 	}

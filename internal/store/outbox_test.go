@@ -11,12 +11,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/events"
-	"github.com/switchboard-dev/switchboard/internal/must"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/apitest"
+	"github.com/switchboard-dev/switchboard/test/support/must"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
 
 var eventsStarted = time.Date(2026, 11, 2, 9, 30, 0, 0, time.UTC)

@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/billing"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
-	"github.com/switchboard-dev/switchboard/internal/transcription/txtest"
+	"github.com/switchboard-dev/switchboard/test/support/apitest"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/txtest"
 )
 
 func ptr[T any](v T) *T { return &v }

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
 
 // A statement given up on by its caller (the client went away) keeps the pool: it is neither

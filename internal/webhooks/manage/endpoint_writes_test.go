@@ -16,14 +16,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
+	"github.com/switchboard-dev/switchboard/test/support/apitest"
+	"github.com/switchboard-dev/switchboard/test/support/testenv"
 )
 
 // TestEndpointWritesReachTheFanOut checks that an event claimed after an endpoint write

@@ -13,14 +13,14 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/apitest"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
-	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
+	"github.com/switchboard-dev/switchboard/test/support/apitest"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }

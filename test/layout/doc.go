@@ -1,0 +1,4 @@
+// Package layout holds tests of the repository's shape: the shipped binary and the service's
+// packages import nothing under test/, and README's layout table names every package and
+// every subcommand of the binary.
+package layout
