@@ -17,8 +17,8 @@ import (
 
 	"k8s.io/utils/clock"
 
-	"github.com/switchboard-dev/switchboard/internal/benchkit"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
+	"github.com/switchboard-dev/switchboard/test/support/benchkit"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
 
 // BenchmarkWebhookFairness: one account floods BENCH_FAIR_FLOOD (default 20,000) events at

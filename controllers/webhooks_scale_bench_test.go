@@ -26,12 +26,12 @@ import (
 	"k8s.io/utils/clock"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/benchkit"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/storetest"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/test/support/benchkit"
+	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
 
 // BenchmarkWebhookEndpointScale: BENCH_SCALE_ACCOUNTS accounts (default 10,000) with five
