@@ -86,6 +86,10 @@ test: tools verify-tracked verify-generated verify-config vet lint envtest previ
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed on:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" PREVIOUS_RELEASE_BIN="$$(hack/previous-release.sh)" go test $(GO_TEST_FLAGS) ./...
 
+.PHONY: test-e2e
+test-e2e: tools envtest kustomize ## As root: a single-node cluster here (hack/node/up.sh), config/default deployed on it with the image, the public API checked through its Service.
+	KUSTOMIZE=$(KUSTOMIZE) hack/node/up.sh --then hack/node/e2e.sh
+
 .PHONY: previous-release
 previous-release: ## Build (once) and cache the previous release's binary (PREVIOUS_RELEASE) for the upgrade tests.
 	@hack/previous-release.sh >/dev/null

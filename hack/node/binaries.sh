@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Builds kubelet, kube-controller-manager and kube-scheduler of the envtest release from the
+# Builds kubelet, kube-proxy, kube-controller-manager and kube-scheduler of the envtest release from the
 # Go module proxy (as hack/envtest-binaries.sh builds kube-apiserver) and caches them.
 # Prints their directory.
 set -euo pipefail
 K8S_VERSION="${K8S_VERSION:-1.36.3}"
 CACHE_ROOT="${SWITCHBOARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/switchboard}"
 BIN_DIR="$CACHE_ROOT/cluster/k8s-${K8S_VERSION}"
-BINARIES=(kubelet kube-scheduler kube-controller-manager)
+BINARIES=(kubelet kube-proxy kube-scheduler kube-controller-manager)
 log() { echo "node-binaries: $*" >&2; }
 
 built() { for b in "${BINARIES[@]}"; do [[ -x "$BIN_DIR/$b" ]] || return 1; done; }
@@ -36,6 +36,7 @@ package main
 
 import (
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	_ "k8s.io/kubernetes/cmd/kube-proxy/app"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler/app"
 	_ "k8s.io/kubernetes/cmd/kubelet/app"
 )

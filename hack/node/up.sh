@@ -1,23 +1,28 @@
 #!/usr/bin/env bash
-# A single-node Kubernetes on this machine, to run the image under a real kubelet: the
-# tests' kube-apiserver and etcd (hack/node/controlplane), kube-controller-manager,
-# kube-scheduler and kubelet built from the Go module proxy (hack/node/binaries.sh), and
-# Debian's containerd 1.6, runc and CNI plugins. It imports the image (hack/imagebuild, as
-# docker.io/library/switchboard:node) and runs `switchboard --version` in a Pod.
+# A single-node Kubernetes on this machine, to run the image under a real kubelet: etcd and
+# kube-apiserver of the envtest release (hack/envtest-binaries.sh), kubelet, kube-proxy,
+# kube-controller-manager and kube-scheduler built from the Go module proxy
+# (hack/node/binaries.sh), and Debian's containerd, runc and CNI plugins. It imports the image
+# (hack/imagebuild, as docker.io/library/switchboard:node) and runs `switchboard --version` in
+# a Pod.
 #
-#   hack/node/up.sh           # then keeps running (kubeconfig printed) until Ctrl-C
-#   hack/node/up.sh --check   # stops after the Pod has run
+#   hack/node/up.sh                 # then keeps running (kubeconfig printed) until Ctrl-C
+#   hack/node/up.sh --check         # stops after the Pod has run
+#   hack/node/up.sh --then CMD      # then runs CMD (make test-e2e: hack/node/e2e.sh) and stops
 #
-# Root only. What it has to work around on this machine (docs/operations.md "A kubelet here"):
-# cgroup v1 (kubelet: failCgroupV1=false), no CAP_SYS_RESOURCE in the bounding set (containerd:
-# restrict_oom_score_adj), no registry (a pause image of its own), a loopback kube-apiserver.
+# Root only. What this machine needs beyond the defaults is in docs/operations.md
+# ("A single node here").
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 CACHE_ROOT="${SWITCHBOARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/switchboard}"
 RUN="${NODE_RUN_DIR:-$CACHE_ROOT/cluster/run}"
 NODE_IP="${NODE_IP:-$(hostname -I | awk '{print $1}')}"
 CHECK=false
-[[ "${1:-}" == "--check" ]] && CHECK=true
+THEN=""
+case "${1:-}" in
+--check) CHECK=true ;;
+--then) THEN="${2:?--then needs a command}" ;;
+esac
 log() { echo "node: $*" >&2; }
 
 [[ $(id -u) -eq 0 ]] || { log "needs root (containerd, runc, kubelet)"; exit 1; }
@@ -36,13 +41,25 @@ BIN="$("$ROOT/hack/node/binaries.sh")"
 export KUBEBUILDER_ASSETS
 KUBEBUILDER_ASSETS="$("$ROOT/hack/envtest-binaries.sh")"
 
-pids=()
+pids=()        # etcd, kube-apiserver, kube-proxy, kubelet: stopped last to first
+controllers=() # stopped first, so that no new pod replaces a deleted one
+containerd_pid=""
+ctr_() { ctr --address "$RUN/containerd.sock" -n k8s.io "$@"; }
 cleanup() {
   set +e
+  for p in "${controllers[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  # The kubelet stops the pods (and CNI releases their addresses) while it still runs.
   if [[ -s "$RUN/kubeconfig" ]]; then
-    kubectl --kubeconfig "$RUN/kubeconfig" delete pods --all -A --timeout=60s >/dev/null 2>&1
+    kubectl --kubeconfig "$RUN/kubeconfig" delete pods --all -A --grace-period=5 --timeout=90s >/dev/null 2>&1
   fi
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill "${pids[i]}" 2>/dev/null; wait "${pids[i]}" 2>/dev/null; done
+  if [[ -n "$containerd_pid" ]]; then
+    for t in $(ctr_ tasks ls -q 2>/dev/null); do ctr_ tasks kill -s SIGKILL "$t"; sleep 0.2; ctr_ tasks delete "$t"; done >/dev/null 2>&1
+    kill "$containerd_pid" 2>/dev/null
+    wait "$containerd_pid" 2>/dev/null
+  fi
+  # kube-proxy's iptables rules outlive it.
+  [[ -x "${BIN:-}/kube-proxy" ]] && "$BIN/kube-proxy" --cleanup >/dev/null 2>&1
   # Pods' mounts and the kubelet's bind mount of its own directory.
   grep -o " $RUN/[^ ]*" /proc/mounts | sort -r | xargs -r umount -l 2>/dev/null
 }
@@ -72,10 +89,8 @@ cat > "$RUN/cni/10-node.conflist" <<'EOF'
   {"type": "loopback"}]}
 EOF
 containerd --config "$RUN/containerd.toml" >"$RUN/containerd.log" 2>&1 &
-pids+=($!)
+containerd_pid=$!
 for _ in $(seq 50); do [[ -S "$RUN/containerd.sock" ]] && break; sleep 0.2; done
-ctr_() { ctr --address "$RUN/containerd.sock" -n k8s.io "$@"; }
-
 log "building and importing the pause and switchboard images"
 CGO_ENABLED=0 go build -o "$RUN/pause" ./hack/node/pause
 "$RUN/pause" -image "$RUN/pause-layout"
@@ -84,21 +99,67 @@ ctr_ images import "$RUN/pause.tar" >&2
 go run ./hack/imagebuild -name switchboard:node -version node -o "$RUN/switchboard.tar" >&2
 ctr_ images import "$RUN/switchboard.tar" >&2
 
-# Built, not `go run`: go run does not pass SIGTERM on, and kube-apiserver would outlive it.
-go build -o "$RUN/controlplane" ./hack/node/controlplane
-"$RUN/controlplane" "$RUN" >"$RUN/controlplane.log" 2>&1 &
+# kube-apiserver and etcd of the envtest release, serving the pods: on the node's address, with
+# a certificate for the kubernetes Service's address, and the ServiceAccount admission plugin
+# on (envtest turns it off, and pods would get no token).
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+PKI="$RUN/pki"
+mkdir -p "$PKI"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=node-ca" -keyout "$PKI/ca.key" -out "$PKI/ca.crt" 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -subj "/CN=kube-apiserver" -keyout "$PKI/apiserver.key" -out "$PKI/apiserver.csr" 2>/dev/null
+printf 'subjectAltName=IP:%s,IP:127.0.0.1,IP:10.0.0.1,DNS:kubernetes.default.svc,DNS:localhost\n' "$NODE_IP" >"$PKI/san.ext"
+openssl x509 -req -in "$PKI/apiserver.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial -days 2 \
+  -extfile "$PKI/san.ext" -out "$PKI/apiserver.crt" 2>/dev/null
+openssl genrsa -out "$PKI/sa.key" 2048 2>/dev/null
+openssl rsa -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
+TOKEN="$(openssl rand -hex 32)"
+echo "$TOKEN,node-admin,node-admin,\"system:masters\"" >"$PKI/tokens.csv"
+cp "$PKI/ca.crt" "$RUN/ca.crt"
+ETCD_PORT="$(free_port)"
+ETCD_PEER="$(free_port)"
+KAS_PORT="$(free_port)"
+"$KUBEBUILDER_ASSETS/etcd" --data-dir "$RUN/etcd" --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
+  --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" --listen-peer-urls "http://127.0.0.1:$ETCD_PEER" \
+  --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER" --initial-cluster "default=http://127.0.0.1:$ETCD_PEER" \
+  >"$RUN/etcd.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 300); do [[ -s "$RUN/kubeconfig" ]] && break; sleep 0.5; done
-[[ -s "$RUN/kubeconfig" ]] || { log "the control plane did not start:"; tail -5 "$RUN/controlplane.log" >&2; exit 1; }
+"$KUBEBUILDER_ASSETS/kube-apiserver" --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+  --bind-address "$NODE_IP" --advertise-address "$NODE_IP" --secure-port "$KAS_PORT" \
+  --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" --client-ca-file "$PKI/ca.crt" \
+  --token-auth-file "$PKI/tokens.csv" --service-account-issuer https://kubernetes.default.svc \
+  --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
+  --service-cluster-ip-range 10.0.0.0/24 --authorization-mode RBAC --allow-privileged=true \
+  >"$RUN/kube-apiserver.log" 2>&1 &
+pids+=($!)
+cat >"$RUN/kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: node
+  cluster: {server: "https://$NODE_IP:$KAS_PORT", certificate-authority: "$PKI/ca.crt"}
+users:
+- name: admin
+  user: {token: "$TOKEN"}
+contexts:
+- name: node
+  context: {cluster: node, user: admin}
+current-context: node
+EOF
 export KUBECONFIG="$RUN/kubeconfig"
+for _ in $(seq 240); do kubectl get --raw /readyz >/dev/null 2>&1 && break; sleep 0.5; done
+kubectl get --raw /readyz >/dev/null || { log "kube-apiserver did not start:"; tail -5 "$RUN/kube-apiserver.log" >&2; exit 1; }
 
 "$BIN/kube-controller-manager" --kubeconfig "$KUBECONFIG" --authentication-kubeconfig "$KUBECONFIG" \
   --authorization-kubeconfig "$KUBECONFIG" --leader-elect=false --bind-address 127.0.0.1 --secure-port 0 \
   --root-ca-file "$RUN/ca.crt" --controllers '*,-nodeipam' >"$RUN/kube-controller-manager.log" 2>&1 &
-pids+=($!)
+controllers+=($!)
 "$BIN/kube-scheduler" --kubeconfig "$KUBECONFIG" --authentication-kubeconfig "$KUBECONFIG" \
   --authorization-kubeconfig "$KUBECONFIG" --leader-elect=false --bind-address 127.0.0.1 --secure-port 0 \
   >"$RUN/kube-scheduler.log" 2>&1 &
+controllers+=($!)
+"$BIN/kube-proxy" --kubeconfig "$KUBECONFIG" --hostname-override node --proxy-mode iptables \
+  --cluster-cidr 10.88.0.0/16 --conntrack-max-per-core 0 --metrics-bind-address "127.0.0.1:$(free_port)" \
+  --healthz-bind-address "127.0.0.1:$(free_port)" >"$RUN/kube-proxy.log" 2>&1 &
 pids+=($!)
 
 cat > "$RUN/kubelet.yaml" <<EOF
@@ -136,6 +197,13 @@ out="$(cat /var/log/pods/default_switchboard-version_"$uid"/switchboard-version/
 echo "$out"
 [[ "$out" == *"stdout F switchboard version node" ]] || { log "unexpected output of the Pod"; exit 1; }
 
+if [[ -n "$THEN" ]]; then
+  export RUN NODE_IP
+  log "running $THEN"
+  status=0
+  "$THEN" || status=$?
+  exit "$status"
+fi
 if $CHECK; then
   log "the image ran under the kubelet; stopping"
   exit 0
