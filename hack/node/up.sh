@@ -58,6 +58,8 @@ cleanup() {
     kill "$containerd_pid" 2>/dev/null
     wait "$containerd_pid" 2>/dev/null
   fi
+  while iptables -D FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -m comment --comment "$GUARD" -j REJECT 2>/dev/null; do :; done
+  while iptables -D OUTPUT -d "$SERVICE_CIDR" -m comment --comment "$GUARD" -j REJECT 2>/dev/null; do :; done
   # kube-proxy's iptables rules outlive it.
   [[ -x "${BIN:-}/kube-proxy" ]] && "$BIN/kube-proxy" --cleanup >/dev/null 2>&1
   # Pods' mounts and the kubelet's bind mount of its own directory.
@@ -65,6 +67,16 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# Nothing the node runs may leave this machine: pods' packets to anything but other pods (the
+# default route and masquerading of the bridge would send them out through the VM's gateway)
+# and the host's packets to a Service address kube-proxy has not translated (yet) are
+# rejected. Translated ones pass: DNAT happens before these filters.
+POD_CIDR=10.88.0.0/16
+SERVICE_CIDR=10.0.0.0/24
+GUARD="switchboard-node: stays on this machine"
+iptables -I FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -m comment --comment "$GUARD" -j REJECT
+iptables -I OUTPUT -d "$SERVICE_CIDR" -m comment --comment "$GUARD" -j REJECT
 
 rm -rf "$RUN"
 mkdir -p "$RUN/cni" "$RUN/kubelet" "$RUN/containerd"
