@@ -3,6 +3,11 @@
 # clone needs nothing installed by hand and the second run is fast.
 
 IMG ?= switchboard:latest
+# The image's version (switchboard --version, labels) and its timestamps: the commit's, so the
+# same commit builds the same image digest.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+IMAGE_ARCHIVE ?= bin/switchboard-image.tar
 CACHE_DIR ?= $(or $(SWITCHBOARD_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/switchboard)
 LOCALBIN ?= $(CACHE_DIR)/bin
 # Tools are pinned by the separate module hack/tools (go.mod `tool` directives), so their
@@ -81,6 +86,10 @@ test: tools verify-tracked verify-generated verify-config vet lint envtest previ
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed on:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" PREVIOUS_RELEASE_BIN="$$(hack/previous-release.sh)" go test $(GO_TEST_FLAGS) ./...
 
+.PHONY: test-e2e
+test-e2e: tools envtest kustomize ## As root: a single-node cluster here (hack/node/up.sh), config/default deployed on it with the image, the public API checked through its Service.
+	KUSTOMIZE=$(KUSTOMIZE) hack/node/up.sh --then hack/node/e2e.sh
+
 .PHONY: previous-release
 previous-release: ## Build (once) and cache the previous release's binary (PREVIOUS_RELEASE) for the upgrade tests.
 	@hack/previous-release.sh >/dev/null
@@ -114,9 +123,14 @@ build: ## Build the switchboard binary.
 run: tools envtest ## Run the whole service locally: kube-apiserver+etcd, PostgreSQL, controllers, API on :8080.
 	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" go run ./hack/localdev
 
+.PHONY: image
+image: ## Build the container image without a daemon or base image, reproducibly, as an OCI archive (IMAGE_ARCHIVE).
+	go run ./hack/imagebuild -o $(IMAGE_ARCHIVE) -name $(IMG) -version $(VERSION) \
+		-revision "$$(git rev-parse HEAD 2>/dev/null)" -created $(SOURCE_DATE_EPOCH)
+
 .PHONY: docker-build
-docker-build: ## Build the container image.
-	docker build -t $(IMG) .
+docker-build: ## Build the container image with Docker (same binary and base contents as make image).
+	docker build --build-arg VERSION=$(VERSION) -t $(IMG) .
 
 .PHONY: docker-push
 docker-push: ## Push the container image.

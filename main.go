@@ -10,6 +10,8 @@ package main
 
 import (
 	"os"
+	// Account time zones are loaded by name; the image has no /usr/share/zoneinfo.
+	_ "time/tzdata"
 
 	"github.com/switchboard-dev/switchboard/internal/cli"
 )

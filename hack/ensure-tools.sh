@@ -32,6 +32,11 @@ if [[ $(id -u) -eq 0 ]] && ! getent passwd postgres >/dev/null; then
   useradd --system --home-dir /var/lib/postgresql --shell /bin/bash postgres
 fi
 
+# make image puts the machine's CA bundle into the image (hack/imagebuild).
+if [[ ! -s /etc/ssl/certs/ca-certificates.crt ]]; then
+  apt_install ca-certificates
+fi
+
 # promtool (Debian's prometheus package) checks and unit-tests the alert rules of config/prometheus.
 if ! command -v promtool >/dev/null 2>&1; then
   apt_install prometheus

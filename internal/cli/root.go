@@ -7,10 +7,15 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// Version is the release this binary was built from, set at link time
+// (-ldflags -X; make image and the Dockerfile set it); `switchboard --version` prints it.
+var Version = "dev"
+
 // NewRootCommand builds the switchboard command tree.
 func NewRootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "switchboard",
+		Version:       Version,
 		Short:         "Switchboard call-handling service: API facade, controllers and operator tools",
 		SilenceUsage:  true,
 		SilenceErrors: false,

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Deploys config/default (the image imported by hack/node/up.sh) to the single node and checks
+# the public API through the switchboard-api Service. Run by `hack/node/up.sh --then
+# hack/node/e2e.sh` (make test-e2e), which sets KUBECONFIG, RUN and NODE_IP.
+set -euo pipefail
+: "${KUBECONFIG:?}" "${RUN:?}" "${NODE_IP:?}"
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+KUSTOMIZE="${KUSTOMIZE:?the kustomize binary (make test-e2e sets it)}"
+NS=switchboard-system
+log() { echo "e2e: $*" >&2; }
+fail() { log "FAIL: $*"; exit 1; }
+
+# PostgreSQL on the node's address, where the pods reach it (a throwaway cluster; its own
+# directory outside $RUN, which the postgres user cannot enter).
+PG_BIN="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)"
+PGDIR="$(mktemp -d /tmp/switchboard-e2e-pg.XXXXXX)"
+chown postgres "$PGDIR"
+PGPORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+pg() { runuser -u postgres -- "$@"; }
+pg "$PG_BIN/initdb" -D "$PGDIR/data" -U postgres --auth=trust >/dev/null
+echo "host all all 10.88.0.0/16 trust" >>"$PGDIR/data/pg_hba.conf"
+echo "host all all $NODE_IP/32 trust" >>"$PGDIR/data/pg_hba.conf"
+pg "$PG_BIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/log" -w \
+  -o "-c listen_addresses=$NODE_IP -p $PGPORT -k $PGDIR" start >/dev/null
+trap 'pg "$PG_BIN/pg_ctl" -D "$PGDIR/data" -m fast stop >/dev/null 2>&1; rm -rf "$PGDIR"' EXIT
+psql -h "$NODE_IP" -p "$PGPORT" -U postgres -qc "create database switchboard"
+DB="postgres://postgres@$NODE_IP:$PGPORT/switchboard?sslmode=disable"
+
+# The Secrets and the recordings volume the operator provides (docs/operations.md "Deploy").
+kubectl create namespace "$NS" >/dev/null
+kubectl -n "$NS" create secret generic switchboard-database --from-literal=url="$DB" >/dev/null
+kubectl -n "$NS" create secret generic switchboard-link-signing --from-literal=key="$(openssl rand -base64 48)" >/dev/null
+kubectl -n "$NS" create secret generic switchboard-platform --from-literal=token="$(openssl rand -hex 16)" >/dev/null
+mkdir -p "$RUN/recordings"
+chmod 0777 "$RUN/recordings"
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: switchboard-recordings}
+spec:
+  capacity: {storage: 20Gi}
+  accessModes: [ReadWriteMany]
+  hostPath: {path: "$RUN/recordings"}
+YAML
+
+# config/default as shipped, with the image set as `make deploy` sets it.
+cp -r "$ROOT/config" "$RUN/config"
+(cd "$RUN/config/manager" && "$KUSTOMIZE" edit set image controller=docker.io/library/switchboard:node)
+"$KUSTOMIZE" build "$RUN/config/default" >"$RUN/deploy.yaml"
+kubectl apply --server-side -f "$RUN/deploy.yaml" >/dev/null
+log "deployed config/default; waiting for the rollout"
+if ! kubectl -n "$NS" rollout status deployment/switchboard-controller-manager --timeout=240s >&2; then
+  kubectl -n "$NS" get pods -o wide >&2
+  tail -n 5 /var/log/pods/${NS}_switchboard-controller-manager-*/manager/*.log >&2 || true
+  fail "the Deployment did not become available"
+fi
+
+# Through the Service's cluster IP (kube-proxy's rules), as a client in the cluster reaches it.
+API="http://$(kubectl -n "$NS" get service switchboard-api -o jsonpath='{.spec.clusterIP}'):80"
+code="$(curl -s -o /dev/null -w '%{http_code}' "$API/v1/me")"
+[[ "$code" == 401 ]] || fail "GET /v1/me without a key through the Service: $code, want 401"
+key="$(cd "$ROOT" && DATABASE_URL="$DB" go run . admin create-account --name "E2E Plumbing Ltd" \
+  --owner-email owner@e2e.example --owner-name "E2E Owner" | awk '$1 == "key" { print $2 }')"
+[[ -n "$key" ]] || fail "admin create-account printed no key"
+body="$(curl -s -H "Authorization: Bearer $key" -w '\n%{http_code}' "$API/v1/me")"
+[[ "$(tail -n 1 <<<"$body")" == 200 ]] || fail "GET /v1/me with the owner's key: $body"
+grep -q '"E2E Plumbing Ltd"' <<<"$body" || fail "GET /v1/me does not name the account: $body"
+# Both replicas serve: each pod's API answers on its own address too.
+for ip in $(kubectl -n "$NS" get pods -l control-plane=controller-manager -o jsonpath='{.items[*].status.podIP}'); do
+  code="$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $key" "http://$ip:8080/v1/me")"
+  [[ "$code" == 200 ]] || fail "pod $ip: GET /v1/me $code"
+done
+log "PASS: config/default serves the public API through the switchboard-api Service"
