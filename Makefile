@@ -57,7 +57,7 @@ verify-config: kustomize ## Fail when the kustomize bases do not render.
 	@$(KUSTOMIZE) build config/prometheus >/dev/null && echo "config/prometheus renders"
 
 .PHONY: verify-bench-results
-verify-bench-results: ## Test hack/benchresults (a module of its own, outside ./...), the converter of benchmark output into results files.
+verify-bench-results: ## Test hack/benchresults (a module of its own, outside ./...) and fail when docs/benchmarks.md's "Current figures" differ from the latest file in docs/bench-results.
 	cd hack/benchresults && go vet ./... && go test -count=1 ./...
 
 .PHONY: fmt
@@ -96,9 +96,14 @@ bench: tools envtest ## Run the benchmarks (see docs/benchmarks.md), one package
 	# hack/bench/go-bench.sh shows go test's output and writes it as a results file in
 	# docs/bench-results (commit, date, machine, load, each figure with its command).
 	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" CONVOY_BIN= OUTPOST_BIN= SVIX_BIN= hack/bench/go-bench.sh -p 1 -run '^$$' -bench . -benchtime 1x -timeout 120m ./...
+	$(MAKE) bench-docs
 	@if [ -n "$$CONVOY_BIN$$OUTPOST_BIN$$SVIX_BIN" ]; then hack/bench/peer.sh; \
 	else echo "Peer comparison skipped: set CONVOY_BIN, OUTPOST_BIN or SVIX_BIN to run it (make bench-peer, docs/benchmarks.md)"; fi
 	$(MAKE) bench-stt
+
+.PHONY: bench-docs
+bench-docs: ## Write docs/benchmarks.md's "Current figures" from the latest results file in docs/bench-results.
+	cd hack/benchresults && go run . docs -results ../../docs/bench-results -doc ../../docs/benchmarks.md
 
 .PHONY: bench-stt
 bench-stt: tools ## Speech-to-text word error rate and real-time factor per engine, and the labelled calls (docs/transcription.md, docs/benchmarks.md; BENCH_STT_LIMIT=N for a quick run of the first).

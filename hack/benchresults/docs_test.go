@@ -9,6 +9,17 @@ import (
 	"time"
 )
 
+// The page's generated table is the latest results file's, as make bench-docs writes it.
+func TestBenchmarksPageMatchesLatestResults(t *testing.T) {
+	updated, current, err := generate("../../docs/bench-results", "../../docs/benchmarks.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if updated != current {
+		t.Fatal("docs/benchmarks.md's generated figures differ from the latest file in docs/bench-results: run make bench-docs")
+	}
+}
+
 func TestFormatValue(t *testing.T) {
 	for _, c := range []struct {
 		in   float64
