@@ -61,6 +61,10 @@ verify-config: kustomize ## Fail when the kustomize bases do not render.
 	@$(KUSTOMIZE) build config/default >/dev/null && $(KUSTOMIZE) build config/crd >/dev/null && echo "config/ renders"
 	@$(KUSTOMIZE) build config/prometheus >/dev/null && echo "config/prometheus renders"
 
+.PHONY: verify-bench-results
+verify-bench-results: ## Test hack/benchresults (a module of its own, outside ./...) and fail when docs/benchmarks.md's "Current figures" differ from the latest file in docs/bench-results.
+	cd hack/benchresults && go vet ./... && go test -count=1 ./...
+
 .PHONY: fmt
 fmt: ## Run go fmt.
 	go fmt ./...
@@ -82,7 +86,7 @@ envtest: ## Build (once) and cache kube-apiserver and etcd for envtest.
 	@hack/envtest-binaries.sh >/dev/null
 
 .PHONY: test
-test: tools verify-tracked verify-generated verify-config vet lint envtest previous-release ## Run unit and envtest integration tests (real kube-apiserver, etcd, PostgreSQL).
+test: tools verify-tracked verify-generated verify-config verify-bench-results vet lint envtest previous-release ## Run unit and envtest integration tests (real kube-apiserver, etcd, PostgreSQL).
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed on:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" PREVIOUS_RELEASE_BIN="$$(hack/previous-release.sh)" go test $(GO_TEST_FLAGS) ./...
 
@@ -98,10 +102,17 @@ previous-release: ## Build (once) and cache the previous release's binary (PREVI
 bench: tools envtest ## Run the benchmarks (see docs/benchmarks.md), one package at a time.
 	# -p 1: go test runs packages in parallel by default, and two benchmarks sharing these cores
 	# measure each other. The retention soak alone runs BENCH_SOAK_DURATION (default 30m).
-	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" CONVOY_BIN= OUTPOST_BIN= SVIX_BIN= go test -p 1 -run '^$$' -bench . -benchtime 1x -timeout 120m ./...
+	# hack/bench/go-bench.sh shows go test's output and writes it as a results file in
+	# docs/bench-results (commit, date, machine, load, each figure with its command).
+	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" CONVOY_BIN= OUTPOST_BIN= SVIX_BIN= hack/bench/go-bench.sh -p 1 -run '^$$' -bench . -benchtime 1x -timeout 120m ./...
+	$(MAKE) bench-docs
 	@if [ -n "$$CONVOY_BIN$$OUTPOST_BIN$$SVIX_BIN" ]; then hack/bench/peer.sh; \
 	else echo "Peer comparison skipped: set CONVOY_BIN, OUTPOST_BIN or SVIX_BIN to run it (make bench-peer, docs/benchmarks.md)"; fi
 	$(MAKE) bench-stt
+
+.PHONY: bench-docs
+bench-docs: ## Write docs/benchmarks.md's "Current figures" from the latest results file in docs/bench-results.
+	cd hack/benchresults && go run . docs -results ../../docs/bench-results -doc ../../docs/benchmarks.md
 
 .PHONY: bench-stt
 bench-stt: tools ## Speech-to-text word error rate and real-time factor per engine, and the labelled calls (docs/transcription.md, docs/benchmarks.md; BENCH_STT_LIMIT=N for a quick run of the first).
