@@ -362,6 +362,17 @@ func TestServeWithDocumentedSelfHostedEngines(t *testing.T) {
 		}
 	})
 
+	t.Run("a 401 from the chat server: the transcript is delivered, its summary failed", func(t *testing.T) {
+		chat.key.Store("rotated-on-the-server")
+		defer chat.key.Store(d.env["SWITCHBOARD_SUMMARY_API_KEY"])
+		c := recorded()
+		transcribe(c)
+		tr := transcript(c, "completed", time.Minute)
+		if tr["summary_status"] != "failed" || tr["callback_number"] != nil || len(tr["segments"].([]any)) != 2 {
+			t.Errorf("transcript %v", tr)
+		}
+	})
+
 	t.Run("a 401 from the speech server fails the job with its message, refunded, the key nowhere", func(t *testing.T) {
 		speech.key.Store("rotated-on-the-server")
 		before := txtest.MoneyOf(t, st, tenant.Account.ID).BalancePence
