@@ -258,6 +258,6 @@ func (o OpenAISummarizer) Summarize(ctx context.Context, in SummaryInput) (Summa
 		return Summary{}, fmt.Errorf("the model's answer is not the summary JSON: %w", err)
 	}
 	s := Summary{Summary: got.Summary, Intent: got.Intent, Sentiment: got.Sentiment, Urgency: got.Urgency,
-		ActionItems: got.ActionItems, CallbackNumber: got.CallbackNumber}
+		ActionItems: got.ActionItems, CallbackNumber: ReportedCallbackNumber(got.CallbackNumber)}
 	return Normalize(s), nil
 }

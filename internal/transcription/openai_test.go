@@ -84,7 +84,7 @@ func TestOpenAIErrorsTransientOrPermanent(t *testing.T) {
 func TestOpenAISummarizerAsksForTheSchema(t *testing.T) {
 	var asked map[string]any
 	answer := `{"summary":" Sam's boiler is broken; he wants a visit today. ","intent":"Repair Request","sentiment":"negative",` +
-		`"urgency":"high","action_items":["Book an engineer for today",""],"callback_number":"07700 900456"}`
+		`"urgency":"high","action_items":["Book an engineer for today",""],"callback_number":"oh one six one, 496 0555"}`
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v1/chat/completions" || r.Header.Get("Authorization") != "Bearer k" {
 			http.Error(w, "wrong", http.StatusNotFound)
@@ -105,7 +105,7 @@ func TestOpenAISummarizerAsksForTheSchema(t *testing.T) {
 	}
 	if got.Summary != "Sam's boiler is broken; he wants a visit today." || got.Intent != "repair_request" || got.Sentiment != "negative" ||
 		got.Urgency != "high" || len(got.ActionItems) != 1 || got.ActionItems[0] != "Book an engineer for today" ||
-		got.CallbackNumber == nil || *got.CallbackNumber != "+447700900456" {
+		got.CallbackNumber == nil || *got.CallbackNumber != "+441614960555" {
 		t.Errorf("summary %+v", got)
 	}
 	if asked["model"] != "gpt-4o-mini" {
@@ -128,6 +128,13 @@ func TestOpenAISummarizerAsksForTheSchema(t *testing.T) {
 	if _, err := s.Summarize(context.Background(), SummaryInput{Text: "x"}); err == nil || IsPermanent(err) {
 		t.Errorf("prose answer: %v", err)
 	}
+	// A number of a possible length in a range never allocated (Ofcom's drama mobiles) is
+	// none, as in a transcript.
+	answer = `{"summary":"s","intent":"i","sentiment":"neutral","urgency":"low","action_items":[],"callback_number":"07700 900456"}`
+	got, err = s.Summarize(context.Background(), SummaryInput{Text: "x"})
+	if err != nil || got.CallbackNumber != nil {
+		t.Errorf("unallocated callback number: %+v %v", got, err)
+	}
 	// No callback number said: none, not the caller's own.
 	answer = `{"summary":"s","intent":"i","sentiment":"neutral","urgency":"low","action_items":[],"callback_number":null}`
 	got, err = s.Summarize(context.Background(), SummaryInput{Text: "x", CallerE164: "+447700900123"})
@@ -135,3 +142,41 @@ func TestOpenAISummarizerAsksForTheSchema(t *testing.T) {
 		t.Errorf("no callback number: %+v %v", got, err)
 	}
 }
+
+func TestReportedCallbackNumber(t *testing.T) {
+	for _, tc := range []struct {
+		reported *string
+		want     string // "" for nil
+	}{
+		{nil, ""},
+		{ptr(""), ""},
+		{ptr("none"), ""},
+		{ptr("0161 496 0555"), "+441614960555"},
+		{ptr("01614960555"), "+441614960555"},
+		{ptr("+44 20 7946 0018"), "+442079460018"},
+		{ptr("oh one one three, four nine six, zero four five six"), "+441134960456"},
+		{ptr("(0121) 496-0000"), "+441214960000"},
+		{ptr("+33 1 42 68 53 00"), "+33142685300"},
+		// No number: a digit short, ranges never allocated, too short to be one.
+		{ptr("0161 496 055"), ""},
+		{ptr("07700 900456"), ""},
+		{ptr("0100 000 0000"), ""},
+		{ptr("+44 1"), ""},
+		{ptr("12345"), ""},
+	} {
+		got := ReportedCallbackNumber(tc.reported)
+		if (got == nil) != (tc.want == "") || (got != nil && *got != tc.want) {
+			r := "<nil>"
+			if tc.reported != nil {
+				r = *tc.reported
+			}
+			g := "<nil>"
+			if got != nil {
+				g = *got
+			}
+			t.Errorf("ReportedCallbackNumber(%q) = %s, want %q", r, g, tc.want)
+		}
+	}
+}
+
+func ptr(s string) *string { return &s }

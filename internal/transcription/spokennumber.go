@@ -146,6 +146,20 @@ func FindCallbackNumber(text string) string {
 	return ""
 }
 
+// ReportedCallbackNumber reads the callback number a summary model reported (as the caller
+// said it: digits, words or both) as FindCallbackNumber reads a transcript: nil unless it is a
+// valid number of its country. A model may fill a digit in or drop one, and a number of a
+// possible length is not enough for that.
+func ReportedCallbackNumber(reported *string) *string {
+	if reported == nil {
+		return nil
+	}
+	if n := FindCallbackNumber(*reported); n != "" {
+		return &n
+	}
+	return nil
+}
+
 // numberIn returns the first valid phone number in a run of digits ("" when none). A run may
 // hold more than the number ("one two three, oh seven seven ..."), so a number may start at
 // any "+" or trunk "0" (not "00", which would read the digits after it as a country code): an

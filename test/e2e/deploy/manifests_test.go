@@ -34,6 +34,8 @@ var operatorSecrets = map[string][]string{
 	"switchboard-link-signing": {"key"},
 	"switchboard-platform":     {"token"},
 	"switchboard-s3":           {"access-key", "secret-key"}, // with config/components/s3-recordings
+	// With config/components/openai-speech; optional, for servers that want a key.
+	"switchboard-speech-engines": {"speech-api-key", "summary-api-key"},
 }
 
 const namespace = "switchboard-system"
@@ -66,9 +68,9 @@ func configDir(t *testing.T) string {
 	return filepath.Join(root, "config")
 }
 
-// withS3Component is config/ with the s3-recordings component switched on, as the
-// comment in config/default/kustomization.yaml tells an operator to.
-func withS3Component(t *testing.T) string {
+// withComponents is config/ with the named components switched on, as the comments in
+// config/default/kustomization.yaml tell an operator to.
+func withComponents(t *testing.T, names ...string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "config")
 	if err := os.CopyFS(dir, os.DirFS(configDir(t))); err != nil {
@@ -79,9 +81,16 @@ func withS3Component(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	on := strings.Replace(string(b), "#components:\n#- ../components/s3-recordings\n", "components:\n- ../components/s3-recordings\n", 1)
-	if on == string(b) {
-		t.Fatal("config/default/kustomization.yaml no longer has the commented s3-recordings component")
+	on := string(b)
+	lines := []string{"components:"}
+	for _, n := range names {
+		lines = append(lines, "- ../components/"+n)
+	}
+	for _, line := range lines {
+		if !strings.Contains(on, "\n#"+line+"\n") {
+			t.Fatalf("config/default/kustomization.yaml no longer has the commented line %q", line)
+		}
+		on = strings.Replace(on, "\n#"+line+"\n", "\n"+line+"\n", 1)
 	}
 	if err := os.WriteFile(k, []byte(on), 0o600); err != nil {
 		t.Fatal(err)
@@ -98,9 +107,18 @@ func TestConfigDefaultAppliesToAKubeAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	for name, dir := range map[string]string{"as shipped": filepath.Join(configDir(t), "default"), "with s3-recordings": withS3Component(t)} {
+	variants := map[string]struct {
+		dir         string
+		s3, engines bool
+	}{
+		"as shipped":         {dir: filepath.Join(configDir(t), "default")},
+		"with s3-recordings": {dir: withComponents(t, "s3-recordings"), s3: true},
+		"with openai-speech": {dir: withComponents(t, "openai-speech"), engines: true},
+		"with both":          {dir: withComponents(t, "s3-recordings", "openai-speech"), s3: true, engines: true},
+	}
+	for name, v := range variants {
 		t.Run(name, func(t *testing.T) {
-			objs := render(t, dir)
+			objs := render(t, v.dir)
 			// Server-side apply, dry run: the kube-apiserver validates every field against
 			// its schema (unknown fields too) and runs admission, and stores nothing. The
 			// CRDs and the Namespace already exist, so apply rather than create.
@@ -111,7 +129,7 @@ func TestConfigDefaultAppliesToAKubeAPIServer(t *testing.T) {
 					t.Errorf("apply %s %s: %v", u.GetKind(), u.GetName(), err)
 				}
 			}
-			checkWiring(t, typed(t, objs), name == "with s3-recordings")
+			checkWiring(t, typed(t, objs), v.s3, v.engines)
 		})
 	}
 }
@@ -188,7 +206,7 @@ func typed(t *testing.T, objs []*unstructured.Unstructured) rendered {
 	return r
 }
 
-func checkWiring(t *testing.T, r rendered, s3 bool) {
+func checkWiring(t *testing.T, r rendered, s3, engines bool) {
 	d := r.deployment
 	pod := d.Spec.Template.Spec
 	if len(pod.Containers) != 1 {
@@ -332,6 +350,31 @@ func checkWiring(t *testing.T, r rendered, s3 bool) {
 		}
 		if pod.SecurityContext == nil || pod.SecurityContext.FSGroup == nil {
 			t.Error("no fsGroup: a fresh volume is not writable by the non-root manager")
+		}
+	})
+
+	t.Run("speech and summary engines", func(t *testing.T) {
+		want := map[string]string{"speech-engine": "", "speech-url": "", "speech-model": "", "summary-engine": "", "summary-url": "", "summary-model": ""}
+		if engines {
+			want = map[string]string{"speech-engine": "openai", "speech-url": "$(SPEECH_URL)", "speech-model": "$(SPEECH_MODEL)",
+				"summary-engine": "openai", "summary-url": "$(SUMMARY_URL)", "summary-model": "$(SUMMARY_MODEL)"}
+		}
+		for flag, value := range want {
+			if args[flag] != value {
+				t.Errorf("--%s=%q, want %q", flag, args[flag], value)
+			}
+		}
+		keys := map[string]string{}
+		for _, e := range m.Env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+				keys[e.Name] = e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
+			}
+		}
+		for env, ref := range map[string]string{"SWITCHBOARD_SPEECH_API_KEY": "switchboard-speech-engines/speech-api-key",
+			"SWITCHBOARD_SUMMARY_API_KEY": "switchboard-speech-engines/summary-api-key"} {
+			if engines && keys[env] != ref || !engines && keys[env] != "" {
+				t.Errorf("env %s from Secret key %q (engines %v)", env, keys[env], engines)
+			}
 		}
 	})
 
