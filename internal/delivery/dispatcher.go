@@ -130,14 +130,14 @@ const DefaultPollInterval = time.Second
 // renew, and cuts its attempts short once its heartbeat is a TTL old, before its claims end.
 const DefaultEventLease = 15 * time.Second
 
-// DefaultMaxLiveDeliveries bounds the live WebhookDeliveries in all: each is about 1.5 KB in
-// etcd and in every replica's informer cache, so 20,000 are some 30 MB, far under etcd's
-// 2 GB default quota and an easy fit in one replica's memory.
+// DefaultMaxLiveDeliveries bounds the live WebhookDeliveries in all: a retrying one is about
+// 1.2 KB of JSON, at most 4.2 KB (TestRetryingDeliverySize), before kube-apiserver's
+// metadata, so 20,000 are tens of MB in etcd (default quota 2 GB) and in every replica's
+// informer cache.
 const DefaultMaxLiveDeliveries = 20000
 
 // DefaultMaxLiveDeliveriesPerEndpoint bounds one endpoint's live deliveries: a tenth of all,
-// so at least ten failing endpoints hold resources before the fleet-wide bound is reached,
-// and more than a receiver works through between two retries (8 in flight).
+// so at least ten failing endpoints hold resources before the fleet-wide bound is reached.
 const DefaultMaxLiveDeliveriesPerEndpoint = 2000
 
 // DefaultPromoteInterval is how often deferred deliveries are looked for when no live
