@@ -134,6 +134,11 @@ func TestClaimDeferredGoesRoundTheEndpoints(t *testing.T) {
 		delete(want, got.Deliveries[0].DeliveryName)
 		cursor = got.Next
 	}
+	// The rows leave with their account.
+	sqlExecutor(t, st)(`DELETE FROM accounts WHERE id = $1`, other.Account.ID)
+	if n, err := st.DeferredDeliveries(context.Background()); err != nil || n != 4 {
+		t.Fatalf("DeferredDeliveries = %d, %v after deleting an account with 2; want 4", n, err)
+	}
 }
 
 // Replicas claiming at the same moment never take the same row.
