@@ -226,7 +226,8 @@ func (b *Backlog) Load() (pending, live int) {
 // LoadSkipping is Load without the pending deliveries of the endpoints stalled says are
 // stalled: the delivery engine sees no attempt to them succeed (they hang, or are down) well
 // before their status has shown them failing for failingGrace, and like those they hold
-// their own backlog, bounded by MaxLivePerEndpoint, without holding back the others.
+// their own backlog, bounded by MaxLivePerEndpoint (the rest deferred in PostgreSQL), without
+// holding back the others.
 func (b *Backlog) LoadSkipping(stalled func(endpoint types.NamespacedName) bool) (pending, live int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

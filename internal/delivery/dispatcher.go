@@ -552,8 +552,8 @@ func addressed(ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint) b
 }
 
 // deliver makes the delivery of ev to ep by its route: a first attempt (adm.done is its
-// release), a cancelled row, or a resource (or a cancelled row when ep already has
-// MaxLivePerEndpoint live deliveries); the last two on ep's lanes.
+// release), a cancelled row, or a resource (deferred past the live caps); the last two on
+// ep's lanes.
 func (w *Dispatcher) deliver(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, adm admission, p *eventProgress) error {
 	if adm.route == RouteFirstAttempt {
 		secret, err := SigningSecret(ctx, w.Client, w.Reader, ep)
