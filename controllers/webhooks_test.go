@@ -1091,16 +1091,15 @@ var _ = Describe("Webhook delivery", func() {
 		}
 	})
 
-	It("records events past an endpoint's live-delivery bound as cancelled, resendable, and keeps delivering to the others", func() {
+	It("defers deliveries past an endpoint's live-delivery bound in PostgreSQL, keeps delivering to the others, and delivers each deferred one once the endpoint recovers", func() {
 		e.stop()
-		e.timeout = time.Minute
 		e.maxLivePerEndpoint = 3
 		// The engine holds one first attempt of the stuck endpoint; the rest go to the
 		// controller, whose live-delivery bound is the one under test.
 		e.firstMaxWaiting = 1
 		e.start()
 		stuck := startReceiver()
-		stuck.hang.Store(true)
+		stuck.status.Store(503)
 		stuckEp, _ := e.endpointAt(stuck, "whep-stuck")
 		fine, _ := e.endpoint("whep-fine")
 		var ids []uuid.UUID
@@ -1115,23 +1114,102 @@ var _ = Describe("Webhook delivery", func() {
 			}
 			return n
 		}
-		// One event at a time: the healthy endpoint never has more than one live delivery.
+		stuckLive := func() int {
+			list := &switchboardv1alpha1.WebhookDeliveryList{}
+			Expect(k8sClient.List(ctx, list, client.InNamespace(e.ns), client.MatchingLabels{webhooks.LabelEndpoint: stuckEp.Name})).To(Succeed())
+			return len(list.Items)
+		}
+		deferred := func() int64 {
+			n, err := e.st.DeferredDeliveries(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			return n
+		}
+		// One event at a time: the healthy endpoint's first attempts go on past the bound.
 		for i := range 7 {
 			ids = append(ids, e.event(events.CallEnded))
 			Eventually(func() map[string]int { return statuses(fine.Name) }).WithTimeout(20 * time.Second).Should(Equal(map[string]int{"succeeded": i + 1}))
+			Expect(stuckLive()).To(BeNumerically("<=", 3), "the bound on the stuck endpoint's live deliveries")
 		}
-		Eventually(func() map[string]int { return statuses(stuckEp.Name) }).WithTimeout(20 * time.Second).Should(Equal(map[string]int{"cancelled": 3}))
-		list := &switchboardv1alpha1.WebhookDeliveryList{}
-		Expect(k8sClient.List(ctx, list, client.InNamespace(e.ns), client.MatchingLabels{webhooks.LabelEndpoint: stuckEp.Name})).To(Succeed())
-		Expect(list.Items).To(HaveLen(3), "the bound: three live deliveries to the stuck endpoint")
 		for _, id := range ids {
 			for _, h := range e.history(id) {
-				if h.Endpoint == stuckEp.Name {
-					Expect(h.Err).To(ContainSubstring("3 deliveries to this endpoint were already waiting or retrying"))
-					Expect(h.Attempts).To(BeZero())
+				if h.Endpoint == fine.Name {
+					Expect(h.Attempts).To(Equal(1), "the healthy endpoint's deliveries succeed at their first attempt")
 				}
 			}
 		}
+		// Three retrying resources, four deliveries waiting in PostgreSQL, none cancelled.
+		Eventually(deferred).WithTimeout(20 * time.Second).Should(BeEquivalentTo(4))
+		Eventually(func(g Gomega) {
+			list := &switchboardv1alpha1.WebhookDeliveryList{}
+			g.Expect(k8sClient.List(ctx, list, client.InNamespace(e.ns), client.MatchingLabels{webhooks.LabelEndpoint: stuckEp.Name})).To(Succeed())
+			g.Expect(list.Items).To(HaveLen(3))
+			for _, d := range list.Items {
+				g.Expect(d.Status.Phase).To(Equal(switchboardv1alpha1.WebhookDeliveryPhaseRetrying))
+			}
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+		Expect(statuses(stuckEp.Name)).To(BeEmpty(), "nothing to the stuck endpoint is finished, so nothing is cancelled")
+
+		// The endpoint recovers: the retries succeed as their time comes, each freed place
+		// promotes the oldest deferred delivery, and every event arrives once.
+		recovered := time.Now()
+		stuck.status.Store(204)
+		Eventually(func() map[string]int {
+			Expect(stuckLive()).To(BeNumerically("<=", 3))
+			e.clk.Step(time.Minute)
+			return statuses(stuckEp.Name)
+		}).WithTimeout(60 * time.Second).WithPolling(200 * time.Millisecond).Should(Equal(map[string]int{"succeeded": 7}))
+		Expect(deferred()).To(BeZero())
+		got := map[string]int{}
+		for _, r := range stuck.all() {
+			if !r.at.Before(recovered) {
+				for _, id := range ids {
+					if strings.Contains(string(r.body), id.String()) {
+						got[id.String()]++
+					}
+				}
+			}
+		}
+		for _, id := range ids {
+			Expect(got[id.String()]).To(Equal(1), "event %s delivered once after the recovery", id)
+		}
+	})
+
+	It("records the deferred deliveries of an endpoint paused meanwhile as cancelled, resendable", func() {
+		e.stop()
+		e.maxLivePerEndpoint = 1
+		e.firstMaxWaiting = 1
+		e.start()
+		stuck := startReceiver()
+		stuck.status.Store(503)
+		stuckEp, _ := e.endpointAt(stuck, "whep-stuck")
+		var ids []uuid.UUID
+		for range 3 {
+			ids = append(ids, e.event(events.CallEnded))
+		}
+		Eventually(func() (int64, error) { return e.st.DeferredDeliveries(ctx) }).WithTimeout(20 * time.Second).Should(BeEquivalentTo(2))
+		e.patchEndpoint(stuckEp, func(ep *switchboardv1alpha1.WebhookEndpoint) { ep.Spec.Paused = true })
+		Eventually(func() int {
+			n := 0
+			for _, id := range ids {
+				for _, h := range e.history(id) {
+					if h.Endpoint == stuckEp.Name && h.Status == "cancelled" {
+						n++
+					}
+				}
+			}
+			return n
+		}).WithTimeout(30 * time.Second).Should(Equal(3))
+		Expect(e.st.DeferredDeliveries(ctx)).To(BeZero())
+		gone := 0
+		for _, id := range ids {
+			for _, h := range e.history(id) {
+				if strings.Contains(h.Err, "paused, switched off or deleted while the delivery waited for room") {
+					Expect(h.Attempts).To(BeZero())
+					gone++
+				}
+			}
+		}
+		Expect(gone).To(Equal(2), "the two deferred deliveries are cancelled with the reason")
 	})
 
 	It("refuses private addresses at connect time unless explicitly allowed", func() {

@@ -120,11 +120,12 @@ type WebhookOptions struct {
 	PerEndpoint             int
 	// MaxPendingDeliveries bounds the WebhookDeliveries awaiting their first attempt (default
 	// 2000): the dispatcher leaves events in the outbox meanwhile, so etcd stays small however
-	// large a burst. MaxLiveDeliveries bounds all live ones, retrying ones included (0: none).
-	MaxPendingDeliveries int
-	MaxLiveDeliveries    int
-	// MaxLiveDeliveriesPerEndpoint bounds one endpoint's live deliveries; past it events
-	// for that endpoint are recorded as cancelled (resendable). Default 10,000; -1: none.
+	// large a burst. MaxLiveDeliveries bounds all live ones, retrying ones included, and
+	// MaxLiveDeliveriesPerEndpoint one endpoint's (defaults delivery.DefaultMaxLiveDeliveries
+	// and delivery.DefaultMaxLiveDeliveriesPerEndpoint; -1: none): past either, deliveries
+	// that need a resource wait in PostgreSQL until room frees.
+	MaxPendingDeliveries         int
+	MaxLiveDeliveries            int
 	MaxLiveDeliveriesPerEndpoint int
 	// FirstAttemptsPerEndpoint and FirstAttempts bound the engine's first attempts waiting
 	// for a slot or in flight, of one endpoint and in all (defaults

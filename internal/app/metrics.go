@@ -7,10 +7,14 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
-// outboxBacklog feeds the outbox gauges from PostgreSQL.
+// outboxBacklog feeds the outbox gauges, deferred deliveries included, from PostgreSQL.
 func outboxBacklog(st *store.Store) metrics.OutboxReader {
 	return metrics.OutboxReaderFunc(func(ctx context.Context) (metrics.OutboxBacklog, error) {
 		n, oldest, err := st.OutboxBacklog(ctx)
-		return metrics.OutboxBacklog{Waiting: n, Oldest: oldest}, err
+		if err != nil {
+			return metrics.OutboxBacklog{}, err
+		}
+		deferred, err := st.DeferredDeliveries(ctx)
+		return metrics.OutboxBacklog{Waiting: n, Oldest: oldest, Deferred: deferred}, err
 	})
 }

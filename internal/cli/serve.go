@@ -100,13 +100,14 @@ func newServeCommand() *cobra.Command {
 		"on SIGTERM, how long first attempts already sent may finish, so their receivers are not sent the same event again by another replica (0: cut them short); keep it under the pod's terminationGracePeriodSeconds")
 	f.IntVar(&o.Webhooks.MaxPendingDeliveries, "webhook-max-pending", 2000, "WebhookDeliveries awaiting their first attempt before the dispatcher stops taking outbox events (back-pressure)")
 	f.IntVar(&o.Webhooks.MaxLiveDeliveriesPerEndpoint, "webhook-max-live-per-endpoint", delivery.DefaultMaxLiveDeliveriesPerEndpoint,
-		"live WebhookDeliveries of one endpoint (waiting or retrying) past which its new events are recorded as cancelled, resendable (-1: no bound)")
+		"live WebhookDeliveries of one endpoint (waiting or retrying) past which its deliveries that need one wait in PostgreSQL until room frees (-1: no bound)")
 	f.DurationVar(&o.Retention.Window, "webhook-retention", retention.DefaultWindow,
 		"how long outbox events and delivery history are kept (the deliveries list shows 30 days; a resend needs the event); refused if shorter than a delivery's retries")
 	f.DurationVar(&o.Retention.PartitionWidth, "webhook-retention-partition", retention.DefaultPartitionWidth,
 		"created_at range of one partition of the outbox and the history (testing: minutes make a soak drop partitions)")
 	_ = f.MarkHidden("webhook-retention-partition")
-	f.IntVar(&o.Webhooks.MaxLiveDeliveries, "webhook-max-live", 0, "WebhookDeliveries in etcd, retrying ones included, before the dispatcher stops taking outbox events (0: no bound)")
+	f.IntVar(&o.Webhooks.MaxLiveDeliveries, "webhook-max-live", delivery.DefaultMaxLiveDeliveries,
+		"WebhookDeliveries in etcd, retrying ones included, past which deliveries that need one wait in PostgreSQL until room frees; first attempts go on (-1: no bound)")
 	f.StringVar(&linkKeyFile, "link-signing-key-file", "", "file holding the secret (at least 32 bytes) that signs recording links (default $SWITCHBOARD_LINK_SIGNING_KEY)")
 	f.StringVar(&o.Recordings.Backend, "recordings-backend", recordingstore.BackendLocal, "where recordings live: local or s3")
 	f.StringVar(&o.Recordings.Dir, "recordings-dir", "/var/lib/switchboard/recordings", "directory of the local recording store")

@@ -36,6 +36,7 @@ type Backlog struct {
 	live       map[types.NamespacedName]int       // by endpoint, pending or retrying
 	failing    map[types.NamespacedName]time.Time // endpoint → failingSince
 	changed    chan struct{}
+	freed      chan struct{}
 }
 
 type backlogEntry struct {
@@ -51,7 +52,8 @@ func NewBacklog(clk clock.PassiveClock) *Backlog {
 		clk = clock.RealClock{}
 	}
 	return &Backlog{Clock: clk, deliveries: map[types.NamespacedName]backlogEntry{},
-		pending: map[types.NamespacedName]int{}, live: map[types.NamespacedName]int{}, failing: map[types.NamespacedName]time.Time{}, changed: make(chan struct{}, 1)}
+		pending: map[types.NamespacedName]int{}, live: map[types.NamespacedName]int{}, failing: map[types.NamespacedName]time.Time{}, changed: make(chan struct{}, 1),
+		freed: make(chan struct{}, 1)}
 }
 
 // SetupWithManager follows WebhookDeliveries and WebhookEndpoints through the manager's cache.
@@ -109,6 +111,10 @@ func (b *Backlog) set(key types.NamespacedName, e *backlogEntry) {
 		delete(b.deliveries, key)
 		if had {
 			b.signal()
+			select {
+			case b.freed <- struct{}{}:
+			default:
+			}
 		}
 		return
 	}
@@ -182,17 +188,18 @@ func (b *Backlog) endpointGone(o any) {
 }
 
 // ReserveIfRoom counts a delivery the dispatcher is about to create, unless the endpoint
-// already has maxLive live deliveries (0 or less: no bound); the check and the count are one
-// step, so parallel creations cannot overshoot. It returns the endpoint's live deliveries and whether the delivery may be
-// created (a repeat of a known creation may).
-func (b *Backlog) ReserveIfRoom(delivery, endpoint types.NamespacedName, maxLive int) (live int, ok bool) {
+// already has maxLive live deliveries or all endpoints maxTotal (0 or less: no bound); the
+// check and the count are one step, so parallel creations on this replica cannot overshoot.
+// It returns the endpoint's live deliveries and whether the delivery may be created (a
+// repeat of a known creation may).
+func (b *Backlog) ReserveIfRoom(delivery, endpoint types.NamespacedName, maxLive, maxTotal int) (live int, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	live = b.live[endpoint]
 	if _, known := b.deliveries[delivery]; known {
 		return live, true
 	}
-	if maxLive > 0 && live >= maxLive {
+	if (maxLive > 0 && live >= maxLive) || (maxTotal > 0 && len(b.deliveries) >= maxTotal) {
 		return live, false
 	}
 	b.set(delivery, &backlogEntry{endpoint: endpoint, pending: true, reserved: true})
@@ -219,12 +226,27 @@ func (b *Backlog) Load() (pending, live int) {
 // LoadSkipping is Load without the pending deliveries of the endpoints stalled says are
 // stalled: the delivery engine sees no attempt to them succeed (they hang, or are down) well
 // before their status has shown them failing for failingGrace, and like those they hold
-// their own backlog, bounded by MaxLivePerEndpoint, without holding back the others.
+// their own backlog, bounded by MaxLivePerEndpoint (the rest deferred in PostgreSQL), without
+// holding back the others.
 func (b *Backlog) LoadSkipping(stalled func(endpoint types.NamespacedName) bool) (pending, live int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return backlogLoad(b.pending, b.failing, b.Clock.Now(), failingGrace, stalled), len(b.deliveries)
 }
+
+// Live is a copy of the live deliveries of each endpoint that has some, and their total.
+func (b *Backlog) Live() (byEndpoint map[types.NamespacedName]int, total int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	byEndpoint = make(map[types.NamespacedName]int, len(b.live))
+	for ep, n := range b.live {
+		byEndpoint[ep] = n
+	}
+	return byEndpoint, len(b.deliveries)
+}
+
+// Freed is signalled when a live delivery is removed (room for a deferred one).
+func (b *Backlog) Freed() <-chan struct{} { return b.freed }
 
 // Changed is signalled when a pending delivery stops pending or an endpoint's health changes.
 func (b *Backlog) Changed() <-chan struct{} { return b.changed }
@@ -247,29 +269,21 @@ func backlogLoad(pending map[types.NamespacedName]int, failing map[types.Namespa
 }
 
 // eventsToDispatch is how many outbox events the dispatcher takes now, given maxPending
-// (0: no bound), the pending load, the live deliveries and maxLive (0: no bound), the batch
-// size and the most deliveries one event makes (fanOut). Each event taken has room for all
-// its deliveries. Below a quarter of maxPending's worth of events it waits for more room
-// rather than take events one at a time — unless nothing is pending at all.
-func eventsToDispatch(maxPending, load, live, maxLive, batch, fanOut int) int {
-	if maxLive > 0 && live >= maxLive {
-		return 0
-	}
-	if maxPending <= 0 && maxLive <= 0 {
+// (0: no bound), the pending load, the batch size and the most deliveries one event makes
+// (fanOut). Each event taken has room for all its deliveries. Below a quarter of maxPending's
+// worth of events it waits for more room rather than take events one at a time — unless
+// nothing is pending at all. The live deliveries do not hold claims back: past their caps a
+// delivery that needs a resource is deferred in PostgreSQL instead, so first attempts to
+// healthy endpoints go on.
+func eventsToDispatch(maxPending, load, batch, fanOut int) int {
+	if maxPending <= 0 {
 		return batch
 	}
-	free := batch * fanOut
-	if maxPending > 0 {
-		free = maxPending - load
-	}
-	if maxLive > 0 {
-		free = min(free, maxLive-live)
-	}
-	n := min(batch, free/fanOut)
+	n := min(batch, (maxPending-load)/fanOut)
 	if n <= 0 {
 		return 0
 	}
-	if maxPending > 0 && load > 0 && n < min(batch, max(1, maxPending/(4*fanOut))) {
+	if load > 0 && n < min(batch, max(1, maxPending/(4*fanOut))) {
 		return 0
 	}
 	return n

@@ -21,28 +21,24 @@ import (
 
 func TestEventsToDispatch(t *testing.T) {
 	for _, c := range []struct {
-		name                                                 string
-		maxPending, load, live, maxLive, batch, fanOut, want int
+		name                                  string
+		maxPending, load, batch, fanOut, want int
 	}{
-		{"no bounds: a full batch", 0, 5000, 5000, 0, 200, 5, 200},
-		{"empty backlog: a full batch", 2000, 0, 0, 0, 200, 5, 200},
-		{"room for 100 events of 5 deliveries", 2000, 1500, 1500, 0, 200, 5, 100},
-		{"full", 2000, 2000, 2000, 0, 200, 5, 0},
-		{"over (deliveries made elsewhere)", 2000, 2300, 2300, 0, 200, 5, 0},
-		{"room for fewer than a quarter of the bound's events: wait", 2000, 1950, 1950, 0, 200, 5, 0},
-		{"exactly a quarter", 2000, 1500, 1500, 0, 200, 5, 100},
-		{"tiny bound still moves", 5, 0, 0, 0, 200, 5, 1},
-		{"tiny bound, one pending: wait", 5, 1, 1, 0, 200, 5, 0},
-		{"retrying deliveries do not count as pending", 2000, 0, 40000, 0, 200, 5, 200},
-		{"but do count against maxLive", 2000, 0, 49900, 50000, 200, 5, 20},
-		{"maxLive reached", 2000, 0, 50000, 50000, 200, 5, 0},
-		{"maxLive only", 0, 0, 100, 1000, 200, 5, 180},
-		{"one endpoint per account", 100, 60, 60, 0, 200, 1, 40},
+		{"no bound: a full batch", 0, 5000, 200, 5, 200},
+		{"empty backlog: a full batch", 2000, 0, 200, 5, 200},
+		{"room for 100 events of 5 deliveries", 2000, 1500, 200, 5, 100},
+		{"full", 2000, 2000, 200, 5, 0},
+		{"over (deliveries made elsewhere)", 2000, 2300, 200, 5, 0},
+		{"room for fewer than a quarter of the bound's events: wait", 2000, 1950, 200, 5, 0},
+		{"exactly a quarter", 2000, 1500, 200, 5, 100},
+		{"tiny bound still moves", 5, 0, 200, 5, 1},
+		{"tiny bound, one pending: wait", 5, 1, 200, 5, 0},
+		{"one endpoint per account", 100, 60, 200, 1, 40},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := eventsToDispatch(c.maxPending, c.load, c.live, c.maxLive, c.batch, c.fanOut)
+			got := eventsToDispatch(c.maxPending, c.load, c.batch, c.fanOut)
 			if got != c.want {
-				t.Errorf("eventsToDispatch(%d, %d, %d, %d, %d, %d) = %d, want %d", c.maxPending, c.load, c.live, c.maxLive, c.batch, c.fanOut, got, c.want)
+				t.Errorf("eventsToDispatch(%d, %d, %d, %d) = %d, want %d", c.maxPending, c.load, c.batch, c.fanOut, got, c.want)
 			}
 			if got*c.fanOut > max(0, c.maxPending-c.load) && c.maxPending > 0 {
 				t.Errorf("%d events of %d deliveries exceed the room of %d", got, c.fanOut, c.maxPending-c.load)
@@ -98,12 +94,12 @@ func TestDeliveryBacklogCounts(t *testing.T) {
 			t.Errorf("%s: pending %d, live %d; want %d, %d", step, p, l, wantPending, wantLive)
 		}
 	}
-	b.ReserveIfRoom(key("d1"), ep, 0)
-	b.ReserveIfRoom(key("d2"), ep, 0)
-	b.ReserveIfRoom(key("d3"), ep, 0)
+	b.ReserveIfRoom(key("d1"), ep, 0, 0)
+	b.ReserveIfRoom(key("d2"), ep, 0, 0)
+	b.ReserveIfRoom(key("d3"), ep, 0, 0)
 	check("three reserved", 3, 3)
 	b.seen(d("d1", 0, ""))
-	b.ReserveIfRoom(key("d1"), ep, 0) // a repeat of a creation
+	b.ReserveIfRoom(key("d1"), ep, 0, 0) // a repeat of a creation
 	check("one seen, reserved again", 3, 3)
 	b.Unreserve(key("d3"))
 	check("creation failed", 2, 2)
@@ -139,7 +135,7 @@ func TestReserveIfRoomBoundsOneEndpoint(t *testing.T) {
 	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "acct-1", Name: name} }
 	try := func(step, delivery string, ep types.NamespacedName, wantLive int, wantOK bool) {
 		t.Helper()
-		if live, ok := b.ReserveIfRoom(key(delivery), ep, 2); live != wantLive || ok != wantOK {
+		if live, ok := b.ReserveIfRoom(key(delivery), ep, 2, 0); live != wantLive || ok != wantOK {
 			t.Errorf("%s: live %d, ok %v; want %d, %v", step, live, ok, wantLive, wantOK)
 		}
 	}
@@ -154,7 +150,19 @@ func TestReserveIfRoomBoundsOneEndpoint(t *testing.T) {
 	try("retrying counts", "d3", stuck, 2, false)
 	b.gone(&switchboardv1alpha1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: "acct-1", Name: "d1"}, Spec: switchboardv1alpha1.WebhookDeliverySpec{EndpointName: stuck.Name}})
 	try("room after a removal", "d3", stuck, 2, true)
-	if _, ok := b.ReserveIfRoom(key("d4"), stuck, 0); !ok {
+	if _, ok := b.ReserveIfRoom(key("d4"), stuck, 0, 0); !ok {
 		t.Error("no bound (0) refused a reservation")
+	}
+	// The bound on all live deliveries: four live, a fifth endpoint's first is refused at 4.
+	if _, ok := b.ReserveIfRoom(key("f1"), types.NamespacedName{Namespace: "acct-2", Name: "whep-fresh"}, 2, 4); ok {
+		t.Error("a reservation past the bound on all live deliveries was allowed")
+	}
+	if _, ok := b.ReserveIfRoom(key("f1"), types.NamespacedName{Namespace: "acct-2", Name: "whep-fresh"}, 2, 5); !ok {
+		t.Error("a reservation within both bounds was refused")
+	}
+	select {
+	case <-b.Freed():
+	default:
+		t.Error("removing a live delivery did not signal Freed")
 	}
 }

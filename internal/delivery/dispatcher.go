@@ -8,7 +8,6 @@ package delivery
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,7 +40,9 @@ import (
 // next pass makes the same names again, through the controller (AlreadyExists; a delivery
 // already finished is in the history and is not sent again) — at least once, never twice per
 // endpoint, and a repeat carries the same event id. Events for an endpoint that is paused or
-// switched off are recorded as cancelled deliveries (resendable) without a resource.
+// switched off are recorded as cancelled deliveries (resendable) without a resource. A
+// delivery that needs a resource while the live ones are at a cap (MaxLive, MaxLivePerEndpoint)
+// is deferred in PostgreSQL, and promoted to a resource as room frees (promote).
 type Dispatcher struct {
 	// Client creates deliveries; Reader reads past the cache (a signing secret the cache does
 	// not hold).
@@ -73,19 +74,22 @@ type Dispatcher struct {
 	MaxQueued int
 	// With the Engine's Backlog the dispatcher is paced: it takes events only while the
 	// deliveries whose first attempt is still to be made stay within MaxPending (default
-	// 2000), and all live deliveries within MaxLive (0: no bound). Events wait in the outbox
-	// meanwhile.
+	// 2000). Events wait in the outbox meanwhile.
 	MaxPending int
-	MaxLive    int
+	// MaxLive bounds the live deliveries in all (default DefaultMaxLiveDeliveries; negative:
+	// no bound), and MaxLivePerEndpoint one endpoint's (default
+	// DefaultMaxLiveDeliveriesPerEndpoint; negative: no bound). Past either, a delivery that
+	// needs a resource is deferred in PostgreSQL (store.DeferDelivery) and promoted as room
+	// frees; first attempts go on. Both need the Engine's Backlog.
+	MaxLive            int
+	MaxLivePerEndpoint int
+	// PromoteInterval is how often deferred deliveries are looked for when no live delivery
+	// was removed (default DefaultPromoteInterval).
+	PromoteInterval time.Duration
 	// MaxHeldPerAccount bounds the events one account holds claimed here at once (default:
 	// the engine's bound on one endpoint's waiting first attempts); past it the account's
 	// events wait in the outbox while the other accounts' are claimed (AccountShare).
 	MaxHeldPerAccount int
-	// MaxLivePerEndpoint bounds one endpoint's live deliveries (default 10,000; negative:
-	// no bound). Past it, an event for that endpoint is recorded as a cancelled delivery,
-	// resendable, instead of a resource: an endpoint that hangs or fails for hours would
-	// otherwise pile up a delivery per event in etcd until it is switched off.
-	MaxLivePerEndpoint int
 	// Engine makes first attempts straight from the outbox (only deliveries that need the
 	// controller become resources; with First.Off every delivery is one) and writes the
 	// cancelled deliveries. Nil: an engine without first attempts or backlog, on Store and
@@ -105,6 +109,8 @@ type Dispatcher struct {
 	// (AccountShare); cursor is where the next claim's scan of accounts resumes.
 	accounts accountLoads
 	cursor   atomic.Int64
+	// promoteCursor is where the next claim of deferred deliveries resumes.
+	promoteCursor store.DeferredCursor
 }
 
 // DefaultMaxQueuedDeliveries bounds the deliveries handed on by the dispatcher's passes
@@ -124,8 +130,19 @@ const DefaultPollInterval = time.Second
 // renew, and cuts its attempts short once its heartbeat is a TTL old, before its claims end.
 const DefaultEventLease = 15 * time.Second
 
-// DefaultMaxLiveDeliveriesPerEndpoint bounds one endpoint's live deliveries.
-const DefaultMaxLiveDeliveriesPerEndpoint = 10000
+// DefaultMaxLiveDeliveries bounds the live WebhookDeliveries in all: a retrying one is about
+// 1.2 KB of JSON, at most 4.2 KB (TestRetryingDeliverySize), before kube-apiserver's
+// metadata, so 20,000 are tens of MB in etcd (default quota 2 GB) and in every replica's
+// informer cache.
+const DefaultMaxLiveDeliveries = 20000
+
+// DefaultMaxLiveDeliveriesPerEndpoint bounds one endpoint's live deliveries: a tenth of all,
+// so at least ten failing endpoints hold resources before the fleet-wide bound is reached.
+const DefaultMaxLiveDeliveriesPerEndpoint = 2000
+
+// DefaultPromoteInterval is how often deferred deliveries are looked for when no live
+// delivery was removed meanwhile.
+const DefaultPromoteInterval = 5 * time.Second
 
 // NeedLeaderElection: true for a manager of its own; serve runs it on every replica instead,
 // behind the fleet's gate, where the per-endpoint bound is split among the replicas.
@@ -157,6 +174,14 @@ func (w *Dispatcher) Start(ctx context.Context) error {
 		w.listen(ctx, queued)
 	}()
 	defer func() { <-listening }()
+	if w.Engine.Backlog != nil {
+		promoting := make(chan struct{})
+		go func() {
+			defer close(promoting)
+			w.promote(ctx)
+		}()
+		defer func() { <-promoting }()
+	}
 	// The poll interval only paces the loop (real time); every recorded time comes from Clock.
 	ticker := time.NewTicker(w.Interval)
 	defer ticker.Stop()
@@ -276,6 +301,12 @@ func (w *Dispatcher) defaults() {
 	if w.MaxLivePerEndpoint == 0 {
 		w.MaxLivePerEndpoint = DefaultMaxLiveDeliveriesPerEndpoint
 	}
+	if w.MaxLive == 0 {
+		w.MaxLive = DefaultMaxLiveDeliveries
+	}
+	if w.PromoteInterval <= 0 {
+		w.PromoteInterval = DefaultPromoteInterval
+	}
 	if w.Parallel <= 0 {
 		w.Parallel = 32
 	}
@@ -297,8 +328,8 @@ func (w *Dispatcher) limit() int {
 	limit := w.BatchSize
 	if w.Engine.Backlog != nil {
 		// An endpoint the engine sees stalled (hanging, down) holds its own backlog.
-		pending, live := w.Engine.Backlog.LoadSkipping(w.Engine.First.Stalled)
-		limit = eventsToDispatch(w.MaxPending, pending, live, w.MaxLive, w.BatchSize, switchboardv1alpha1.MaxWebhookEndpointsPerAccount)
+		pending, _ := w.Engine.Backlog.LoadSkipping(w.Engine.First.Stalled)
+		limit = eventsToDispatch(w.MaxPending, pending, w.BatchSize, switchboardv1alpha1.MaxWebhookEndpointsPerAccount)
 	}
 	// Back-pressure on the engine: at most five first attempts an event. What one endpoint
 	// can take is bounded per account (AccountShare), not here: one busy endpoint does not
@@ -521,8 +552,8 @@ func addressed(ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint) b
 }
 
 // deliver makes the delivery of ev to ep by its route: a first attempt (adm.done is its
-// release), a cancelled row, or a resource (or a cancelled row when ep already has
-// MaxLivePerEndpoint live deliveries); the last two on ep's lanes.
+// release), a cancelled row, or a resource (deferred past the live caps); the last two on
+// ep's lanes.
 func (w *Dispatcher) deliver(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, adm admission, p *eventProgress) error {
 	if adm.route == RouteFirstAttempt {
 		secret, err := SigningSecret(ctx, w.Client, w.Reader, ep)
@@ -602,9 +633,9 @@ func firstAttemptFailed(d *switchboardv1alpha1.WebhookDelivery, sentAt time.Time
 }
 
 // createDelivery creates the resource of ev's delivery to ep, as meta changes it and with
-// the status status sets (nil: a new delivery), or records it cancelled when ep already has
-// MaxLivePerEndpoint live deliveries. A resource that already exists (a repeat) is left as
-// it is.
+// the status status sets (nil: a new delivery), or defers it in PostgreSQL when the live
+// deliveries are at a cap (MaxLivePerEndpoint of ep's, MaxLive in all). A resource that
+// already exists (a repeat) is left as it is.
 func (w *Dispatcher) createDelivery(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint,
 	meta, status func(*switchboardv1alpha1.WebhookDelivery)) error {
 	d := webhooks.NewDelivery(ep, ev.ID.String(), ev.Type, ev.ResendOf, ev.DeliverySalt())
@@ -612,9 +643,11 @@ func (w *Dispatcher) createDelivery(ctx context.Context, ev store.PendingEvent, 
 		meta(d)
 	}
 	if w.Engine.Backlog != nil {
-		if live, ok := w.Engine.Backlog.ReserveIfRoom(client.ObjectKeyFromObject(d), client.ObjectKeyFromObject(ep), w.MaxLivePerEndpoint); !ok {
-			return w.recordCancelled(ctx, ev, ep, d.Name, fmt.Sprintf(
-				"Not attempted: %d deliveries to this endpoint were already waiting or retrying; resend it once the endpoint recovers", live))
+		if _, ok := w.Engine.Backlog.ReserveIfRoom(client.ObjectKeyFromObject(d), client.ObjectKeyFromObject(ep), w.MaxLivePerEndpoint, w.MaxLive); !ok {
+			// Its first attempt, if made, is not carried over: the resource starts afresh.
+			return w.Store.DeferDelivery(ctx, store.DeferredDelivery{DeliveryName: d.Name, AccountID: ev.AccountID,
+				EndpointPublicID: ep.Name, EventID: ev.ID, OutboxID: ev.OutboxID, EventType: ev.Type, ResendOf: ev.ResendOf,
+				Salt: ev.DeliverySalt(), EventCreatedAt: ev.CreatedAt, DeferredAt: w.Clock.Now()})
 		}
 	}
 	err := w.Client.Create(ctx, d)

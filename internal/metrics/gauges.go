@@ -21,6 +21,8 @@ type OutboxBacklog struct {
 	Waiting int64
 	// Oldest is the creation time of the oldest waiting event (zero when none waits).
 	Oldest time.Time
+	// Deferred counts the deliveries waiting in PostgreSQL for room under the live caps.
+	Deferred int64
 }
 
 // OutboxReader reads the outbox backlog (store.Store implements it).
@@ -56,6 +58,8 @@ var (
 		"Age of the oldest event waiting in the outbox; 0 when none waits.", nil, nil)
 	liveDeliveriesDesc = prometheus.NewDesc("switchboard_webhook_deliveries_live",
 		"WebhookDeliveries not yet finished (waiting for or between attempts), from the informer cache.", nil, nil)
+	deferredDesc = prometheus.NewDesc("switchboard_webhook_deliveries_deferred",
+		"Webhook deliveries waiting in PostgreSQL because the live WebhookDeliveries were at a cap (read from PostgreSQL at scrape).", nil, nil)
 	endpointsDesc = prometheus.NewDesc("switchboard_webhook_endpoints",
 		"WebhookEndpoints by phase (Active, Paused, SwitchedOff), from the informer cache.", []string{"phase"}, nil)
 )
@@ -90,6 +94,7 @@ func SetGaugeSources(s GaugeSources) (detach func()) {
 func (g *gaugeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- outboxWaitingDesc
 	ch <- outboxOldestDesc
+	ch <- deferredDesc
 	ch <- liveDeliveriesDesc
 	ch <- endpointsDesc
 }
@@ -107,6 +112,7 @@ func (g *gaugeCollector) Collect(ch chan<- prometheus.Metric) {
 		} else {
 			ch <- prometheus.MustNewConstMetric(outboxWaitingDesc, prometheus.GaugeValue, float64(b.Waiting))
 			ch <- prometheus.MustNewConstMetric(outboxOldestDesc, prometheus.GaugeValue, oldestAge(b, s.Clock.Now()).Seconds())
+			ch <- prometheus.MustNewConstMetric(deferredDesc, prometheus.GaugeValue, float64(b.Deferred))
 		}
 	}
 	if s.Webhooks != nil {

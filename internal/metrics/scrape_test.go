@@ -289,8 +289,12 @@ func TestMetricsCountRealTraffic(t *testing.T) {
 		t.Errorf("active endpoints = %v, want 1", got)
 	}
 	if after["switchboard_webhook_endpoints"] == nil || after["switchboard_webhook_outbox_events_waiting"] == nil ||
-		after["switchboard_webhook_outbox_oldest_event_age_seconds"] == nil || after["switchboard_webhook_deliveries_live"] == nil {
+		after["switchboard_webhook_outbox_oldest_event_age_seconds"] == nil || after["switchboard_webhook_deliveries_live"] == nil ||
+		after["switchboard_webhook_deliveries_deferred"] == nil {
 		t.Error("a scrape-time gauge is missing")
+	}
+	if got := after.value("switchboard_webhook_deliveries_deferred", nil); got != 0 {
+		t.Errorf("deferred deliveries = %v, want 0 (nothing near the live caps)", got)
 	}
 	if got := after.value("switchboard_metrics_collect_errors_total", nil); got != 0 {
 		t.Errorf("%v gauge reads failed", got)

@@ -119,8 +119,8 @@ func enqueueResend(ctx context.Context, tx pgx.Tx, accountID int64, eventID uuid
 	return nil
 }
 
-// QueuedDelivery is a delivery to one endpoint still in the outbox: not made yet, or its
-// first attempt under way.
+// QueuedDelivery is a delivery to one endpoint still in the outbox (not made yet, or its
+// first attempt under way), or deferred until there is room for its resource.
 type QueuedDelivery struct {
 	// OutboxID is the outbox row's id; EventID the event's (they differ for a resend).
 	OutboxID  uuid.UUID
@@ -148,6 +148,7 @@ type QueuedFilter struct {
 // f.EndpointPublicID, newest first: deliveries the dispatcher has not made yet, or has
 // claimed and is still making (an event stays undispatched until all its deliveries are
 // recorded, so an engine's first attempt in flight is listed here until its history row).
+// Its deferred deliveries (waiting for room to become resources) are listed too.
 func (s *Store) QueuedDeliveriesFor(ctx context.Context, accountID int64, f QueuedFilter) ([]QueuedDelivery, error) {
 	if f.Subscribed == nil {
 		f.Subscribed = []string{}
@@ -156,10 +157,13 @@ func (s *Store) QueuedDeliveriesFor(ctx context.Context, accountID int64, f Queu
 	if f.EventID != uuid.Nil {
 		eventID = &f.EventID
 	}
-	rows, err := s.pool.Query(ctx, `SELECT id, COALESCE(resends, id), type, resends IS NOT NULL, created_at FROM events
+	rows, err := s.pool.Query(ctx, `(SELECT id, COALESCE(resends, id) AS event_id, type, resends IS NOT NULL, created_at FROM events
 		WHERE account_id = $1 AND dispatched_at IS NULL AND created_at >= $3
 			AND (endpoint_public_id = $2 OR (endpoint_public_id IS NULL AND type = ANY($4::text[])))
-			AND ($5::uuid IS NULL OR COALESCE(resends, id) = $5)
+			AND ($5::uuid IS NULL OR COALESCE(resends, id) = $5))
+		UNION ALL
+		(SELECT outbox_id, event_id, event_type, resend_of <> '', event_created_at FROM webhook_deferred_deliveries
+		WHERE account_id = $1 AND endpoint_public_id = $2 AND event_created_at >= $3 AND ($5::uuid IS NULL OR event_id = $5))
 		ORDER BY created_at DESC, id LIMIT $6`, accountID, f.EndpointPublicID, f.Since, f.Subscribed, eventID, f.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("queued deliveries to %s: %w", f.EndpointPublicID, err)

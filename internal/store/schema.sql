@@ -1938,6 +1938,24 @@ CREATE SEQUENCE public.users_id_seq
 ALTER SEQUENCE public.users_id_seq OWNED BY public.users.id;
 
 --
+-- Name: webhook_deferred_deliveries; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_deferred_deliveries (
+    delivery_name text NOT NULL,
+    account_id bigint NOT NULL,
+    endpoint_public_id text NOT NULL,
+    event_id uuid NOT NULL,
+    outbox_id uuid NOT NULL,
+    event_type text NOT NULL,
+    resend_of text DEFAULT ''::text NOT NULL,
+    salt text DEFAULT ''::text NOT NULL,
+    event_created_at timestamp with time zone NOT NULL,
+    deferred_at timestamp with time zone NOT NULL,
+    claimed_until timestamp with time zone
+);
+
+--
 -- Name: webhook_delivery_history; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -2622,6 +2640,13 @@ ALTER TABLE ONLY public.users
     ADD CONSTRAINT users_public_id_key UNIQUE (public_id);
 
 --
+-- Name: webhook_deferred_deliveries webhook_deferred_deliveries_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_deferred_deliveries
+    ADD CONSTRAINT webhook_deferred_deliveries_pkey PRIMARY KEY (delivery_name);
+
+--
 -- Name: webhook_deliveries webhook_deliveries_delivery_name_key; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2996,6 +3021,12 @@ CREATE INDEX transcripts_call ON public.transcripts USING btree (call_id);
 --
 
 CREATE INDEX users_email_idx ON public.users USING btree (lower(email)) WHERE (left_at IS NULL);
+
+--
+-- Name: webhook_deferred_deliveries_endpoint; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_deferred_deliveries_endpoint ON public.webhook_deferred_deliveries USING btree (account_id, endpoint_public_id, event_created_at, delivery_name);
 
 --
 -- Name: webhook_delivery_history_endpoint_created; Type: INDEX; Schema: public; Owner: -
@@ -3717,6 +3748,13 @@ ALTER TABLE ONLY public.transcripts
 
 ALTER TABLE ONLY public.users
     ADD CONSTRAINT users_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
+
+--
+-- Name: webhook_deferred_deliveries webhook_deferred_deliveries_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_deferred_deliveries
+    ADD CONSTRAINT webhook_deferred_deliveries_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
 
 --
 -- Name: webhook_delivery_history webhook_delivery_history_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

@@ -731,6 +731,7 @@ func Merge(endpoint string, queued []store.QueuedDelivery, live []switchboardv1a
 		if seen[name] || q.CreatedAt.Before(since) {
 			continue
 		}
+		seen[name] = true // an event's outbox row and its deferred delivery, for a moment both
 		out = append(out, Delivery{Name: name, Event: q.Type, EventID: q.EventID.String(), Status: webhooks.DeliveryPending,
 			CreatedAt: q.CreatedAt.UTC()})
 	}
