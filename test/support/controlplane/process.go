@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +19,12 @@ func (e *Env) APIServerPID() (int, error) {
 		return 0, err
 	}
 	port := u.Port()
+	// Other control planes on the machine may have been given the same port on another
+	// address; the certificate directory is this one's own.
+	certDir := ""
+	if e.env != nil && e.env.ControlPlane.APIServer != nil {
+		certDir = e.env.ControlPlane.APIServer.CertDir
+	}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0, err
@@ -34,11 +41,10 @@ func (e *Env) APIServerPID() (int, error) {
 		if !strings.HasSuffix(args[0], "kube-apiserver") {
 			continue
 		}
-		for _, a := range args {
-			if a == "--secure-port="+port {
-				return strconv.Atoi(ent.Name())
-			}
+		if !slices.Contains(args, "--secure-port="+port) || certDir != "" && !slices.Contains(args, "--cert-dir="+certDir) {
+			continue
 		}
+		return strconv.Atoi(ent.Name())
 	}
 	return 0, fmt.Errorf("no kube-apiserver process with --secure-port=%s", port)
 }
