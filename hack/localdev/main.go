@@ -1,7 +1,8 @@
 // Command localdev is what `make run` runs: the whole service on this machine with a real
 // kube-apiserver and etcd (the envtest binaries), a throwaway PostgreSQL cluster, the
 // controller manager, the v1 API on 127.0.0.1:8080, metrics on 127.0.0.1:8082 and a seeded demo account.
-// Ctrl-C stops everything it started.
+// Its emails go to the development outbox (an SMTP server in this process that keeps them for
+// /portal/dev/outbox), and webhook endpoints may be on this machine. Ctrl-C stops everything it started.
 package main
 
 import (
@@ -19,6 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/switchboard-dev/switchboard/internal/app"
+	"github.com/switchboard-dev/switchboard/internal/devoutbox"
+	"github.com/switchboard-dev/switchboard/internal/devoutbox/smtpd"
 	"github.com/switchboard-dev/switchboard/internal/portal"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/seed"
@@ -114,6 +117,14 @@ func run() error {
 	platformToken := rand.Text()
 	realtimeSecret := []byte(rand.Text())
 
+	// The service's emails (sign-in links, invitations, switch-off notices) stay on this machine.
+	outbox := devoutbox.New(devoutbox.DefaultKeep, clock.RealClock{})
+	mailServer, err := smtpd.Start("127.0.0.1:0", outbox)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = mailServer.Close() }()
+
 	step("starting the controller manager and the API")
 	return app.Run(ctx, app.Options{
 		DatabaseURL:       dbURL,
@@ -131,9 +142,14 @@ func run() error {
 		PlatformAddr:      platformAddr,
 		PlatformToken:     platformToken,
 		Realtime:          app.RealtimeOptions{AppKey: "switchboard", Secret: realtimeSecret},
+		Portal:            app.PortalOptions{DevOutbox: outbox},
+		Webhooks: app.WebhookOptions{SMTPAddr: mailServer.Addr(), MailFrom: "switchboard@localhost",
+			// Receivers on this machine; a self-signed one is trusted through this file.
+			AllowPrivateTargets: true, CAFile: os.Getenv("SWITCHBOARD_WEBHOOK_CA_FILE")},
 		Ready: func() {
 			banner(demo.OwnerKey, kubeconfig, dbURL, platformToken)
 			portalBanner(signIn, demo.OwnerEmail, dbURL)
+			devBanner(mailServer.Addr(), demo.OwnerKey)
 			realtimeBanner(demo.OwnerKey)
 		},
 	})
@@ -178,4 +194,18 @@ Another link:
   go run . admin portal-link --database-url '%[3]s' --email %[2]s
 
 `, link, email, dbURL)
+}
+
+// devBanner says what `make run` allows that serve does not: mail kept on this machine and
+// webhook endpoints on it.
+func devBanner(smtpAddr, key string) {
+	fmt.Printf(`Development outbox (e-mails were not sent: sign-in links, invitations; SMTP on %[2]s):
+  http://%[1]s/portal/dev/outbox
+
+Webhooks may target this machine (development only):
+  endpoints on loopback and private addresses are allowed, e.g. https://127.0.0.1:3000/hooks
+  (a self-signed receiver: start make run with SWITCHBOARD_WEBHOOK_CA_FILE=its-cert.pem);
+  plain HTTP: go run . listen --api-base http://%[1]s/v1 --key %[3]s --forward-to http://localhost:3000/hooks
+
+`, apiAddr, smtpAddr, key)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-dev/switchboard/apiserver"
 	"github.com/switchboard-dev/switchboard/controllers"
 	"github.com/switchboard-dev/switchboard/internal/delivery"
+	"github.com/switchboard-dev/switchboard/internal/devoutbox"
 	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/kubeapi"
@@ -99,6 +100,9 @@ type PortalOptions struct {
 	// IdleTimeout ends a session unused this long; Lifetime ends any session this long after sign-in.
 	IdleTimeout time.Duration
 	Lifetime    time.Duration
+	// DevOutbox, for `make run` only, is shown at /portal/dev/outbox (its SMTP server is
+	// Webhooks.SMTPAddr). serve has no flag for it.
+	DevOutbox *devoutbox.Outbox
 }
 
 // WebhookOptions configure webhook delivery.
@@ -309,7 +313,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	accountPortal := portal.New(portal.Config{BaseURL: base, Mailer: mailer, Clock: o.Clock, Log: o.Log.WithName("portal"),
 		IdleTimeout: o.Portal.IdleTimeout, Lifetime: o.Portal.Lifetime, Webhooks: endpoints, LinkSigningKey: o.LinkSigningKey,
-		Transcriptions: transcriptions}, st)
+		Transcriptions: transcriptions, Outbox: o.Portal.DevOutbox}, st)
 	defer accountPortal.Wait()
 	public := http.NewServeMux()
 	public.Handle(portal.Root, accountPortal.Handler())

@@ -79,6 +79,32 @@ func TestRunServesBothAPIsAndStops(t *testing.T) {
 		t.Errorf("readyz: %d", status)
 	}
 	t.Run("Go client", func(t *testing.T) { checkGoClient(t, ctx, apiAddr, demo.OwnerKey, 20) })
+	// serve's defaults: webhook endpoints on this machine are refused (`make run` allows them),
+	// and there is no development outbox.
+	t.Run("defaults refuse loopback webhooks and have no outbox", func(t *testing.T) {
+		body := strings.NewReader(`{"name": "local", "url": "https://127.0.0.1:3000/hooks", "events": ["call.ended"]}`)
+		req, _ := http.NewRequest("POST", "http://"+apiAddr+"/v1/webhooks", body)
+		req.Header.Set("Authorization", "Bearer "+demo.OwnerKey)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var answer struct {
+			Errors map[string][]string `json:"errors"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&answer)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusUnprocessableEntity {
+			t.Errorf("POST /v1/webhooks to a loopback address: %d, want 422", resp.StatusCode)
+		}
+		if got := strings.Join(answer.Errors["url"], " "); !strings.Contains(got, "public internet") {
+			t.Errorf("the refusal's url detail is %q", got)
+		}
+		if status, _ := get("http://"+apiAddr+"/portal/dev/outbox", ""); status != http.StatusNotFound {
+			t.Errorf("GET /portal/dev/outbox: %d, want 404", status)
+		}
+	})
 
 	cancel()
 	select {

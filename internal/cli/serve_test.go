@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // runAsSwitchboard makes the test binary behave as the switchboard binary (main.go), so the
@@ -131,4 +134,27 @@ func TestServeFailsFastWithOneLine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serve refuses webhook endpoints on private addresses unless the operator sets the flag, and
+// offers no way to turn on the development outbox (only `make run` does, in hack/localdev).
+func TestServeDefaultsAreForProduction(t *testing.T) {
+	var serve *cobra.Command
+	for _, c := range NewRootCommand().Commands() {
+		if c.Name() == "serve" {
+			serve = c
+		}
+	}
+	if serve == nil {
+		t.Fatal("no serve command")
+	}
+	f := serve.Flags().Lookup("webhook-allow-private-targets")
+	if f == nil || f.DefValue != "false" {
+		t.Fatalf("--webhook-allow-private-targets: %+v, want a flag defaulting to false", f)
+	}
+	serve.Flags().VisitAll(func(f *pflag.Flag) {
+		if strings.Contains(f.Name, "outbox") {
+			t.Errorf("serve has the flag --%s: the development outbox is for make run only", f.Name)
+		}
+	})
 }

@@ -272,8 +272,9 @@ const platformToken = "portal-test-platform"
 
 func startPortal(t *testing.T) *portalTest { return startPortalWith(t, 5) }
 
-// startPortalWith starts the service on a demo account with calls calls of history.
-func startPortalWith(t *testing.T, calls int) *portalTest {
+// startPortalWith starts the service on a demo account with calls calls of history; configure,
+// when given, changes the service's options before it starts.
+func startPortalWith(t *testing.T, calls int, configure ...func(*app.Options)) *portalTest {
 	ctx, cancel := context.WithCancel(context.Background())
 	env := testenv.Start(t)
 	box := startMailbox(t)
@@ -297,14 +298,16 @@ func startPortalWith(t *testing.T, calls int) *portalTest {
 	apiAddr, platformAddr := testenv.FreeAddr(t), testenv.FreeAddr(t)
 	ready := make(chan struct{})
 	done := make(chan error, 1)
-	go func() {
-		done <- app.Run(ctx, app.Options{DatabaseURL: env.DatabaseURL, APIAddr: apiAddr, MetricsAddr: "0", ProbeAddr: "0",
-			PublicBaseURL: "http://" + apiAddr, RequestsPerMinute: 600, RestConfig: env.ControlPlane.Config, Clock: clock.RealClock{},
-			Log: logr.Discard(), Recordings: recordingstore.Config{Dir: recordings}, LinkSigningKey: []byte(strings.Repeat("k", 32)),
-			PlatformAddr: platformAddr, PlatformToken: platformToken,
-			Webhooks: app.WebhookOptions{SMTPAddr: box.addr, MailFrom: "portal@switchboard.test", AllowPrivateTargets: true, CAFile: caFile},
-			Ready:    func() { close(ready) }})
-	}()
+	opts := app.Options{DatabaseURL: env.DatabaseURL, APIAddr: apiAddr, MetricsAddr: "0", ProbeAddr: "0",
+		PublicBaseURL: "http://" + apiAddr, RequestsPerMinute: 600, RestConfig: env.ControlPlane.Config, Clock: clock.RealClock{},
+		Log: logr.Discard(), Recordings: recordingstore.Config{Dir: recordings}, LinkSigningKey: []byte(strings.Repeat("k", 32)),
+		PlatformAddr: platformAddr, PlatformToken: platformToken,
+		Webhooks: app.WebhookOptions{SMTPAddr: box.addr, MailFrom: "portal@switchboard.test", AllowPrivateTargets: true, CAFile: caFile},
+		Ready:    func() { close(ready) }}
+	for _, c := range configure {
+		c(&opts)
+	}
+	go func() { done <- app.Run(ctx, opts) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -419,6 +422,25 @@ func TestPortalInBrowser(t *testing.T) {
 		p.revokeKeyNamed("portal test key")
 		if got := p.me(key); got != http.StatusUnauthorized {
 			t.Fatalf("GET /v1/me with the revoked key: %d, want 401", got)
+		}
+	})
+
+	t.Run("without the development outbox its page is 404 and no page links it", func(t *testing.T) {
+		p.t = t
+		p.b.t = t
+		resp, err := http.Get(p.base + "/portal/dev/outbox")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET /portal/dev/outbox with no outbox: %d, want 404", resp.StatusCode)
+		}
+		for _, path := range []string{"/portal/sign-in", "/portal/team"} {
+			p.b.run("open "+path, chromedp.Navigate(p.base+path), chromedp.WaitVisible("#title"))
+			if n := value(p.b, "count outbox links", chromedp.Evaluate[int](`document.querySelectorAll("a[href*='/dev/outbox']").length`)); n != 0 {
+				t.Errorf("%s links the development outbox %d times with no outbox", path, n)
+			}
 		}
 	})
 

@@ -23,6 +23,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
 
+	"github.com/switchboard-dev/switchboard/internal/devoutbox"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
@@ -69,6 +70,9 @@ type Config struct {
 	Transcriptions *transcription.Service
 	// Webhooks is the webhooks service the API uses; nil: the webhooks page says it is not available.
 	Webhooks *manage.Endpoints
+	// Outbox, for local development only, is shown at /portal/dev/outbox and linked from every
+	// page; nil (always in production): that page does not exist.
+	Outbox *devoutbox.Outbox
 }
 
 // Portal serves the pages.
@@ -175,6 +179,9 @@ func (p *Portal) Handler() http.Handler {
 	mux.HandleFunc("POST /portal/webhooks/{endpoint}/test", p.signedIn(p.owner(p.testWebhook)))
 	mux.HandleFunc("POST /portal/webhooks/{endpoint}/delete", p.signedIn(p.owner(p.deleteWebhook)))
 	mux.HandleFunc("POST /portal/webhooks/{endpoint}/deliveries/{event}/resend", p.signedIn(p.owner(p.resendDelivery)))
+	if p.cfg.Outbox != nil {
+		mux.HandleFunc("GET /portal/dev/outbox", p.outbox)
+	}
 	mux.HandleFunc("/portal/", func(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, http.StatusNotFound, "message.html", page{Title: "Not found", Message: "There is nothing at this address."})
 	})

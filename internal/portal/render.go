@@ -37,6 +37,9 @@ type page struct {
 	Blocked       []store.BlockedCaller
 	Texts         *textsView
 	Contacts      *contactsView
+	Outbox        *outboxView
+	// DevOutbox links the development outbox from the header; render sets it.
+	DevOutbox bool
 }
 
 var funcs = template.FuncMap{
@@ -113,6 +116,7 @@ func parsePages() map[string]*template.Template {
 
 // render writes a page; it renders into a buffer first so a template error is a clean 500.
 func (p *Portal) render(w http.ResponseWriter, r *http.Request, status int, name string, data page) {
+	data.DevOutbox = p.cfg.Outbox != nil
 	var buf bytes.Buffer
 	if err := p.pages[name].ExecuteTemplate(&buf, "layout", data); err != nil {
 		p.cfg.Log.Error(err, "render a portal page", "page", name, "path", r.URL.Path)

@@ -89,3 +89,16 @@ func TestOnlyTestsAndDevToolsImportTheTestTree(t *testing.T) {
 		t.Fatal("no package imports anything under test/, so the listing cannot be right (servetest imports controlplane)")
 	}
 }
+
+// The development outbox's SMTP server is for `make run`: the shipped binary holds no mail server.
+func TestShippedBinaryHoldsNoMailServer(t *testing.T) {
+	deps := goList(t, module)[0].Deps
+	if !slices.Contains(deps, module+"/internal/portal") {
+		t.Fatalf("the binary's dependencies lack internal/portal, so the listing is not the binary's")
+	}
+	for _, d := range deps {
+		if d == module+"/internal/devoutbox/smtpd" || strings.HasPrefix(d, "github.com/emersion/go-smtp") {
+			t.Errorf("the switchboard binary depends on %s", d)
+		}
+	}
+}
