@@ -174,6 +174,7 @@ func (p *Portal) Handler() http.Handler {
 	mux.HandleFunc("POST /portal/webhooks/{endpoint}/rotate", p.signedIn(p.owner(p.rotateWebhook)))
 	mux.HandleFunc("POST /portal/webhooks/{endpoint}/test", p.signedIn(p.owner(p.testWebhook)))
 	mux.HandleFunc("POST /portal/webhooks/{endpoint}/delete", p.signedIn(p.owner(p.deleteWebhook)))
+	mux.HandleFunc("GET /portal/webhooks/{endpoint}/deliveries/{event}", p.signedIn(p.owner(p.delivery)))
 	mux.HandleFunc("POST /portal/webhooks/{endpoint}/deliveries/{event}/resend", p.signedIn(p.owner(p.resendDelivery)))
 	mux.HandleFunc("/portal/", func(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, http.StatusNotFound, "message.html", page{Title: "Not found", Message: "There is nothing at this address."})

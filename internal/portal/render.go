@@ -28,6 +28,7 @@ type page struct {
 	Balance       *balanceView
 	Webhooks      *webhooksView
 	Webhook       *webhookView
+	Delivery      *deliveryView
 	Home          *homeView
 	Todos         *todosView
 	Notifications *notificationsView

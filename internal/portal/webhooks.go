@@ -1,6 +1,8 @@
 package portal
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -212,6 +214,39 @@ func (p *Portal) resendDelivery(w http.ResponseWriter, r *http.Request, v viewer
 		return
 	}
 	p.redirectEndpoint(w, r, id, "resent")
+}
+
+// deliveryView is one event's page: its deliveries to the endpoint and the payload they post.
+type deliveryView struct {
+	Endpoint manage.View
+	Event    manage.EventDeliveries
+	// Payload is the event's body indented for reading; empty once the outbox no longer keeps it.
+	Payload string
+}
+
+func (p *Portal) delivery(w http.ResponseWriter, r *http.Request, v viewer) {
+	ctx := r.Context()
+	ep, err := p.cfg.Webhooks.Get(ctx, v.Account.PublicID, r.PathValue("endpoint"))
+	if err != nil {
+		p.webhookFail(w, r, v, err)
+		return
+	}
+	ev, err := p.cfg.Webhooks.Event(ctx, manage.AccountOf(v.Account), ep.Name, r.PathValue("event"))
+	if err != nil {
+		p.webhookFail(w, r, v, err)
+		return
+	}
+	view := &deliveryView{Endpoint: manage.ViewOf(ep), Event: ev, Payload: indentJSON(ev.Payload)}
+	p.render(w, r, http.StatusOK, "webhook-delivery.html", page{Title: ev.Event + " delivery", Viewer: &v, Delivery: view})
+}
+
+// indentJSON pretty-prints a JSON body; a body that is not JSON is shown as it is.
+func indentJSON(body []byte) string {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, body, "", "  "); err != nil {
+		return string(body)
+	}
+	return buf.String()
 }
 
 func (p *Portal) redirectEndpoint(w http.ResponseWriter, r *http.Request, id, done string) {

@@ -536,6 +536,47 @@ func (s *Endpoints) Deliveries(ctx context.Context, acct Account, id string) ([]
 	return out, nil
 }
 
+// EventDeliveries is one event's deliveries to an endpoint and the payload they post.
+type EventDeliveries struct {
+	EventID string
+	Event   string
+	// Payload is the JSON body every delivery of the event posts; nil once the outbox no
+	// longer keeps the event.
+	Payload []byte
+	// Deliveries are the event's deliveries to the endpoint among those Deliveries lists,
+	// newest first.
+	Deliveries []Delivery
+}
+
+// Event is what the service keeps of the deliveries of eventID to the endpoint id:
+// ErrDeliveryNotFound when Deliveries lists none.
+func (s *Endpoints) Event(ctx context.Context, acct Account, id, eventID string) (EventDeliveries, error) {
+	evID, err := uuid.Parse(eventID)
+	if err != nil || evID.String() != strings.ToLower(eventID) {
+		return EventDeliveries{}, ErrDeliveryNotFound
+	}
+	// The log's deliveries of the event, so this page and the log (and the API's) agree.
+	all, err := s.Deliveries(ctx, acct, id)
+	if err != nil {
+		return EventDeliveries{}, err
+	}
+	var recs []Delivery
+	for _, d := range all {
+		if d.EventID == evID.String() {
+			recs = append(recs, d)
+		}
+	}
+	if len(recs) == 0 {
+		return EventDeliveries{}, ErrDeliveryNotFound
+	}
+	out := EventDeliveries{EventID: evID.String(), Event: recs[0].Event, Deliveries: recs}
+	out.Payload, err = s.Store.EventBody(ctx, acct.ID, evID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return EventDeliveries{}, err
+	}
+	return out, nil
+}
+
 // Resend sends the endpoint's delivery of eventID again, as a fresh delivery with the same
 // event id (see ResendRule). The queueing commits claim, the request's Idempotency-Key claim
 // (nil without one).

@@ -1,0 +1,84 @@
+package portal_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/chromedp/chromedp"
+)
+
+// apiDelivery is a delivery as GET /v1/webhooks/{endpoint}/deliveries answers it.
+type apiDelivery struct {
+	Event        string `json:"event"`
+	EventID      string `json:"event_id"`
+	Status       string `json:"status"`
+	Attempts     int    `json:"attempts"`
+	ResponseCode int    `json:"response_code"`
+	LastError    string `json:"last_error"`
+}
+
+// shownDelivery is a row of a delivery page.
+type shownDelivery struct {
+	Status, Attempts, ResponseCode, LastError string
+}
+
+// checkDeliveryPage opens the log's link to got's event and checks that the page shows the
+// API's deliveries of that event and, as its payload, the body the receiver was sent; and that
+// it passes axe-core and fits a 390-pixel screen.
+func (p *portalTest) checkDeliveryPage(endpoint string, got delivered) {
+	p.t.Helper()
+	p.b.run("open the delivery of "+got.ID, chromedp.Navigate(p.base+"/portal/webhooks/"+endpoint),
+		chromedp.Click(fmt.Sprintf(`tr[data-event=%q] a.event-link`, got.ID)), chromedp.WaitVisible("#payload"))
+	var list struct{ Deliveries []apiDelivery }
+	p.api("/v1/webhooks/"+endpoint+"/deliveries", &list)
+	var want []shownDelivery
+	for _, d := range list.Deliveries {
+		if d.EventID != got.ID {
+			continue
+		}
+		code := "—"
+		if d.ResponseCode != 0 {
+			code = strconv.Itoa(d.ResponseCode)
+		}
+		want = append(want, shownDelivery{d.Status, strconv.Itoa(d.Attempts), code, d.LastError})
+	}
+	shown := value(p.b, "the delivery rows", chromedp.Evaluate[[]shownDelivery](`[...document.querySelectorAll("#event-deliveries tbody tr")].map(tr => ({
+		Status: tr.querySelector(".delivery-status").textContent, Attempts: tr.querySelector(".attempts").textContent,
+		ResponseCode: tr.querySelector(".response-code").textContent, LastError: tr.querySelector(".last-error").textContent}))`))
+	if len(want) == 0 || !reflect.DeepEqual(shown, want) {
+		p.t.Errorf("the delivery page of %s shows %+v; the API's deliveries of that event are %+v", got.ID, shown, want)
+	}
+	if typ := p.b.text("#event-type"); typ != got.Event {
+		p.t.Errorf("the delivery page says the event is %q; the receiver got %q", typ, got.Event)
+	}
+	var page, sent any
+	if err := json.Unmarshal([]byte(p.b.text("#payload")), &page); err != nil {
+		p.t.Fatalf("the payload shown is not JSON: %v", err)
+	}
+	if err := json.Unmarshal(got.Body, &sent); err != nil {
+		p.t.Fatal(err)
+	}
+	if !reflect.DeepEqual(page, sent) {
+		p.t.Errorf("the delivery page's payload is %v; the receiver was sent %v", page, sent)
+	}
+	p.checkNarrow("delivery of "+got.Event, true)
+}
+
+// checkNarrow runs axe-core on the current page at 390 pixels wide, checks that it does not
+// scroll sideways, optionally keeps a screenshot, and goes back to a wide screen.
+func (p *portalTest) checkNarrow(name string, shot bool) {
+	p.t.Helper()
+	axe := axeSource(p.t)
+	p.b.run("a 390-pixel screen", chromedp.EmulateViewport(390, 844))
+	defer p.b.run("back to a wide screen", chromedp.EmulateViewport(1280, 900))
+	p.checkAccessibility(axe, name+" at 390 px")
+	if w := value(p.b, "page width", chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); w > 390 {
+		p.t.Errorf("%s is %d pixels wide on a 390-pixel screen", name, w)
+	}
+	if shot {
+		p.screenshot(artifactDir(p.t), strings.ReplaceAll(name, " ", "-")+"-390")
+	}
+}
