@@ -618,6 +618,8 @@ func TestPortalInBrowser(t *testing.T) {
 		}
 		p.awaitRow(page, fmt.Sprintf(`tr[data-event=%q][data-status="succeeded"]`, eventID), "the resent delivery in the log as succeeded")
 		p.checkDeliveryPage(endpoint, resent)
+		p.checkLogFilter(endpoint, "call.ended", "cancelled")
+		p.checkLogFilter(endpoint, "test", "succeeded")
 	})
 
 	t.Run("the calls list leads to a call page whose audio player plays the recording", func(t *testing.T) {

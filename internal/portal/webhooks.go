@@ -42,6 +42,11 @@ type webhookView struct {
 	Events     []string
 	Form       webhookForm
 	Deliveries []manage.Delivery
+	// Filter narrows the delivery log (query parameters event and status); DeliveryEvents and
+	// DeliveryStatuses are its choices.
+	Filter           manage.DeliveryFilter
+	DeliveryEvents   []string
+	DeliveryStatuses []string
 	// Secret is a new signing secret, shown this once (after creation or rotation).
 	Secret string
 }
@@ -130,7 +135,10 @@ func (p *Portal) endpointPage(w http.ResponseWriter, r *http.Request, v viewer, 
 		p.webhookFail(w, r, v, err)
 		return
 	}
-	view := &webhookView{Endpoint: manage.ViewOf(ep), Events: manage.Subscribable(), Deliveries: ds, Secret: secret, Form: form}
+	q := r.URL.Query()
+	filter := manage.DeliveryFilter{Event: choice(q, "event", "", manage.DeliveryEvents()), Status: choice(q, "status", "", manage.DeliveryStatuses)}
+	view := &webhookView{Endpoint: manage.ViewOf(ep), Events: manage.Subscribable(), Deliveries: filter.Apply(ds), Secret: secret, Form: form,
+		Filter: filter, DeliveryEvents: manage.DeliveryEvents(), DeliveryStatuses: manage.DeliveryStatuses}
 	if form.Events == nil {
 		view.Form = webhookForm{Name: view.Endpoint.Name, URL: view.Endpoint.URL, Events: map[string]bool{}}
 		for _, e := range view.Endpoint.Events {

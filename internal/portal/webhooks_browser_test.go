@@ -82,3 +82,28 @@ func (p *portalTest) checkNarrow(name string, shot bool) {
 		p.screenshot(artifactDir(p.t), strings.ReplaceAll(name, " ", "-")+"-390")
 	}
 }
+
+// checkLogFilter filters the endpoint's delivery log by event and status with the page's form
+// and checks that it lists, in order, the API's deliveries of that event and status.
+func (p *portalTest) checkLogFilter(endpoint, event, status string) {
+	p.t.Helper()
+	p.b.run("filter the log by "+event+" "+status, chromedp.Navigate(p.base+"/portal/webhooks/"+endpoint),
+		chromedp.SetValue("#filter-event", event), chromedp.SetValue("#filter-status", status),
+		chromedp.Click("#filter-deliveries"), chromedp.WaitVisible("#filtered"))
+	if u := value(p.b, "the filtered address", chromedp.Evaluate[string](`location.search`)); u != "?event="+event+"&status="+status {
+		p.t.Errorf("the filter form went to %q", u)
+	}
+	var list struct{ Deliveries []apiDelivery }
+	p.api("/v1/webhooks/"+endpoint+"/deliveries", &list)
+	want := []string{}
+	for _, d := range list.Deliveries {
+		if d.Event == event && d.Status == status {
+			want = append(want, d.EventID+" "+d.Status)
+		}
+	}
+	shown := value(p.b, "the filtered rows", chromedp.Evaluate[[]string](`[...document.querySelectorAll("#deliveries tr[data-event]")].map(tr => tr.dataset.event + " " + tr.dataset.status)`))
+	if len(want) == 0 || len(want) == len(list.Deliveries) || !reflect.DeepEqual(shown, want) {
+		p.t.Errorf("the log filtered by %s %s lists %v; the API's deliveries of that kind are %v (of %d)", event, status, shown, want, len(list.Deliveries))
+	}
+	p.checkNarrow("log filtered by "+event+" "+status, false)
+}

@@ -247,6 +247,32 @@ func Subscribable() []string {
 	return out
 }
 
+// DeliveryEvents are the event types a delivery can have: the subscribable ones and test.
+func DeliveryEvents() []string {
+	return append(Subscribable(), string(switchboardv1alpha1.EventTest))
+}
+
+// DeliveryStatuses are the statuses a delivery can have, in the order a delivery goes through them.
+var DeliveryStatuses = []string{string(webhooks.DeliveryPending), string(webhooks.DeliveryRetrying),
+	string(webhooks.DeliverySucceeded), string(webhooks.DeliveryFailed), string(webhooks.DeliveryCancelled)}
+
+// DeliveryFilter narrows a delivery log; an empty field matches every delivery.
+type DeliveryFilter struct {
+	Event  string
+	Status string
+}
+
+// Apply keeps the deliveries f matches, in their order.
+func (f DeliveryFilter) Apply(ds []Delivery) []Delivery {
+	out := []Delivery{}
+	for _, d := range ds {
+		if (f.Event == "" || d.Event == f.Event) && (f.Status == "" || string(d.Status) == f.Status) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // List is the account's endpoints (not being removed), oldest first.
 func (s *Endpoints) List(ctx context.Context, account string) ([]switchboardv1alpha1.WebhookEndpoint, error) {
 	list := &switchboardv1alpha1.WebhookEndpointList{}
