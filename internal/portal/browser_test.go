@@ -620,6 +620,7 @@ func TestPortalInBrowser(t *testing.T) {
 		p.checkDeliveryPage(endpoint, resent)
 		p.checkLogFilter(endpoint, "call.ended", "cancelled")
 		p.checkLogFilter(endpoint, "test", "succeeded")
+		p.checkRateLimit(endpoint)
 	})
 
 	t.Run("the calls list leads to a call page whose audio player plays the recording", func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
@@ -35,6 +36,9 @@ type webhookForm struct {
 	URL    string
 	Events map[string]bool
 	Errors map[string][]string
+	// RateLimit is the rate-limit form's value; RateErrors its refusals, when it is shown again.
+	RateLimit  string
+	RateErrors []string
 }
 
 type webhookView struct {
@@ -145,15 +149,22 @@ func (p *Portal) endpointPage(w http.ResponseWriter, r *http.Request, v viewer, 
 			view.Form.Events[e] = true
 		}
 	}
+	if form.RateErrors != nil {
+		view.Form.RateLimit, view.Form.RateErrors = form.RateLimit, form.RateErrors
+	} else if rl := view.Endpoint.RateLimit; rl != nil {
+		view.Form.RateLimit = strconv.Itoa(*rl)
+	}
 	p.render(w, r, status, "webhook.html", page{Title: view.Endpoint.Name, Viewer: &v, Webhook: view, Notice: notice, Error: errMsg})
 }
 
 var endpointNotices = map[string]string{
-	"saved":  "Saved.",
-	"paused": "The endpoint is paused: events are recorded as cancelled and can be resent once it is active.",
-	"active": "The endpoint is active: events are delivered to it again.",
-	"tested": "A test event is on its way. Reload this page to see its delivery.",
-	"resent": "The delivery was queued again, with the same event id. Reload this page to see it.",
+	"saved":              "Saved.",
+	"rate-limit-set":     "The rate limit was saved; deliveries held back by it wait and never count as failures.",
+	"rate-limit-removed": "The rate limit was removed.",
+	"paused":             "The endpoint is paused: events are recorded as cancelled and can be resent once it is active.",
+	"active":             "The endpoint is active: events are delivered to it again.",
+	"tested":             "A test event is on its way. Reload this page to see its delivery.",
+	"resent":             "The delivery was queued again, with the same event id. Reload this page to see it.",
 }
 
 func (p *Portal) webhook(w http.ResponseWriter, r *http.Request, v viewer) {
@@ -185,6 +196,35 @@ func (p *Portal) setWebhookStatus(w http.ResponseWriter, r *http.Request, v view
 		return
 	}
 	p.redirectEndpoint(w, r, id, status)
+}
+
+// setWebhookRateLimit sets the endpoint's rate limit, or removes it when the field is empty,
+// through the service's update (the API's PATCH rate_limit).
+func (p *Portal) setWebhookRateLimit(w http.ResponseWriter, r *http.Request, v viewer) {
+	id, raw := r.PathValue("endpoint"), strings.TrimSpace(r.PostFormValue("rate_limit"))
+	in := manage.Input{SetRateLimit: true}
+	err := error(&manage.InvalidError{Fields: map[string][]string{"rate_limit": {manage.RateLimitInvalid}}})
+	if raw == "" {
+		_, _, err = p.cfg.Webhooks.Update(r.Context(), v.Account.PublicID, id, in)
+	} else if n, convErr := strconv.Atoi(raw); convErr == nil {
+		in.RateLimit = &n
+		_, _, err = p.cfg.Webhooks.Update(r.Context(), v.Account.PublicID, id, in)
+	}
+	var invalid *manage.InvalidError
+	if errors.As(err, &invalid) {
+		form := webhookForm{RateLimit: raw, RateErrors: invalid.Fields["rate_limit"]}
+		p.endpointPage(w, r, v, http.StatusUnprocessableEntity, id, "", form, "", "The rate limit was not saved: correct it below.")
+		return
+	}
+	if err != nil {
+		p.webhookFail(w, r, v, err)
+		return
+	}
+	done := "rate-limit-set"
+	if raw == "" {
+		done = "rate-limit-removed"
+	}
+	p.redirectEndpoint(w, r, id, done)
 }
 
 func (p *Portal) deleteWebhook(w http.ResponseWriter, r *http.Request, v viewer) {

@@ -3,6 +3,7 @@ package portal_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
@@ -106,4 +107,63 @@ func (p *portalTest) checkLogFilter(endpoint, event, status string) {
 		p.t.Errorf("the log filtered by %s %s lists %v; the API's deliveries of that kind are %v (of %d)", event, status, shown, want, len(list.Deliveries))
 	}
 	p.checkNarrow("log filtered by "+event+" "+status, false)
+}
+
+// apiRateLimit is the endpoint's rate_limit as GET /v1/webhooks answers it.
+func (p *portalTest) apiRateLimit(endpoint string) *int {
+	p.t.Helper()
+	var list struct {
+		Endpoints []struct {
+			PublicID  string `json:"public_id"`
+			RateLimit *int   `json:"rate_limit"`
+		}
+	}
+	p.api("/v1/webhooks", &list)
+	for _, e := range list.Endpoints {
+		if e.PublicID == endpoint {
+			return e.RateLimit
+		}
+	}
+	p.t.Fatalf("GET /v1/webhooks does not list %s", endpoint)
+	return nil
+}
+
+// checkRateLimit refuses, sets and removes the endpoint's rate limit with the page's forms and
+// checks each against the API: the refusal in the API's words, the limit in GET /v1/webhooks.
+func (p *portalTest) checkRateLimit(endpoint string) {
+	p.t.Helper()
+	page := p.base + "/portal/webhooks/" + endpoint
+	req, _ := http.NewRequest(http.MethodPatch, p.base+"/v1/webhooks/"+endpoint, strings.NewReader(`{"rate_limit": 1001}`))
+	req.Header.Set("Authorization", "Bearer "+p.demo.OwnerKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	var refusal struct{ Errors map[string][]string }
+	_ = json.NewDecoder(resp.Body).Decode(&refusal)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusUnprocessableEntity || len(refusal.Errors["rate_limit"]) != 1 {
+		p.t.Fatalf("PATCH rate_limit 1001 answered %d %v", resp.StatusCode, refusal.Errors)
+	}
+	for _, bad := range []string{"1001", "0", "2.5"} {
+		p.b.run("set the rate limit to "+bad, chromedp.Navigate(page), chromedp.SetValue("#rate-limit", bad),
+			chromedp.Click("#set-rate-limit"), chromedp.WaitVisible("#rate-limit-error"))
+		if got := p.b.text("#rate-limit-error"); got != refusal.Errors["rate_limit"][0] {
+			p.t.Errorf("a rate limit of %s is refused with %q; the API says %q", bad, got, refusal.Errors["rate_limit"][0])
+		}
+	}
+	p.checkNarrow("rate limit refused", false)
+	if rl := p.apiRateLimit(endpoint); rl != nil {
+		p.t.Errorf("after refusals the API's rate_limit is %d", *rl)
+	}
+	p.b.run("set the rate limit to 7", chromedp.Navigate(page), chromedp.SetValue("#rate-limit", "7"),
+		chromedp.Click("#set-rate-limit"), chromedp.WaitVisible("#remove-rate-limit"))
+	if rl := p.apiRateLimit(endpoint); rl == nil || *rl != 7 || p.b.text("#endpoint-rate-limit") != "7 a second" {
+		p.t.Errorf("after setting 7 the page shows %q and the API's rate_limit is %v", p.b.text("#endpoint-rate-limit"), rl)
+	}
+	p.b.run("remove the rate limit", chromedp.Click("#remove-rate-limit"), chromedp.WaitNotPresent("#remove-rate-limit"))
+	if rl := p.apiRateLimit(endpoint); rl != nil || p.b.text("#endpoint-rate-limit") != "None" {
+		p.t.Errorf("after removing it the page shows %q and the API's rate_limit is %v", p.b.text("#endpoint-rate-limit"), rl)
+	}
 }

@@ -200,13 +200,16 @@ const (
 	MaxRateLimit = 1000
 )
 
+// RateLimitInvalid is the refusal of a rate limit out of range or not a whole number.
+var RateLimitInvalid = fmt.Sprintf("The rate limit must be a whole number of deliveries per second from %d to %d, or null for none.", MinRateLimit, MaxRateLimit)
+
 // checkRateLimit validates in's rate limit; the result is the spec value.
 func checkRateLimit(bad *InvalidError, in Input) *int32 {
 	if !in.SetRateLimit || in.RateLimit == nil {
 		return nil
 	}
 	if v := *in.RateLimit; v < MinRateLimit || v > MaxRateLimit {
-		bad.add("rate_limit", fmt.Sprintf("The rate limit must be a whole number of deliveries per second from %d to %d, or null for none.", MinRateLimit, MaxRateLimit))
+		bad.add("rate_limit", RateLimitInvalid)
 		return nil
 	}
 	v := int32(*in.RateLimit)
