@@ -621,6 +621,7 @@ func TestPortalInBrowser(t *testing.T) {
 		p.checkLogFilter(endpoint, "call.ended", "cancelled")
 		p.checkLogFilter(endpoint, "test", "succeeded")
 		p.checkRateLimit(endpoint)
+		p.checkRecover(endpoint)
 	})
 
 	t.Run("the calls list leads to a call page whose audio player plays the recording", func(t *testing.T) {

@@ -9,9 +9,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/kubeapi"
+	"github.com/switchboard-dev/switchboard/internal/period"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
 )
@@ -36,6 +38,9 @@ type webhookForm struct {
 	URL    string
 	Events map[string]bool
 	Errors map[string][]string
+	// Since is the recover form's value; SinceErrors its refusals, when it is shown again.
+	Since       string
+	SinceErrors []string
 	// RateLimit is the rate-limit form's value; RateErrors its refusals, when it is shown again.
 	RateLimit  string
 	RateErrors []string
@@ -51,6 +56,8 @@ type webhookView struct {
 	Filter           manage.DeliveryFilter
 	DeliveryEvents   []string
 	DeliveryStatuses []string
+	// Zone is the account's time zone, in which the recover form's time is read.
+	Zone string
 	// Secret is a new signing secret, shown this once (after creation or rotation).
 	Secret string
 }
@@ -149,6 +156,8 @@ func (p *Portal) endpointPage(w http.ResponseWriter, r *http.Request, v viewer, 
 			view.Form.Events[e] = true
 		}
 	}
+	view.Form.Since, view.Form.SinceErrors = form.Since, form.SinceErrors
+	view.Zone = period.Location(v.Account.TimeZone).String()
 	if form.RateErrors != nil {
 		view.Form.RateLimit, view.Form.RateErrors = form.RateLimit, form.RateErrors
 	} else if rl := view.Endpoint.RateLimit; rl != nil {
@@ -225,6 +234,44 @@ func (p *Portal) setWebhookRateLimit(w http.ResponseWriter, r *http.Request, v v
 		done = "rate-limit-removed"
 	}
 	p.redirectEndpoint(w, r, id, done)
+}
+
+// sinceLayout is the value of a datetime-local input.
+const sinceLayout = "2006-01-02T15:04"
+
+// recoverWebhook sends again what failed or was cancelled since a time typed in the account's
+// time zone, through the service's Recover (POST /v1/webhooks/{endpoint}/recover).
+func (p *Portal) recoverWebhook(w http.ResponseWriter, r *http.Request, v viewer) {
+	id, raw := r.PathValue("endpoint"), strings.TrimSpace(r.PostFormValue("since"))
+	var since *time.Time
+	loc := period.Location(v.Account.TimeZone)
+	t, err := time.ParseInLocation(sinceLayout, raw, loc)
+	if err != nil {
+		t, err = time.ParseInLocation(sinceLayout+":05", raw, loc) // a browser may add seconds
+	}
+	if err == nil {
+		since = &t
+	} else if raw != "" {
+		form := webhookForm{Since: raw, SinceErrors: []string{"Give a date and time, such as 2026-03-01T09:30."}}
+		p.endpointPage(w, r, v, http.StatusUnprocessableEntity, id, "", form, "", "Nothing was recovered: correct the time below.")
+		return
+	}
+	n, err := p.cfg.Webhooks.Recover(r.Context(), manage.AccountOf(v.Account), id, since, nil)
+	var invalid *manage.InvalidError
+	if errors.As(err, &invalid) {
+		form := webhookForm{Since: raw, SinceErrors: invalid.Fields["since"]}
+		p.endpointPage(w, r, v, http.StatusUnprocessableEntity, id, "", form, "", "Nothing was recovered: correct the time below.")
+		return
+	}
+	if err != nil {
+		p.webhookFail(w, r, v, err)
+		return
+	}
+	notice := fmt.Sprintf("%d deliveries were queued again, with their event ids. Reload this page to see them.", n)
+	if n == 1 {
+		notice = "1 delivery was queued again, with its event id. Reload this page to see it."
+	}
+	p.endpointPage(w, r, v, http.StatusOK, id, "", webhookForm{Since: raw}, notice, "")
 }
 
 func (p *Portal) deleteWebhook(w http.ResponseWriter, r *http.Request, v viewer) {

@@ -1,24 +1,27 @@
 package portal_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
 
 // apiDelivery is a delivery as GET /v1/webhooks/{endpoint}/deliveries answers it.
 type apiDelivery struct {
-	Event        string `json:"event"`
-	EventID      string `json:"event_id"`
-	Status       string `json:"status"`
-	Attempts     int    `json:"attempts"`
-	ResponseCode int    `json:"response_code"`
-	LastError    string `json:"last_error"`
+	Event        string    `json:"event"`
+	EventID      string    `json:"event_id"`
+	Status       string    `json:"status"`
+	Attempts     int       `json:"attempts"`
+	ResponseCode int       `json:"response_code"`
+	LastError    string    `json:"last_error"`
+	CreatedAt    time.Time `json:"created_at"`
 }
 
 // shownDelivery is a row of a delivery page.
@@ -166,4 +169,89 @@ func (p *portalTest) checkRateLimit(endpoint string) {
 	if rl := p.apiRateLimit(endpoint); rl != nil || p.b.text("#endpoint-rate-limit") != "None" {
 		p.t.Errorf("after removing it the page shows %q and the API's rate_limit is %v", p.b.text("#endpoint-rate-limit"), rl)
 	}
+}
+
+// checkRecover has a call's delivery cancelled while the endpoint is paused, then recovers
+// since a minute before it with the page's form (a time in the account's zone) and checks the
+// answer against the API's log: as many as the events whose latest delivery since then was
+// failed or cancelled. The event arrives, and the API's recover since the same time then
+// queues nothing twice.
+func (p *portalTest) checkRecover(endpoint string) {
+	p.t.Helper()
+	page := p.base + "/portal/webhooks/" + endpoint
+	p.b.run("pause the endpoint", chromedp.Navigate(page), chromedp.Click("#pause"), chromedp.WaitVisible("#resume"))
+	var before struct{ Deliveries []apiDelivery }
+	p.api("/v1/webhooks/"+endpoint+"/deliveries", &before)
+	p.reportCall(p.t)
+	var fresh apiDelivery
+	deadline := time.Now().Add(60 * time.Second)
+	for fresh.EventID == "" {
+		var list struct{ Deliveries []apiDelivery }
+		p.api("/v1/webhooks/"+endpoint+"/deliveries", &list)
+		if len(list.Deliveries) > len(before.Deliveries) && list.Deliveries[0].Status == "cancelled" {
+			fresh = list.Deliveries[0]
+		} else if time.Now().After(deadline) {
+			p.t.Fatalf("no cancelled delivery of the new call after 60 s: %+v", list.Deliveries)
+		} else {
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+	p.b.run("set the endpoint active", chromedp.Navigate(page), chromedp.Click("#resume"), chromedp.WaitVisible("#pause"))
+
+	acct, err := p.st.GetAccount(context.Background(), p.demo.AccountID)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	loc, err := time.LoadLocation(acct.TimeZone)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	since := fresh.CreatedAt.Add(-time.Minute).Truncate(time.Minute)
+	var list struct{ Deliveries []apiDelivery }
+	p.api("/v1/webhooks/"+endpoint+"/deliveries", &list)
+	latest := map[string]string{}
+	for _, d := range list.Deliveries { // newest first: the first of an event is its latest
+		if _, seen := latest[d.EventID]; !seen && !d.CreatedAt.Before(since) {
+			latest[d.EventID] = d.Status
+		}
+	}
+	want := 0
+	for _, status := range latest {
+		if status == "failed" || status == "cancelled" {
+			want++
+		}
+	}
+	p.b.run("recover", chromedp.Navigate(page), chromedp.SetValue("#recover-since", since.In(loc).Format("2006-01-02T15:04")),
+		chromedp.Click("#recover"), chromedp.WaitVisible("#notice"))
+	notice := p.b.text("#notice")
+	var n int
+	if _, err := fmt.Sscanf(notice, "%d", &n); err != nil || n != want || want == 0 {
+		p.t.Errorf("recovering since %s says %q; by the API's log %d events should be sent again", since, notice, want)
+	}
+	arrived := p.hooks.await(p.t, "the recovered "+fresh.Event, func(d delivered) bool { return d.ID == fresh.EventID })
+	if arrived.Verified != nil {
+		p.t.Errorf("the recovered delivery's signature did not verify: %v", arrived.Verified)
+	}
+	body := fmt.Sprintf(`{"since": %q}`, since.Format(time.RFC3339))
+	req, _ := http.NewRequest(http.MethodPost, p.base+"/v1/webhooks/"+endpoint+"/recover", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+p.demo.OwnerKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	var again struct{ Queued *int }
+	_ = json.NewDecoder(resp.Body).Decode(&again)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted || again.Queued == nil || *again.Queued != 0 {
+		p.t.Errorf("the API's recover since the same time answered %d %+v, want 202 with nothing queued twice", resp.StatusCode, again)
+	}
+
+	// A time past the window is refused in the service's words, next to the field.
+	p.b.run("recover since too long ago", chromedp.Navigate(page), chromedp.SetValue("#recover-since", "2000-01-01T00:00"),
+		chromedp.Click("#recover"), chromedp.WaitVisible("#recover-error"))
+	if got := p.b.text("#recover-error"); !strings.Contains(got, "within the last 30 days") {
+		p.t.Errorf("recovering since 2000 says %q", got)
+	}
+	p.checkNarrow("recover refused", true)
 }
