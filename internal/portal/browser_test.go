@@ -622,6 +622,7 @@ func TestPortalInBrowser(t *testing.T) {
 		p.checkLogFilter(endpoint, "test", "succeeded")
 		p.checkRateLimit(endpoint)
 		p.checkRecover(endpoint)
+		p.checkCatalogue()
 	})
 
 	t.Run("the calls list leads to a call page whose audio player plays the recording", func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/internal/events"
 	"html/template"
 	"net"
 	"net/http"
@@ -69,6 +70,8 @@ type Config struct {
 	Transcriptions *transcription.Service
 	// Webhooks is the webhooks service the API uses; nil: the webhooks page says it is not available.
 	Webhooks *manage.Endpoints
+	// EventLinks are the addresses events point at, for the event catalogue's examples.
+	EventLinks events.Links
 }
 
 // Portal serves the pages.
@@ -168,6 +171,7 @@ func (p *Portal) Handler() http.Handler {
 	mux.HandleFunc("POST /portal/team/{user}/remove", p.signedIn(p.removeUser))
 	mux.HandleFunc("GET /portal/webhooks", p.signedIn(p.owner(p.webhooks)))
 	mux.HandleFunc("POST /portal/webhooks", p.signedIn(p.owner(p.createWebhook)))
+	mux.HandleFunc("GET /portal/webhooks/events", p.signedIn(p.owner(p.eventCatalogue)))
 	mux.HandleFunc("GET /portal/webhooks/{endpoint}", p.signedIn(p.owner(p.webhook)))
 	mux.HandleFunc("POST /portal/webhooks/{endpoint}", p.signedIn(p.owner(p.updateWebhook)))
 	mux.HandleFunc("POST /portal/webhooks/{endpoint}/status", p.signedIn(p.owner(p.setWebhookStatus)))

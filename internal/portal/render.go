@@ -29,6 +29,7 @@ type page struct {
 	Webhooks      *webhooksView
 	Webhook       *webhookView
 	Delivery      *deliveryView
+	Catalogue     []catalogueEvent
 	Home          *homeView
 	Todos         *todosView
 	Notifications *notificationsView

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/kubeapi"
 	"github.com/switchboard-dev/switchboard/internal/period"
 	"github.com/switchboard-dev/switchboard/internal/plans"
@@ -342,6 +343,26 @@ func indentJSON(body []byte) string {
 		return string(body)
 	}
 	return buf.String()
+}
+
+// catalogueEvent is an event an endpoint can receive, when it is sent and an example body.
+type catalogueEvent struct {
+	Name, Description, Example string
+}
+
+// eventCatalogue lists the events the service sends, each with an example body built by the
+// code that builds real events.
+func (p *Portal) eventCatalogue(w http.ResponseWriter, r *http.Request, v viewer) {
+	var list []catalogueEvent
+	for _, name := range manage.DeliveryEvents() {
+		body, err := events.Example(p.cfg.EventLinks, name, v.Account.Name, p.cfg.Clock.Now())
+		if err != nil {
+			p.fail(w, r, err)
+			return
+		}
+		list = append(list, catalogueEvent{Name: name, Description: events.Descriptions[name], Example: indentJSON(body)})
+	}
+	p.render(w, r, http.StatusOK, "webhook-events.html", page{Title: "Webhook events", Viewer: &v, Catalogue: list})
 }
 
 func (p *Portal) redirectEndpoint(w http.ResponseWriter, r *http.Request, id, done string) {

@@ -255,3 +255,64 @@ func (p *portalTest) checkRecover(endpoint string) {
 	}
 	p.checkNarrow("recover refused", true)
 }
+
+// checkCatalogue opens the event catalogue and checks it against the API: the events are the
+// ones GET /v1/webhooks offers and test, and the OpenAPI description's webhooks; each example
+// names its event and has every property the description requires, and none it does not list.
+func (p *portalTest) checkCatalogue() {
+	p.t.Helper()
+	p.b.run("open the event catalogue", chromedp.Navigate(p.base+"/portal/webhooks"), chromedp.Click("#event-catalogue"),
+		chromedp.WaitVisible("section[data-event]"))
+	type shownEvent struct{ Name, Example string }
+	shown := value(p.b, "the catalogue", chromedp.Evaluate[[]shownEvent](`[...document.querySelectorAll("section[data-event]")].map(s => ({
+		Name: s.dataset.event, Example: s.querySelector("pre.example").textContent}))`))
+	var list struct{ Events []string }
+	p.api("/v1/webhooks", &list)
+	var names []string
+	for _, e := range shown {
+		names = append(names, e.Name)
+	}
+	if want := append(list.Events, "test"); !reflect.DeepEqual(names, want) {
+		p.t.Errorf("the catalogue lists %v; GET /v1/webhooks offers %v and test", names, list.Events)
+	}
+	var doc struct {
+		Webhooks map[string]struct {
+			Post struct {
+				RequestBody struct {
+					Content map[string]struct {
+						Schema struct {
+							Required   []string
+							Properties map[string]any
+						}
+					}
+				}
+			}
+		}
+	}
+	p.api("/v1/openapi.json", &doc)
+	if len(doc.Webhooks) != len(shown) {
+		p.t.Errorf("the catalogue lists %d events; the OpenAPI description's webhooks are %d", len(shown), len(doc.Webhooks))
+	}
+	for _, e := range shown {
+		schema := doc.Webhooks[e.Name].Post.RequestBody.Content["application/json"].Schema
+		var body map[string]any
+		if err := json.Unmarshal([]byte(e.Example), &body); err != nil {
+			p.t.Errorf("the example of %s is not JSON: %v", e.Name, err)
+			continue
+		}
+		if body["event"] != e.Name || len(schema.Required) == 0 {
+			p.t.Errorf("the example of %s says event %v (the description requires %v)", e.Name, body["event"], schema.Required)
+		}
+		for _, k := range schema.Required {
+			if _, ok := body[k]; !ok {
+				p.t.Errorf("the example of %s lacks %q, which the description requires", e.Name, k)
+			}
+		}
+		for k := range body {
+			if _, ok := schema.Properties[k]; !ok {
+				p.t.Errorf("the example of %s has %q, which the description does not list", e.Name, k)
+			}
+		}
+	}
+	p.checkNarrow("event catalogue", true)
+}
