@@ -74,7 +74,7 @@ func addWebhooks(spec *openapi31.Spec, payload map[string]any) {
 		op := (&openapi31.Operation{Tags: []string{"webhooks"}, Parameters: headers}).
 			WithID(webhookOperationID(name)).
 			WithSummary("The " + name + " event.").
-			WithDescription(webhookEventDescriptions[name] + "\n\nAnswer with any 2xx within 10 seconds; redirects are not followed. " +
+			WithDescription(events.Descriptions[name] + "\n\nAnswer with any 2xx within 10 seconds; redirects are not followed. " +
 				"Without a 2xx in time the delivery is retried after 1 minute, 5 minutes, 30 minutes, 2 hours and 10 hours, then marked failed.").
 			WithRequestBody(openapi31.RequestBodyOrReference{RequestBody: (&openapi31.RequestBody{
 				Content: map[string]openapi31.MediaType{restful.MIME_JSON: {Schema: payload}}}).WithRequired(true)})
@@ -84,13 +84,6 @@ func addWebhooks(spec *openapi31.Spec, payload map[string]any) {
 		op.Responses.Default = &openapi31.ResponseOrReference{Response: &openapi31.Response{Description: "Not received; the delivery is retried."}}
 		spec.WithWebhooksItem(name, openapi31.PathItemOrReference{PathItem: &openapi31.PathItem{Post: op}})
 	}
-}
-
-var webhookEventDescriptions = map[string]string{
-	events.CallEnded:         "Any call ends, except blocked and emergency calls.",
-	events.VoicemailReceived: "A voicemail has been delivered, once per voicemail; links.shared_page is set.",
-	events.TranscriptReady:   "A recorded call (not a voicemail) has its transcript and, if one could be made, its AI summary.",
-	events.Test:              "A test event: test is true, call.id is a fixed marker, card is full and links.dashboard, transcript_api and recording_api are null.",
 }
 
 func headerParam(name, desc string, schema map[string]any) openapi31.ParameterOrReference {

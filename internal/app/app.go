@@ -313,7 +313,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	accountPortal := portal.New(portal.Config{BaseURL: base, Mailer: mailer, Clock: o.Clock, Log: o.Log.WithName("portal"),
 		IdleTimeout: o.Portal.IdleTimeout, Lifetime: o.Portal.Lifetime, Webhooks: endpoints, LinkSigningKey: o.LinkSigningKey,
-		Transcriptions: transcriptions, Outbox: o.Portal.DevOutbox}, st)
+		Transcriptions: transcriptions, Outbox: o.Portal.DevOutbox, EventLinks: eventLinks}, st)
 	defer accountPortal.Wait()
 	public := http.NewServeMux()
 	public.Handle(portal.Root, accountPortal.Handler())

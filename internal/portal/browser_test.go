@@ -193,6 +193,7 @@ type receiver struct {
 // delivered is one delivery that arrived, and whether its signature verified.
 type delivered struct {
 	Event, ID string
+	Body      []byte
 	Verified  error
 }
 
@@ -208,7 +209,7 @@ func startReceiver(t *testing.T) *receiver {
 		_ = json.Unmarshal(body, &payload)
 		rc.mu.Lock()
 		defer rc.mu.Unlock()
-		rc.got = append(rc.got, delivered{Event: payload.Event, ID: payload.ID, Verified: webhookverify.Verify(rc.secret, r.Header, body)})
+		rc.got = append(rc.got, delivered{Event: payload.Event, ID: payload.ID, Body: body, Verified: webhookverify.Verify(rc.secret, r.Header, body)})
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(rc.srv.Close)
@@ -608,6 +609,7 @@ func TestPortalInBrowser(t *testing.T) {
 			t.Fatalf("the test event's signature did not verify with the secret the portal showed: %v", test.Verified)
 		}
 		p.awaitRow(page, fmt.Sprintf(`tr[data-event=%q][data-status="succeeded"]`, test.ID), "the test delivery in the log as succeeded")
+		p.checkDeliveryPage(endpoint, test)
 
 		p.b.run("pause the endpoint", chromedp.Navigate(page), chromedp.Click("#pause"), chromedp.WaitVisible("#resume"))
 		if got := p.b.text("#endpoint-status"); got != "Paused" {
@@ -637,6 +639,12 @@ func TestPortalInBrowser(t *testing.T) {
 			t.Fatalf("the resent delivery is %+v", resent)
 		}
 		p.awaitRow(page, fmt.Sprintf(`tr[data-event=%q][data-status="succeeded"]`, eventID), "the resent delivery in the log as succeeded")
+		p.checkDeliveryPage(endpoint, resent)
+		p.checkLogFilter(endpoint, "call.ended", "cancelled")
+		p.checkLogFilter(endpoint, "test", "succeeded")
+		p.checkRateLimit(endpoint)
+		p.checkRecover(endpoint)
+		p.checkCatalogue()
 	})
 
 	t.Run("the calls list leads to a call page whose audio player plays the recording", func(t *testing.T) {

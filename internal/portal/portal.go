@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/internal/events"
 	"html/template"
 	"net"
 	"net/http"
@@ -73,6 +74,8 @@ type Config struct {
 	// Outbox, for local development only, is shown at /portal/dev/outbox and linked from every
 	// page; nil (always in production): that page does not exist.
 	Outbox *devoutbox.Outbox
+	// EventLinks are the addresses events point at, for the event catalogue's examples.
+	EventLinks events.Links
 }
 
 // Portal serves the pages.
@@ -172,12 +175,16 @@ func (p *Portal) Handler() http.Handler {
 	mux.HandleFunc("POST /portal/team/{user}/remove", p.signedIn(p.removeUser))
 	mux.HandleFunc("GET /portal/webhooks", p.signedIn(p.owner(p.webhooks)))
 	mux.HandleFunc("POST /portal/webhooks", p.signedIn(p.owner(p.createWebhook)))
+	mux.HandleFunc("GET /portal/webhooks/events", p.signedIn(p.owner(p.eventCatalogue)))
 	mux.HandleFunc("GET /portal/webhooks/{endpoint}", p.signedIn(p.owner(p.webhook)))
 	mux.HandleFunc("POST /portal/webhooks/{endpoint}", p.signedIn(p.owner(p.updateWebhook)))
 	mux.HandleFunc("POST /portal/webhooks/{endpoint}/status", p.signedIn(p.owner(p.setWebhookStatus)))
 	mux.HandleFunc("POST /portal/webhooks/{endpoint}/rotate", p.signedIn(p.owner(p.rotateWebhook)))
+	mux.HandleFunc("POST /portal/webhooks/{endpoint}/recover", p.signedIn(p.owner(p.recoverWebhook)))
+	mux.HandleFunc("POST /portal/webhooks/{endpoint}/rate-limit", p.signedIn(p.owner(p.setWebhookRateLimit)))
 	mux.HandleFunc("POST /portal/webhooks/{endpoint}/test", p.signedIn(p.owner(p.testWebhook)))
 	mux.HandleFunc("POST /portal/webhooks/{endpoint}/delete", p.signedIn(p.owner(p.deleteWebhook)))
+	mux.HandleFunc("GET /portal/webhooks/{endpoint}/deliveries/{event}", p.signedIn(p.owner(p.delivery)))
 	mux.HandleFunc("POST /portal/webhooks/{endpoint}/deliveries/{event}/resend", p.signedIn(p.owner(p.resendDelivery)))
 	if p.cfg.Outbox != nil {
 		mux.HandleFunc("GET /portal/dev/outbox", p.outbox)

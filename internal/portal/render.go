@@ -28,6 +28,8 @@ type page struct {
 	Balance       *balanceView
 	Webhooks      *webhooksView
 	Webhook       *webhookView
+	Delivery      *deliveryView
+	Catalogue     []catalogueEvent
 	Home          *homeView
 	Todos         *todosView
 	Notifications *notificationsView

@@ -1,14 +1,20 @@
 package portal
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/kubeapi"
+	"github.com/switchboard-dev/switchboard/internal/period"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
 )
@@ -33,6 +39,12 @@ type webhookForm struct {
 	URL    string
 	Events map[string]bool
 	Errors map[string][]string
+	// Since is the recover form's value; SinceErrors its refusals, when it is shown again.
+	Since       string
+	SinceErrors []string
+	// RateLimit is the rate-limit form's value; RateErrors its refusals, when it is shown again.
+	RateLimit  string
+	RateErrors []string
 }
 
 type webhookView struct {
@@ -40,6 +52,13 @@ type webhookView struct {
 	Events     []string
 	Form       webhookForm
 	Deliveries []manage.Delivery
+	// Filter narrows the delivery log (query parameters event and status); DeliveryEvents and
+	// DeliveryStatuses are its choices.
+	Filter           manage.DeliveryFilter
+	DeliveryEvents   []string
+	DeliveryStatuses []string
+	// Zone is the account's time zone, in which the recover form's time is read.
+	Zone string
 	// Secret is a new signing secret, shown this once (after creation or rotation).
 	Secret string
 }
@@ -128,22 +147,34 @@ func (p *Portal) endpointPage(w http.ResponseWriter, r *http.Request, v viewer, 
 		p.webhookFail(w, r, v, err)
 		return
 	}
-	view := &webhookView{Endpoint: manage.ViewOf(ep), Events: manage.Subscribable(), Deliveries: ds, Secret: secret, Form: form}
+	q := r.URL.Query()
+	filter := manage.DeliveryFilter{Event: choice(q, "event", "", manage.DeliveryEvents()), Status: choice(q, "status", "", manage.DeliveryStatuses)}
+	view := &webhookView{Endpoint: manage.ViewOf(ep), Events: manage.Subscribable(), Deliveries: filter.Apply(ds), Secret: secret, Form: form,
+		Filter: filter, DeliveryEvents: manage.DeliveryEvents(), DeliveryStatuses: manage.DeliveryStatuses}
 	if form.Events == nil {
 		view.Form = webhookForm{Name: view.Endpoint.Name, URL: view.Endpoint.URL, Events: map[string]bool{}}
 		for _, e := range view.Endpoint.Events {
 			view.Form.Events[e] = true
 		}
 	}
+	view.Form.Since, view.Form.SinceErrors = form.Since, form.SinceErrors
+	view.Zone = period.Location(v.Account.TimeZone).String()
+	if form.RateErrors != nil {
+		view.Form.RateLimit, view.Form.RateErrors = form.RateLimit, form.RateErrors
+	} else if rl := view.Endpoint.RateLimit; rl != nil {
+		view.Form.RateLimit = strconv.Itoa(*rl)
+	}
 	p.render(w, r, status, "webhook.html", page{Title: view.Endpoint.Name, Viewer: &v, Webhook: view, Notice: notice, Error: errMsg})
 }
 
 var endpointNotices = map[string]string{
-	"saved":  "Saved.",
-	"paused": "The endpoint is paused: events are recorded as cancelled and can be resent once it is active.",
-	"active": "The endpoint is active: events are delivered to it again.",
-	"tested": "A test event is on its way. Reload this page to see its delivery.",
-	"resent": "The delivery was queued again, with the same event id. Reload this page to see it.",
+	"saved":              "Saved.",
+	"rate-limit-set":     "The rate limit was saved; deliveries held back by it wait and never count as failures.",
+	"rate-limit-removed": "The rate limit was removed.",
+	"paused":             "The endpoint is paused: events are recorded as cancelled and can be resent once it is active.",
+	"active":             "The endpoint is active: events are delivered to it again.",
+	"tested":             "A test event is on its way. Reload this page to see its delivery.",
+	"resent":             "The delivery was queued again, with the same event id. Reload this page to see it.",
 }
 
 func (p *Portal) webhook(w http.ResponseWriter, r *http.Request, v viewer) {
@@ -175,6 +206,73 @@ func (p *Portal) setWebhookStatus(w http.ResponseWriter, r *http.Request, v view
 		return
 	}
 	p.redirectEndpoint(w, r, id, status)
+}
+
+// setWebhookRateLimit sets the endpoint's rate limit, or removes it when the field is empty,
+// through the service's update (the API's PATCH rate_limit).
+func (p *Portal) setWebhookRateLimit(w http.ResponseWriter, r *http.Request, v viewer) {
+	id, raw := r.PathValue("endpoint"), strings.TrimSpace(r.PostFormValue("rate_limit"))
+	in := manage.Input{SetRateLimit: true}
+	err := error(&manage.InvalidError{Fields: map[string][]string{"rate_limit": {manage.RateLimitInvalid}}})
+	if raw == "" {
+		_, _, err = p.cfg.Webhooks.Update(r.Context(), v.Account.PublicID, id, in)
+	} else if n, convErr := strconv.Atoi(raw); convErr == nil {
+		in.RateLimit = &n
+		_, _, err = p.cfg.Webhooks.Update(r.Context(), v.Account.PublicID, id, in)
+	}
+	var invalid *manage.InvalidError
+	if errors.As(err, &invalid) {
+		form := webhookForm{RateLimit: raw, RateErrors: invalid.Fields["rate_limit"]}
+		p.endpointPage(w, r, v, http.StatusUnprocessableEntity, id, "", form, "", "The rate limit was not saved: correct it below.")
+		return
+	}
+	if err != nil {
+		p.webhookFail(w, r, v, err)
+		return
+	}
+	done := "rate-limit-set"
+	if raw == "" {
+		done = "rate-limit-removed"
+	}
+	p.redirectEndpoint(w, r, id, done)
+}
+
+// sinceLayout is the value of a datetime-local input.
+const sinceLayout = "2006-01-02T15:04"
+
+// recoverWebhook sends again what failed or was cancelled since a time typed in the account's
+// time zone, through the service's Recover (POST /v1/webhooks/{endpoint}/recover).
+func (p *Portal) recoverWebhook(w http.ResponseWriter, r *http.Request, v viewer) {
+	id, raw := r.PathValue("endpoint"), strings.TrimSpace(r.PostFormValue("since"))
+	var since *time.Time
+	loc := period.Location(v.Account.TimeZone)
+	t, err := time.ParseInLocation(sinceLayout, raw, loc)
+	if err != nil {
+		t, err = time.ParseInLocation(sinceLayout+":05", raw, loc) // a browser may add seconds
+	}
+	if err == nil {
+		since = &t
+	} else if raw != "" {
+		form := webhookForm{Since: raw, SinceErrors: []string{"Give a date and time, such as 2026-03-01T09:30."}}
+		p.endpointPage(w, r, v, http.StatusUnprocessableEntity, id, "", form, "", "Nothing was recovered: correct the time below.")
+		return
+	}
+	n, err := p.cfg.Webhooks.Recover(r.Context(), manage.AccountOf(v.Account), id, since, nil)
+	var invalid *manage.InvalidError
+	if errors.As(err, &invalid) {
+		form := webhookForm{Since: raw, SinceErrors: invalid.Fields["since"]}
+		p.endpointPage(w, r, v, http.StatusUnprocessableEntity, id, "", form, "", "Nothing was recovered: correct the time below.")
+		return
+	}
+	if err != nil {
+		p.webhookFail(w, r, v, err)
+		return
+	}
+	notice := fmt.Sprintf("%d deliveries were queued again, with their event ids. Reload this page to see them.", n)
+	if n == 1 {
+		notice = "1 delivery was queued again, with its event id. Reload this page to see it."
+	}
+	p.endpointPage(w, r, v, http.StatusOK, id, "", webhookForm{Since: raw}, notice, "")
 }
 
 func (p *Portal) deleteWebhook(w http.ResponseWriter, r *http.Request, v viewer) {
@@ -212,6 +310,59 @@ func (p *Portal) resendDelivery(w http.ResponseWriter, r *http.Request, v viewer
 		return
 	}
 	p.redirectEndpoint(w, r, id, "resent")
+}
+
+// deliveryView is one event's page: its deliveries to the endpoint and the payload they post.
+type deliveryView struct {
+	Endpoint manage.View
+	Event    manage.EventDeliveries
+	// Payload is the event's body indented for reading; empty once the outbox no longer keeps it.
+	Payload string
+}
+
+func (p *Portal) delivery(w http.ResponseWriter, r *http.Request, v viewer) {
+	ctx := r.Context()
+	ep, err := p.cfg.Webhooks.Get(ctx, v.Account.PublicID, r.PathValue("endpoint"))
+	if err != nil {
+		p.webhookFail(w, r, v, err)
+		return
+	}
+	ev, err := p.cfg.Webhooks.Event(ctx, manage.AccountOf(v.Account), ep.Name, r.PathValue("event"))
+	if err != nil {
+		p.webhookFail(w, r, v, err)
+		return
+	}
+	view := &deliveryView{Endpoint: manage.ViewOf(ep), Event: ev, Payload: indentJSON(ev.Payload)}
+	p.render(w, r, http.StatusOK, "webhook-delivery.html", page{Title: ev.Event + " delivery", Viewer: &v, Delivery: view})
+}
+
+// indentJSON pretty-prints a JSON body; a body that is not JSON is shown as it is.
+func indentJSON(body []byte) string {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, body, "", "  "); err != nil {
+		return string(body)
+	}
+	return buf.String()
+}
+
+// catalogueEvent is an event an endpoint can receive, when it is sent and an example body.
+type catalogueEvent struct {
+	Name, Description, Example string
+}
+
+// eventCatalogue lists the events the service sends, each with an example body built by the
+// code that builds real events.
+func (p *Portal) eventCatalogue(w http.ResponseWriter, r *http.Request, v viewer) {
+	var list []catalogueEvent
+	for _, name := range manage.DeliveryEvents() {
+		body, err := events.Example(p.cfg.EventLinks, name, v.Account.Name, p.cfg.Clock.Now())
+		if err != nil {
+			p.fail(w, r, err)
+			return
+		}
+		list = append(list, catalogueEvent{Name: name, Description: events.Descriptions[name], Example: indentJSON(body)})
+	}
+	p.render(w, r, http.StatusOK, "webhook-events.html", page{Title: "Webhook events", Viewer: &v, Catalogue: list})
 }
 
 func (p *Portal) redirectEndpoint(w http.ResponseWriter, r *http.Request, id, done string) {

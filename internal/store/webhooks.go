@@ -228,6 +228,18 @@ func (s *Store) LatestFinishedDelivery(ctx context.Context, accountID int64, end
 	return d, err
 }
 
+// EventBody is the payload of the account's event eventID as the outbox keeps it (the body
+// every delivery of it signs and posts). ErrNotFound when the account has no such event, or
+// it is past the outbox's retention.
+func (s *Store) EventBody(ctx context.Context, accountID int64, eventID uuid.UUID) ([]byte, error) {
+	var body []byte
+	err := s.pool.QueryRow(ctx, `SELECT body FROM events WHERE id = $1 AND account_id = $2`, eventID, accountID).Scan(&body)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	return body, err
+}
+
 // ClaimSwitchOffNotice claims the right to email the owners about one switch-off episode of
 // an endpoint. Only the first caller for (endpointUID, failingSince) gets true.
 func (s *Store) ClaimSwitchOffNotice(ctx context.Context, accountPublicID, endpointUID, endpointName string, failingSince, now time.Time) (bool, error) {

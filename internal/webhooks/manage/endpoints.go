@@ -200,13 +200,16 @@ const (
 	MaxRateLimit = 1000
 )
 
+// RateLimitInvalid is the refusal of a rate limit out of range or not a whole number.
+var RateLimitInvalid = fmt.Sprintf("The rate limit must be a whole number of deliveries per second from %d to %d, or null for none.", MinRateLimit, MaxRateLimit)
+
 // checkRateLimit validates in's rate limit; the result is the spec value.
 func checkRateLimit(bad *InvalidError, in Input) *int32 {
 	if !in.SetRateLimit || in.RateLimit == nil {
 		return nil
 	}
 	if v := *in.RateLimit; v < MinRateLimit || v > MaxRateLimit {
-		bad.add("rate_limit", fmt.Sprintf("The rate limit must be a whole number of deliveries per second from %d to %d, or null for none.", MinRateLimit, MaxRateLimit))
+		bad.add("rate_limit", RateLimitInvalid)
 		return nil
 	}
 	v := int32(*in.RateLimit)
@@ -243,6 +246,32 @@ func Subscribable() []string {
 	out := make([]string, len(switchboardv1alpha1.SubscribableEvents))
 	for i, e := range switchboardv1alpha1.SubscribableEvents {
 		out[i] = string(e)
+	}
+	return out
+}
+
+// DeliveryEvents are the event types a delivery can have: the subscribable ones and test.
+func DeliveryEvents() []string {
+	return append(Subscribable(), string(switchboardv1alpha1.EventTest))
+}
+
+// DeliveryStatuses are the statuses a delivery can have, in the order a delivery goes through them.
+var DeliveryStatuses = []string{string(webhooks.DeliveryPending), string(webhooks.DeliveryRetrying),
+	string(webhooks.DeliverySucceeded), string(webhooks.DeliveryFailed), string(webhooks.DeliveryCancelled)}
+
+// DeliveryFilter narrows a delivery log; an empty field matches every delivery.
+type DeliveryFilter struct {
+	Event  string
+	Status string
+}
+
+// Apply keeps the deliveries f matches, in their order.
+func (f DeliveryFilter) Apply(ds []Delivery) []Delivery {
+	out := []Delivery{}
+	for _, d := range ds {
+		if (f.Event == "" || d.Event == f.Event) && (f.Status == "" || string(d.Status) == f.Status) {
+			out = append(out, d)
+		}
 	}
 	return out
 }
@@ -532,6 +561,47 @@ func (s *Endpoints) Deliveries(ctx context.Context, acct Account, id string) ([]
 	}
 	if len(out) > DeliveriesListed {
 		out = out[:DeliveriesListed]
+	}
+	return out, nil
+}
+
+// EventDeliveries is one event's deliveries to an endpoint and the payload they post.
+type EventDeliveries struct {
+	EventID string
+	Event   string
+	// Payload is the JSON body every delivery of the event posts; nil once the outbox no
+	// longer keeps the event.
+	Payload []byte
+	// Deliveries are the event's deliveries to the endpoint among those Deliveries lists,
+	// newest first.
+	Deliveries []Delivery
+}
+
+// Event is what the service keeps of the deliveries of eventID to the endpoint id:
+// ErrDeliveryNotFound when Deliveries lists none.
+func (s *Endpoints) Event(ctx context.Context, acct Account, id, eventID string) (EventDeliveries, error) {
+	evID, err := uuid.Parse(eventID)
+	if err != nil || evID.String() != strings.ToLower(eventID) {
+		return EventDeliveries{}, ErrDeliveryNotFound
+	}
+	// The log's deliveries of the event, so this page and the log (and the API's) agree.
+	all, err := s.Deliveries(ctx, acct, id)
+	if err != nil {
+		return EventDeliveries{}, err
+	}
+	var recs []Delivery
+	for _, d := range all {
+		if d.EventID == evID.String() {
+			recs = append(recs, d)
+		}
+	}
+	if len(recs) == 0 {
+		return EventDeliveries{}, ErrDeliveryNotFound
+	}
+	out := EventDeliveries{EventID: evID.String(), Event: recs[0].Event, Deliveries: recs}
+	out.Payload, err = s.Store.EventBody(ctx, acct.ID, evID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return EventDeliveries{}, err
 	}
 	return out, nil
 }

@@ -142,3 +142,31 @@ func TestMerge(t *testing.T) {
 		}
 	}
 }
+
+func TestDeliveryFilter(t *testing.T) {
+	log := []Delivery{
+		{Name: "a", Event: "call.ended", Status: webhooks.DeliverySucceeded},
+		{Name: "b", Event: "test", Status: webhooks.DeliveryFailed},
+		{Name: "c", Event: "call.ended", Status: webhooks.DeliveryFailed},
+		{Name: "d", Event: "voicemail.received", Status: webhooks.DeliveryPending},
+	}
+	for _, tc := range []struct {
+		filter DeliveryFilter
+		want   string
+	}{
+		{DeliveryFilter{}, "abcd"},
+		{DeliveryFilter{Event: "call.ended"}, "ac"},
+		{DeliveryFilter{Status: "failed"}, "bc"},
+		{DeliveryFilter{Event: "call.ended", Status: "failed"}, "c"},
+		{DeliveryFilter{Event: "transcript.ready"}, ""},
+		{DeliveryFilter{Event: "test", Status: "succeeded"}, ""},
+	} {
+		got := ""
+		for _, d := range tc.filter.Apply(log) {
+			got += d.Name
+		}
+		if got != tc.want {
+			t.Errorf("%+v keeps %q, want %q", tc.filter, got, tc.want)
+		}
+	}
+}
