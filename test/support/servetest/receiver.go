@@ -50,9 +50,13 @@ type Inbox struct {
 }
 
 // SetSecret makes the inbox verify with secret from now on (a rotated or restored secret).
+//
+// Bad signatures are counted from here: deliveries signed with the previous secret may still
+// be under way when it changes (a rotation races the deliveries in flight).
 func (in *Inbox) SetSecret(secret string) {
 	in.mu.Lock()
 	in.verifier = webhookverify.Verifier{Secret: secret}
+	in.bad = 0
 	in.mu.Unlock()
 }
 
