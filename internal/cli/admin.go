@@ -20,14 +20,35 @@ func ownerKeyAbilities() auth.Abilities {
 	return slices.DeleteFunc(slices.Clone(auth.AllAbilities), func(a auth.Ability) bool { return a == auth.AutoTranscribe })
 }
 
+// storeRunner opens the database for one admin command and closes it when fn returns.
+type storeRunner func(cmd *cobra.Command, fn func(*store.Store) error) error
+
 // newAdminCommand holds operator tasks that the public API does not offer: creating accounts
 // and users, issuing and revoking keys, and topping up balances.
 func newAdminCommand() *cobra.Command {
 	var dbURL string
 	admin := &cobra.Command{Use: "admin", Short: "Operator tasks: accounts, users, API keys, balances and numbers"}
 	admin.PersistentFlags().StringVar(&dbURL, "database-url", "", "PostgreSQL connection URL (default $DATABASE_URL)")
-	withStore := func(cmd *cobra.Command, fn func(*store.Store) error) error {
-		url := dbURL
+	// The flag is read when a subcommand runs, after parsing, hence the pointer.
+	withStore := adminStore(&dbURL)
+	admin.AddCommand(
+		newCreateAccountCommand(withStore),
+		newUpdateAccountCommand(withStore),
+		newCreateUserCommand(withStore),
+		newRemoveUserCommand(withStore),
+		newCreateKeyCommand(withStore),
+		newRevokeKeyCommand(withStore),
+		newTopUpCommand(withStore),
+		newPortalLinkCommand(withStore),
+	)
+	admin.AddCommand(numberCommands(withStore)...)
+	return admin
+}
+
+// adminStore opens the store at *dbURL, or at $DATABASE_URL when the flag is empty.
+func adminStore(dbURL *string) storeRunner {
+	return func(cmd *cobra.Command, fn func(*store.Store) error) error {
+		url := *dbURL
 		if url == "" {
 			url = envDatabaseURL()
 		}
@@ -38,10 +59,12 @@ func newAdminCommand() *cobra.Command {
 		defer st.Close()
 		return fn(st)
 	}
+}
 
+func newCreateAccountCommand(withStore storeRunner) *cobra.Command {
 	var name, plan, timeZone, ownerName, ownerEmail string
 	var addons []string
-	createAccount := &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "create-account",
 		Short: "Create an account with its owner and print the owner's key (every permission but auto-transcribe)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -65,7 +88,7 @@ func newAdminCommand() *cobra.Command {
 			})
 		},
 	}
-	f := createAccount.Flags()
+	f := cmd.Flags()
 	f.StringVar(&name, "name", "", "account name")
 	f.StringVar(&plan, "plan", "business", "plan: starter, team or business")
 	f.StringSliceVar(&addons, "addon", nil, "add-on to enable (repeatable), e.g. integrations")
@@ -73,12 +96,15 @@ func newAdminCommand() *cobra.Command {
 	f.StringVar(&ownerName, "owner-name", "", "owner's name")
 	f.StringVar(&ownerEmail, "owner-email", "", "owner's email")
 	for _, req := range []string{"name", "owner-name", "owner-email"} {
-		_ = createAccount.MarkFlagRequired(req)
+		_ = cmd.MarkFlagRequired(req)
 	}
+	return cmd
+}
 
+func newCreateKeyCommand(withStore storeRunner) *cobra.Command {
 	var userID, keyName string
 	var abilities []string
-	createKey := &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "create-key",
 		Short: "Issue an API key acting as a user and print it once",
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -100,13 +126,16 @@ func newAdminCommand() *cobra.Command {
 			})
 		},
 	}
-	createKey.Flags().StringVar(&userID, "user", "", "public id of the user the key acts as (usr_...)")
-	createKey.Flags().StringVar(&keyName, "name", "admin key", "label for the key")
-	createKey.Flags().StringSliceVar(&abilities, "ability", []string{string(auth.Read)},
+	cmd.Flags().StringVar(&userID, "user", "", "public id of the user the key acts as (usr_...)")
+	cmd.Flags().StringVar(&keyName, "name", "admin key", "label for the key")
+	cmd.Flags().StringSliceVar(&abilities, "ability", []string{string(auth.Read)},
 		"permission (repeatable): "+strings.Join(auth.Abilities(auth.AllAbilities).Strings(), ", "))
-	_ = createKey.MarkFlagRequired("user")
+	_ = cmd.MarkFlagRequired("user")
+	return cmd
+}
 
-	revokeKey := &cobra.Command{
+func newRevokeKeyCommand(withStore storeRunner) *cobra.Command {
+	return &cobra.Command{
 		Use:   "revoke-key KEY_ID",
 		Short: "Revoke an API key by its public id (key_...); it gets 401 from then on",
 		Args:  cobra.ExactArgs(1),
@@ -120,9 +149,11 @@ func newAdminCommand() *cobra.Command {
 			})
 		},
 	}
+}
 
+func newTopUpCommand(withStore storeRunner) *cobra.Command {
 	var amount int64
-	topUp := &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "top-up ACCOUNT_ID",
 		Short: "Add prepaid credit (integer pence) to an account's balance",
 		Args:  cobra.ExactArgs(1),
@@ -144,38 +175,27 @@ func newAdminCommand() *cobra.Command {
 			})
 		},
 	}
-	topUp.Flags().Int64Var(&amount, "pence", 0, "amount in pence")
-	_ = topUp.MarkFlagRequired("pence")
+	cmd.Flags().Int64Var(&amount, "pence", 0, "amount in pence")
+	_ = cmd.MarkFlagRequired("pence")
+	return cmd
+}
 
-	var setPlan, setStatus string
-	var setAddons []string
-	var integrationsOff, transcriptionOff bool
-	var dailyLimit int64
-	updateAccount := &cobra.Command{
+// accountFlags are update-account's flags; only those given change the account.
+type accountFlags struct {
+	plan, status                      string
+	addons                            []string
+	integrationsOff, transcriptionOff bool
+	dailyLimit                        int64
+}
+
+func newUpdateAccountCommand(withStore storeRunner) *cobra.Command {
+	var a accountFlags
+	cmd := &cobra.Command{
 		Use:   "update-account ACCOUNT_ID",
 		Short: "Change an account's plan, add-ons, status, platform switches or daily spending limit",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var in store.AccountSettings
-			f := cmd.Flags()
-			if f.Changed("plan") {
-				in.Plan = &setPlan
-			}
-			if f.Changed("addon") || f.Changed("addons") {
-				in.Addons = &setAddons
-			}
-			if f.Changed("status") {
-				in.Status = &setStatus
-			}
-			if f.Changed("integrations-disabled") {
-				in.IntegrationsDisabled = &integrationsOff
-			}
-			if f.Changed("transcription-disabled") {
-				in.TranscriptionDisabled = &transcriptionOff
-			}
-			if f.Changed("daily-spend-limit-pence") {
-				in.DailySpendLimitPence = &dailyLimit
-			}
+			in := a.settings(cmd)
 			return withStore(cmd, func(st *store.Store) error {
 				acct, err := st.GetAccountByPublicID(cmd.Context(), args[0])
 				if err != nil {
@@ -191,30 +211,58 @@ func newAdminCommand() *cobra.Command {
 			})
 		},
 	}
-	uf := updateAccount.Flags()
-	uf.StringVar(&setPlan, "plan", "", "plan: starter, team or business")
-	uf.StringSliceVar(&setAddons, "addon", nil, "the account's add-ons, repeatable: the full list, e.g. integrations (--addon= removes all)")
+	uf := cmd.Flags()
+	uf.StringVar(&a.plan, "plan", "", "plan: starter, team or business")
+	uf.StringSliceVar(&a.addons, "addon", nil, "the account's add-ons, repeatable: the full list, e.g. integrations (--addon= removes all)")
 	// --addons was this command's spelling; both account commands now take --addon, like --ability.
-	uf.StringSliceVar(&setAddons, "addons", nil, "")
+	uf.StringSliceVar(&a.addons, "addons", nil, "")
 	_ = uf.MarkDeprecated("addons", "use --addon")
-	uf.StringVar(&setStatus, "status", "", "active or paused")
-	uf.BoolVar(&integrationsOff, "integrations-disabled", false, "switch Integrations off for this account on the platform side")
-	uf.BoolVar(&transcriptionOff, "transcription-disabled", false, "switch transcription off for this account")
-	uf.Int64Var(&dailyLimit, "daily-spend-limit-pence", 0, "daily spending limit in pence")
+	uf.StringVar(&a.status, "status", "", "active or paused")
+	uf.BoolVar(&a.integrationsOff, "integrations-disabled", false, "switch Integrations off for this account on the platform side")
+	uf.BoolVar(&a.transcriptionOff, "transcription-disabled", false, "switch transcription off for this account")
+	uf.Int64Var(&a.dailyLimit, "daily-spend-limit-pence", 0, "daily spending limit in pence")
+	return cmd
+}
 
-	var userAccount, userName, userEmail, userRole string
-	var userKeys, userTranscribe bool
-	createUser := &cobra.Command{
+// settings returns the settings whose flags were given.
+func (a *accountFlags) settings(cmd *cobra.Command) store.AccountSettings {
+	var in store.AccountSettings
+	f := cmd.Flags()
+	if f.Changed("plan") {
+		in.Plan = &a.plan
+	}
+	if f.Changed("addon") || f.Changed("addons") {
+		in.Addons = &a.addons
+	}
+	if f.Changed("status") {
+		in.Status = &a.status
+	}
+	if f.Changed("integrations-disabled") {
+		in.IntegrationsDisabled = &a.integrationsOff
+	}
+	if f.Changed("transcription-disabled") {
+		in.TranscriptionDisabled = &a.transcriptionOff
+	}
+	if f.Changed("daily-spend-limit-pence") {
+		in.DailySpendLimitPence = &a.dailyLimit
+	}
+	return in
+}
+
+func newCreateUserCommand(withStore storeRunner) *cobra.Command {
+	var account, name, email, role string
+	var manageKeys, transcribe bool
+	cmd := &cobra.Command{
 		Use:   "create-user",
 		Short: "Add a user (owner or member) to an account",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withStore(cmd, func(st *store.Store) error {
-				acct, err := st.GetAccountByPublicID(cmd.Context(), userAccount)
+				acct, err := st.GetAccountByPublicID(cmd.Context(), account)
 				if err != nil {
-					return fmt.Errorf("account %s: %w", userAccount, err)
+					return fmt.Errorf("account %s: %w", account, err)
 				}
-				u, err := st.CreateUser(cmd.Context(), store.NewUser{AccountID: acct.ID, Name: userName, Email: userEmail, Role: userRole,
-					CanManageAPIKeys: userKeys, CanTranscribe: userTranscribe})
+				u, err := st.CreateUser(cmd.Context(), store.NewUser{AccountID: acct.ID, Name: name, Email: email, Role: role,
+					CanManageAPIKeys: manageKeys, CanTranscribe: transcribe})
 				if err != nil {
 					return err
 				}
@@ -223,18 +271,21 @@ func newAdminCommand() *cobra.Command {
 			})
 		},
 	}
-	cf := createUser.Flags()
-	cf.StringVar(&userAccount, "account", "", "public id of the account (acct_...)")
-	cf.StringVar(&userName, "name", "", "the user's name")
-	cf.StringVar(&userEmail, "email", "", "the user's email")
-	cf.StringVar(&userRole, "role", "member", "owner or member")
-	cf.BoolVar(&userKeys, "can-manage-api-keys", false, "a member allowed to create API keys")
-	cf.BoolVar(&userTranscribe, "can-transcribe", false, "a member allowed to start paid transcriptions")
+	cf := cmd.Flags()
+	cf.StringVar(&account, "account", "", "public id of the account (acct_...)")
+	cf.StringVar(&name, "name", "", "the user's name")
+	cf.StringVar(&email, "email", "", "the user's email")
+	cf.StringVar(&role, "role", "member", "owner or member")
+	cf.BoolVar(&manageKeys, "can-manage-api-keys", false, "a member allowed to create API keys")
+	cf.BoolVar(&transcribe, "can-transcribe", false, "a member allowed to start paid transcriptions")
 	for _, req := range []string{"account", "name", "email"} {
-		_ = createUser.MarkFlagRequired(req)
+		_ = cmd.MarkFlagRequired(req)
 	}
+	return cmd
+}
 
-	removeUser := &cobra.Command{
+func newRemoveUserCommand(withStore storeRunner) *cobra.Command {
+	return &cobra.Command{
 		Use:   "remove-user USER_ID",
 		Short: "Mark a user as gone from the account; their keys get 401 from then on",
 		Args:  cobra.ExactArgs(1),
@@ -252,31 +303,20 @@ func newAdminCommand() *cobra.Command {
 			})
 		},
 	}
+}
 
-	var linkEmail, linkAccount, linkBaseURL, linkNext string
-	portalLink := &cobra.Command{
+func newPortalLinkCommand(withStore storeRunner) *cobra.Command {
+	var email, account, baseURL, next string
+	cmd := &cobra.Command{
 		Use:   "portal-link",
 		Short: "Print a one-time sign-in link to the account portal for a user (valid 15 minutes), for operators without SMTP",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withStore(cmd, func(st *store.Store) error {
-				users, err := st.UsersByEmail(cmd.Context(), linkEmail)
+				user, err := portalLinkUser(cmd, st, email, account)
 				if err != nil {
 					return err
 				}
-				users = slices.DeleteFunc(users, func(u store.User) bool {
-					if linkAccount == "" {
-						return false
-					}
-					acct, err := st.GetAccount(cmd.Context(), u.AccountID)
-					return err != nil || acct.PublicID != linkAccount
-				})
-				switch {
-				case len(users) == 0:
-					return fmt.Errorf("no user with email %s is on an account", linkEmail)
-				case len(users) > 1:
-					return fmt.Errorf("%s is a user of %d accounts: choose one with --account", linkEmail, len(users))
-				}
-				link, err := portal.SignInLink(cmd.Context(), st, clock.RealClock{}.Now(), portal.DefaultLinkTTL, linkBaseURL, users[0].ID, linkNext)
+				link, err := portal.SignInLink(cmd.Context(), st, clock.RealClock{}.Now(), portal.DefaultLinkTTL, baseURL, user.ID, next)
 				if err != nil {
 					return err
 				}
@@ -285,14 +325,33 @@ func newAdminCommand() *cobra.Command {
 			})
 		},
 	}
-	pf := portalLink.Flags()
-	pf.StringVar(&linkEmail, "email", "", "the user's email")
-	pf.StringVar(&linkAccount, "account", "", "public id of the account (acct_...), when the email is on more than one")
-	pf.StringVar(&linkBaseURL, "public-base-url", "http://localhost:8080", "origin the portal is reached at (serve's --public-base-url)")
-	pf.StringVar(&linkNext, "next", "", "portal page to open after signing in, e.g. /portal/calls/call_...")
-	_ = portalLink.MarkFlagRequired("email")
+	pf := cmd.Flags()
+	pf.StringVar(&email, "email", "", "the user's email")
+	pf.StringVar(&account, "account", "", "public id of the account (acct_...), when the email is on more than one")
+	pf.StringVar(&baseURL, "public-base-url", "http://localhost:8080", "origin the portal is reached at (serve's --public-base-url)")
+	pf.StringVar(&next, "next", "", "portal page to open after signing in, e.g. /portal/calls/call_...")
+	_ = cmd.MarkFlagRequired("email")
+	return cmd
+}
 
-	admin.AddCommand(createAccount, updateAccount, createUser, removeUser, createKey, revokeKey, topUp, portalLink)
-	admin.AddCommand(numberCommands(withStore)...)
-	return admin
+// portalLinkUser is the one user with this email, on the given account when account is set.
+func portalLinkUser(cmd *cobra.Command, st *store.Store, email, account string) (store.User, error) {
+	users, err := st.UsersByEmail(cmd.Context(), email)
+	if err != nil {
+		return store.User{}, err
+	}
+	users = slices.DeleteFunc(users, func(u store.User) bool {
+		if account == "" {
+			return false
+		}
+		acct, err := st.GetAccount(cmd.Context(), u.AccountID)
+		return err != nil || acct.PublicID != account
+	})
+	switch {
+	case len(users) == 0:
+		return store.User{}, fmt.Errorf("no user with email %s is on an account", email)
+	case len(users) > 1:
+		return store.User{}, fmt.Errorf("%s is a user of %d accounts: choose one with --account", email, len(users))
+	}
+	return users[0], nil
 }

@@ -84,7 +84,7 @@ func parseTimeFlag(name, v string) (*time.Time, error) {
 
 // numberCommands are the operator's number commands; they call internal/numbers, the same
 // code as the platform's ingestion routes, and print the number (or routing) as JSON.
-func numberCommands(withStore func(*cobra.Command, func(*store.Store) error) error) []*cobra.Command {
+func numberCommands(withStore storeRunner) []*cobra.Command {
 	service := func(st *store.Store) *numbers.Service { return numbers.New(st, clock.RealClock{}) }
 
 	var account, number string
