@@ -155,20 +155,64 @@ func (s *Store) StartTranscription(ctx context.Context, req TranscribeRequest) (
 	return res, err
 }
 
+// startTranscription runs StartTranscription's steps inside its transaction.
 func startTranscription(ctx context.Context, tx pgx.Tx, req TranscribeRequest) (TranscribeResult, error) {
-	var (
-		res                   TranscribeResult
-		privacy               *bool
-		recID                 *int64
-		recPublicID, recKind  *string
-		recSeconds            *int
-		recBytes              *int64
-		tStatus, tSummaryStat *string
-		hasAutoKey            bool
-	)
-	// 1. The call, its recording and transcript, read before the account lock: they are not
-	// money, and what matters under concurrency (a live charge for the call) is checked again
-	// under the lock.
+	var res TranscribeResult
+	call, err := readTranscribeCall(ctx, tx, req, &res)
+	if err != nil {
+		return res, err
+	}
+	acct, err := lockTranscribeAccount(ctx, tx, req)
+	if err != nil {
+		return res, err
+	}
+	if call.recID == nil {
+		return res, ErrNoRecording
+	}
+	usage, err := readTranscribeUsage(ctx, tx, req, acct, &res, &call)
+	if err != nil {
+		return res, err
+	}
+	res.ExistingStatus = call.tStatus
+	if existingTranscription(&res, call) {
+		return res, nil
+	}
+	if req.Automatic {
+		if res.SkipReason = automaticSkipReason(*call.recKind, call.privacy, call.hasAutoKey); res.SkipReason != "" {
+			res.Outcome = TranscribeSkipped
+			return res, nil
+		}
+	}
+	priceTranscription(&res, call, acct, usage)
+	if res.Refusal = billing.Refusal(res.Estimate); res.Refusal != "" {
+		res.Outcome = TranscribeRefused
+		return res, nil
+	}
+	charge, err := writeTranscriptionCharge(ctx, tx, req, &res, call, acct)
+	if err != nil {
+		return res, err
+	}
+	res.Outcome, res.Status, res.SummaryStatus, res.Charge = TranscribeStarted, "pending", "pending", &charge
+	return res, nil
+}
+
+// transcribeCall is the call's recording and transcript as startTranscription read them
+// (nil when the call has none).
+type transcribeCall struct {
+	privacy               *bool
+	recID                 *int64
+	recPublicID, recKind  *string
+	recSeconds            *int
+	recBytes              *int64
+	tStatus, tSummaryStat *string
+	hasAutoKey            bool
+}
+
+// readTranscribeCall reads the call, its recording and transcript before the account lock:
+// they are not money, and what matters under concurrency (a live charge for the call) is
+// checked again under the lock. It fills res's call fields.
+func readTranscribeCall(ctx context.Context, tx pgx.Tx, req TranscribeRequest, res *TranscribeResult) (transcribeCall, error) {
+	var c transcribeCall
 	callWhere := `c.public_id = $2`
 	var callKey any = req.CallPublicID
 	if req.CallPublicID == "" {
@@ -186,103 +230,135 @@ func startTranscription(ctx context.Context, tx pgx.Tx, req TranscribeRequest) (
 			ORDER BY r.id DESC LIMIT 1) r ON true
 		LEFT JOIN transcripts t ON t.recording_id = r.id
 		WHERE c.account_id = $1 AND `+callWhere, req.AccountID, callKey, req.Automatic).Scan(
-		&res.CallID, &res.CallPublicID, &res.CallerE164, &privacy, &recID, &recPublicID, &recKind, &recSeconds, &recBytes,
-		&tStatus, &tSummaryStat, &hasAutoKey)
+		&res.CallID, &res.CallPublicID, &res.CallerE164, &c.privacy, &c.recID, &c.recPublicID, &c.recKind, &c.recSeconds, &c.recBytes,
+		&c.tStatus, &c.tSummaryStat, &c.hasAutoKey)
 	if err != nil {
-		return res, notFound(err)
+		return c, notFound(err)
 	}
+	return c, nil
+}
 
-	// 2. The account's money, locked: charges and refunds of the account queue here.
+// transcribeAccount is the account's money as read under its row lock, and the billing
+// periods of req.Now in its time zone.
+type transcribeAccount struct {
+	publicID            string
+	plan                plans.Plan
+	rate, bundle        int
+	balance, dailyLimit int64
+	month, day          time.Time
+}
+
+// lockTranscribeAccount locks the account's row: charges and refunds of the account queue
+// here. A plan without transcription, or transcription switched off, is
+// ErrTranscriptionUnavailable.
+func lockTranscribeAccount(ctx context.Context, tx pgx.Tx, req TranscribeRequest) (transcribeAccount, error) {
 	var (
-		acctPublicID, plan, timeZone string
-		disabled                     bool
-		rate, bundle                 int
-		balance, dailyLimit          int64
+		a              transcribeAccount
+		plan, timeZone string
+		disabled       bool
 	)
 	if err := tx.QueryRow(ctx, `SELECT public_id, plan, transcription_disabled, time_zone, transcription_rate_pence_per_min,
 			bundle_minutes, balance_pence, daily_spend_limit_pence
 		FROM accounts WHERE id = $1 FOR UPDATE`, req.AccountID).Scan(
-		&acctPublicID, &plan, &disabled, &timeZone, &rate, &bundle, &balance, &dailyLimit); err != nil {
-		return res, notFound(err)
+		&a.publicID, &plan, &disabled, &timeZone, &a.rate, &a.bundle, &a.balance, &a.dailyLimit); err != nil {
+		return a, notFound(err)
 	}
 	p, planErr := plans.Lookup(plan)
 	if planErr != nil || !p.Transcription || disabled {
-		return res, ErrTranscriptionUnavailable
+		return a, ErrTranscriptionUnavailable
 	}
-	if recID == nil {
-		return res, ErrNoRecording
-	}
+	a.plan = p
 	loc, err := time.LoadLocation(timeZone)
 	if err != nil {
 		loc = time.UTC
 	}
-	month, day := billing.Periods(req.Now, loc)
+	a.month, a.day = billing.Periods(req.Now, loc)
+	return a, nil
+}
 
-	// 3. Under the lock (a fresh snapshot): the call's live charge, the month's allowance use
-	// and the day's spend.
-	var used int
-	var spent int64
+// transcribeUsage is the month's allowance use and the day's spend, read under the lock.
+type transcribeUsage struct {
+	allowanceUsed int
+	spentToday    int64
+}
+
+// readTranscribeUsage reads, under the lock (a fresh snapshot), the call's live charge, the
+// month's allowance use and the day's spend. A live charge goes in res.Charge, and the
+// transcript's status is read again as the charge's transaction left it (it may have
+// committed after readTranscribeCall).
+func readTranscribeUsage(ctx context.Context, tx pgx.Tx, req TranscribeRequest, acct transcribeAccount, res *TranscribeResult,
+	call *transcribeCall) (transcribeUsage, error) {
+	var u transcribeUsage
 	var liveCharge *string
 	if err := tx.QueryRow(ctx, `SELECT
 			(SELECT public_id FROM transcription_charges WHERE call_id = $4 AND status = 'charged'),
 			coalesce((SELECT minutes_used FROM transcription_allowance_usage WHERE account_id = $1 AND month = $2::date), 0),
 			coalesce((SELECT sum(amount_pence) FROM transcription_charges
 				WHERE account_id = $1 AND status = 'charged' AND spend_day = $3::date), 0)::bigint`,
-		req.AccountID, pgDate(month), pgDate(day), res.CallID).Scan(&liveCharge, &used, &spent); err != nil {
-		return res, err
+		req.AccountID, pgDate(acct.month), pgDate(acct.day), res.CallID).Scan(&liveCharge, &u.allowanceUsed, &u.spentToday); err != nil {
+		return u, err
 	}
-	if liveCharge != nil {
-		live, err := scanCharge(tx.QueryRow(ctx, chargeSelect+` WHERE ch.public_id = $1`, *liveCharge))
-		if err != nil {
-			return res, err
-		}
-		res.Charge = &live
-		// The transcript as the charge's transaction left it (it may have committed after step 1).
-		if err := tx.QueryRow(ctx, `SELECT status, summary_status FROM transcripts WHERE recording_id = $1`, live.RecordingID).Scan(
-			&tStatus, &tSummaryStat); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return res, err
-		}
+	if liveCharge == nil {
+		return u, nil
 	}
-	res.ExistingStatus = tStatus
-	if res.Charge != nil || (tStatus != nil && *tStatus != "failed") {
-		res.Outcome = TranscribeExisting
-		res.Status, res.SummaryStatus = "pending", "pending"
-		if tStatus != nil {
-			res.Status, res.SummaryStatus = *tStatus, *tSummaryStat
-		}
-		return res, nil
+	live, err := scanCharge(tx.QueryRow(ctx, chargeSelect+` WHERE ch.public_id = $1`, *liveCharge))
+	if err != nil {
+		return u, err
 	}
-	if req.Automatic {
-		switch {
-		case *recKind != "call":
-			res.Outcome, res.SkipReason = TranscribeSkipped, SkipNotCallRecording
-		case privacy != nil && *privacy:
-			res.Outcome, res.SkipReason = TranscribeSkipped, SkipPrivacyMode
-		case !hasAutoKey:
-			res.Outcome, res.SkipReason = TranscribeSkipped, SkipNoAutoTranscribeKey
-		}
-		if res.Outcome != "" {
-			return res, nil
-		}
+	res.Charge = &live
+	if err := tx.QueryRow(ctx, `SELECT status, summary_status FROM transcripts WHERE recording_id = $1`, live.RecordingID).Scan(
+		&call.tStatus, &call.tSummaryStat); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return u, err
 	}
+	return u, nil
+}
 
-	// 4. The price, as the estimate quotes it.
+// existingTranscription reports whether the recording is already transcribed, pending, or
+// has a live charge, and if so sets res's Existing outcome and statuses.
+func existingTranscription(res *TranscribeResult, call transcribeCall) bool {
+	if res.Charge == nil && (call.tStatus == nil || *call.tStatus == "failed") {
+		return false
+	}
+	res.Outcome = TranscribeExisting
+	res.Status, res.SummaryStatus = "pending", "pending"
+	if call.tStatus != nil {
+		res.Status, res.SummaryStatus = *call.tStatus, *call.tSummaryStat
+	}
+	return true
+}
+
+// automaticSkipReason is why an automatic transcription of this recording must not happen,
+// or "" when it may.
+func automaticSkipReason(recKind string, privacy *bool, hasAutoKey bool) string {
+	switch {
+	case recKind != "call":
+		return SkipNotCallRecording
+	case privacy != nil && *privacy:
+		return SkipPrivacyMode
+	case !hasAutoKey:
+		return SkipNoAutoTranscribeKey
+	}
+	return ""
+}
+
+// priceTranscription sets res's price inputs and estimate, as the estimate quotes them.
+func priceTranscription(res *TranscribeResult, call transcribeCall, acct transcribeAccount, usage transcribeUsage) {
 	res.Price = billing.Input{
-		Minutes: billing.MinutesFor(*recSeconds, *recBytes), RatePencePerMin: rate,
-		PlanAllowanceMinutes: p.MonthlyAllowanceMinutes, AllowanceUsedMinutes: used, BundleMinutes: bundle,
-		BalancePence: balance, SpentTodayPence: spent, DailySpendLimitPence: dailyLimit,
+		Minutes: billing.MinutesFor(*call.recSeconds, *call.recBytes), RatePencePerMin: acct.rate,
+		PlanAllowanceMinutes: acct.plan.MonthlyAllowanceMinutes, AllowanceUsedMinutes: usage.allowanceUsed, BundleMinutes: acct.bundle,
+		BalancePence: acct.balance, SpentTodayPence: usage.spentToday, DailySpendLimitPence: acct.dailyLimit,
 	}
 	res.Estimate = billing.Estimate(res.Price)
-	if res.Refusal = billing.Refusal(res.Estimate); res.Refusal != "" {
-		res.Outcome = TranscribeRefused
-		return res, nil
-	}
+}
 
-	// 5. Every write in one round trip: the charge, the allowance, the bundle and balance with
-	// their ledger entry (balance_after is exact: the row is locked), the pending transcript.
+// writeTranscriptionCharge makes every write in one round trip: the charge, the allowance,
+// the bundle and balance with their ledger entry (balance_after is exact: the row is locked),
+// the pending transcript.
+func writeTranscriptionCharge(ctx context.Context, tx pgx.Tx, req TranscribeRequest, res *TranscribeResult, call transcribeCall,
+	acct transcribeAccount) (TranscriptionCharge, error) {
 	c := res.Estimate
-	charge := TranscriptionCharge{PublicID: NewPublicID(PrefixCharge), AccountID: req.AccountID, AccountPublicID: acctPublicID,
-		CallID: res.CallID, CallPublicID: res.CallPublicID, RecordingID: *recID, RecordingPublicID: *recPublicID,
+	charge := TranscriptionCharge{PublicID: NewPublicID(PrefixCharge), AccountID: req.AccountID, AccountPublicID: acct.publicID,
+		CallID: res.CallID, CallPublicID: res.CallPublicID, RecordingID: *call.recID, RecordingPublicID: *call.recPublicID,
 		Minutes: c.Minutes, AllowanceMinutes: c.AllowanceMinutes, BundleMinutes: c.BundleMinutes, AmountPence: c.CostPence,
 		Status: ChargeCharged, Automatic: req.Automatic, CreatedAt: req.Now}
 	b := &pgx.Batch{}
@@ -290,22 +366,22 @@ func startTranscription(ctx context.Context, tx pgx.Tx, req TranscribeRequest) (
 			allowance_minutes, bundle_minutes, amount_pence, spend_day, automatic, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::date, $10, $11) RETURNING id`,
 		charge.AccountID, charge.PublicID, charge.CallID, charge.RecordingID, charge.Minutes, charge.AllowanceMinutes,
-		charge.BundleMinutes, charge.AmountPence, pgDate(day), charge.Automatic, req.Now).QueryRow(func(row pgx.Row) error {
+		charge.BundleMinutes, charge.AmountPence, pgDate(acct.day), charge.Automatic, req.Now).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&charge.ID)
 	})
 	if c.AllowanceMinutes > 0 {
 		b.Queue(`INSERT INTO transcription_allowance_usage AS u (account_id, month, minutes_used)
 			VALUES ($1, $2::date, $3) ON CONFLICT (account_id, month) DO UPDATE SET minutes_used = u.minutes_used + EXCLUDED.minutes_used`,
-			req.AccountID, pgDate(month), c.AllowanceMinutes)
+			req.AccountID, pgDate(acct.month), c.AllowanceMinutes)
 	}
 	if c.BundleMinutes > 0 || c.CostPence > 0 {
 		b.Queue(`UPDATE accounts SET bundle_minutes = bundle_minutes - $2, balance_pence = balance_pence - $3 WHERE id = $1`,
 			req.AccountID, c.BundleMinutes, c.CostPence)
 	}
 	if c.CostPence > 0 {
-		note := fmt.Sprintf("Transcription of call %s (%d %s at %dp)", res.CallPublicID, c.BalanceMinutes, minutesWord(c.BalanceMinutes), rate)
+		note := fmt.Sprintf("Transcription of call %s (%d %s at %dp)", res.CallPublicID, c.BalanceMinutes, minutesWord(c.BalanceMinutes), acct.rate)
 		b.Queue(`INSERT INTO ledger_entries (account_id, type, amount_pence, balance_after_pence, note, reference, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, req.AccountID, LedgerCharge, -c.CostPence, balance-c.CostPence, note, charge.PublicID, req.Now)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, req.AccountID, LedgerCharge, -c.CostPence, acct.balance-c.CostPence, note, charge.PublicID, req.Now)
 	}
 	b.Queue(`WITH t AS (
 			INSERT INTO transcripts AS t (account_id, recording_id, call_id, status, summary_status, minutes, rated_amount_pence, created_at)
@@ -316,12 +392,11 @@ func startTranscription(ctx context.Context, tx pgx.Tx, req TranscribeRequest) (
 				created_at = EXCLUDED.created_at, completed_at = NULL
 			RETURNING id)
 		DELETE FROM transcript_segments WHERE transcript_id IN (SELECT id FROM t)`,
-		req.AccountID, *recID, res.CallID, c.Minutes, c.CostPence, req.Now)
+		req.AccountID, *call.recID, res.CallID, c.Minutes, c.CostPence, req.Now)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return res, fmt.Errorf("record the transcription charge: %w", err)
+		return charge, fmt.Errorf("record the transcription charge: %w", err)
 	}
-	res.Outcome, res.Status, res.SummaryStatus, res.Charge = TranscribeStarted, "pending", "pending", &charge
-	return res, nil
+	return charge, nil
 }
 
 func minutesWord(n int) string {
