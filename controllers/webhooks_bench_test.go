@@ -91,6 +91,7 @@ func (r *benchRun) startManager() {
 		engine.First.Off = true
 	}
 	maxPending, _ := strconv.Atoi(os.Getenv("BENCH_MAX_PENDING")) // 0: the default
+	maxLive := benchMaxLive()
 	// As serve does, endpoints come from the watched cache once it has seen the account's
 	// last write through the API (these endpoints are written directly: at once).
 	endpoints := &delivery.WatchedEndpoints{Cache: m.GetCache(), Live: m.GetAPIReader()}
@@ -98,13 +99,21 @@ func (r *benchRun) startManager() {
 		r.b.Fatal(err)
 	}
 	if err := m.Add(&delivery.Dispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Endpoints: endpoints, Store: r.st, Clock: r.clk,
-		Engine: engine, MaxPending: maxPending, Log: logr.Discard()}); err != nil {
+		Engine: engine, MaxPending: maxPending, MaxLive: maxLive, Log: logr.Discard()}); err != nil {
 		r.b.Fatal(err)
 	}
 	mctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); _ = m.Start(mctx) }()
 	r.stop = func() { cancel(); <-done }
+}
+
+// benchMaxLive is the cap on live WebhookDeliveries: BENCH_MAX_LIVE, or the shipped default.
+func benchMaxLive() int {
+	if n, err := strconv.Atoi(os.Getenv("BENCH_MAX_LIVE")); err == nil && n > 0 {
+		return n
+	}
+	return delivery.DefaultMaxLiveDeliveries
 }
 
 func (r *benchRun) setup(clk clock.WithTicker) {

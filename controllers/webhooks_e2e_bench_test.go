@@ -122,6 +122,16 @@ func BenchmarkWebhookEndToEnd(b *testing.B) {
 	}
 	cp, kube, st := startBenchStack(b)
 	platform := startPlatform(b, st)
+	// BENCH_E2E_OTHER_ACCOUNTS runs the cases beside that many other accounts with five
+	// endpoints each (made as BenchmarkWebhookEndpointScale makes them), to compare with the
+	// one-account figures.
+	if others := envInt("BENCH_E2E_OTHER_ACCOUNTS", 0); others > 0 {
+		idle := benchkit.NewReceiver()
+		defer idle.Srv.Close()
+		t0 := time.Now()
+		makeScaleAccounts(b, kube, st, others, 5, func(int) string { return idle.Srv.URL })
+		fmt.Printf("  beside %d other accounts with %d endpoints, made in %.1fs\n", others, others*5, time.Since(t0).Seconds())
+	}
 
 	number := 0
 	run := func(name string, endpoints, n, rate int) {
