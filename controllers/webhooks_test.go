@@ -190,6 +190,8 @@ type whEnv struct {
 	maxLivePerEndpoint int
 	// firstMaxWaiting is the engine's MaxWaiting (0: its default).
 	firstMaxWaiting int
+	// probeInterval is the engine's ProbeInterval (0: its default).
+	probeInterval time.Duration
 	// dispatcherClient, when set, wraps the client the dispatcher creates deliveries with.
 	dispatcherClient func(client.Client) client.Client
 }
@@ -251,6 +253,7 @@ func (e *whEnv) start() {
 	engine, err := delivery.NewEngine(ctx, m, delivery.EngineOptions{Sender: sender, Store: e.st, Clock: e.clk, Log: GinkgoLogr})
 	Expect(err).NotTo(HaveOccurred())
 	engine.First.MaxWaiting = e.firstMaxWaiting
+	engine.First.ProbeInterval = e.probeInterval
 	Expect((&WebhookDeliveryReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk, Engine: engine,
 		MaxRequeue: 100 * time.Millisecond, Recorder: m.GetEventRecorder("switchboard-webhooks")}).SetupWithManager(ctx, m)).To(Succeed())
 	dispatcherClient := m.GetClient()
@@ -1172,6 +1175,76 @@ var _ = Describe("Webhook delivery", func() {
 		for _, id := range ids {
 			Expect(got[id.String()]).To(Equal(1), "event %s delivered once after the recovery", id)
 		}
+	})
+
+	It("probes a failing endpoint whose deliveries are deferred, so that once it answers again its new events arrive without waiting for a retry", func() {
+		e.stop()
+		e.maxLivePerEndpoint = 1
+		e.firstMaxWaiting = 1
+		e.probeInterval = 500 * time.Millisecond
+		e.start()
+		stuck := startReceiver()
+		stuck.status.Store(503)
+		stuckEp, _ := e.endpointAt(stuck, "whep-down")
+		deferred := func() int64 {
+			n, err := e.st.DeferredDeliveries(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			return n
+		}
+		sentTo := func(id uuid.UUID) int {
+			n := 0
+			for _, r := range stuck.all() {
+				if strings.Contains(string(r.body), id.String()) {
+					n++
+				}
+			}
+			return n
+		}
+		succeeded := func(id uuid.UUID) bool {
+			for _, h := range e.history(id) {
+				if h.Endpoint == stuckEp.Name && h.Status == "succeeded" {
+					return true
+				}
+			}
+			return false
+		}
+		// The first event's attempt fails and its resource takes the endpoint's one place.
+		first := e.event(events.CallEnded)
+		Eventually(func() []switchboardv1alpha1.WebhookDelivery { return e.live(first) }).WithTimeout(20 * time.Second).Should(HaveLen(1))
+		// The endpoint's status shows it failing for longer than the grace.
+		e.clk.Step(15 * time.Second)
+		Eventually(func(g Gomega) {
+			ep := &switchboardv1alpha1.WebhookEndpoint{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(stuckEp), ep)).To(Succeed())
+			g.Expect(ep.Status.FailingSince).NotTo(BeNil())
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+		// No room: the next event is attempted once (a probe), fails, and is deferred.
+		second := e.event(events.CallEnded)
+		Eventually(deferred).WithTimeout(20 * time.Second).Should(BeEquivalentTo(1))
+		Expect(sentTo(second)).To(Equal(1), "the probe reached the endpoint")
+
+		// The endpoint answers again. Without a retry falling due (the clock stands still),
+		// the next event's probe finds it and the event is delivered at once.
+		stuck.status.Store(204)
+		time.Sleep(e.probeInterval)
+		third := e.event(events.CallEnded)
+		Eventually(func() bool { return succeeded(third) }).WithTimeout(20 * time.Second).Should(BeTrue())
+		Expect(sentTo(first)).To(Equal(1), "the first event's retry is not due yet")
+		// The status clears, and the events after it are plain first attempts.
+		fourth := e.event(events.CallEnded)
+		Eventually(func() bool { return succeeded(fourth) }).WithTimeout(20 * time.Second).Should(BeTrue())
+
+		// The retry falls due: the first succeeds, its place promotes the deferred second, and
+		// every event arrives exactly once after the recovery.
+		Eventually(func() bool {
+			e.clk.Step(time.Minute)
+			return succeeded(first) && succeeded(second)
+		}).WithTimeout(60 * time.Second).WithPolling(200 * time.Millisecond).Should(BeTrue())
+		Expect(deferred()).To(BeZero())
+		Expect(sentTo(first)).To(Equal(2))
+		Expect(sentTo(second)).To(Equal(2))
+		Expect(sentTo(third)).To(Equal(1))
+		Expect(sentTo(fourth)).To(Equal(1))
 	})
 
 	It("records the deferred deliveries of an endpoint paused meanwhile as cancelled, resendable", func() {

@@ -33,6 +33,13 @@ type AdmissionFacts struct {
 	// Admitted is the endpoint's first attempts waiting for a slot or in flight; Total all
 	// endpoints'.
 	Admitted, Total int
+	// NoRoom: a delivery to the endpoint that needs a resource would be deferred now (the
+	// live deliveries are at a cap), so the controller would not attempt it until room frees.
+	NoRoom bool
+	// SinceProbe is the time since the last probe of the endpoint (ProbeWhileDeferred) began;
+	// Probed is false when there has been none.
+	Probed     bool
+	SinceProbe time.Duration
 }
 
 // AdmissionLimits are the bounds the rules apply.
@@ -45,6 +52,9 @@ type AdmissionLimits struct {
 	Cooldown    time.Duration
 	// MaxWaiting bounds one endpoint's admitted first attempts, Total all of them.
 	MaxWaiting, Total int
+	// ProbeInterval is how often a failing endpoint whose deliveries are being deferred is
+	// probed with one of them (ProbeWhileDeferred).
+	ProbeInterval time.Duration
 	// Off: the engine makes no first attempts; every delivery becomes a resource.
 	Off bool
 }
@@ -89,6 +99,16 @@ var (
 	// looks at the history first.
 	RepeatedEvent = AdmissionRule{Name: "RepeatedEvent", Route: RouteController,
 		Holds: func(f AdmissionFacts, _ AdmissionLimits) bool { return f.Repeat }}
+	// ProbeWhileDeferred: the endpoint is failing and its deliveries are being deferred for
+	// want of room, so no attempt would reach it until a live delivery's next retry (up to
+	// hours away) finishes; one delivery at a time, every ProbeInterval, is attempted first,
+	// so that an endpoint that answers again is seen to, and takes first attempts again, when
+	// its next event arrives. A probe that fails is deferred like the rest.
+	ProbeWhileDeferred = AdmissionRule{Name: "ProbeWhileDeferred", Route: RouteFirstAttempt,
+		Holds: func(f AdmissionFacts, l AdmissionLimits) bool {
+			failing := (f.Failing && f.FailingFor >= l.FailingGrace) || f.Streak >= l.MaxFailures
+			return failing && f.NoRoom && f.Admitted == 0 && f.Total < l.Total && (!f.Probed || f.SinceProbe >= l.ProbeInterval)
+		}}
 	// EndpointFailing: the status has shown the endpoint failing for the grace period (it is
 	// down; the status outlives a restart). failingSince is the start of the first failed
 	// attempt, so an endpoint that hangs past the attempt timeout is past the grace at once.
@@ -112,8 +132,10 @@ var (
 )
 
 // FirstAdmission decides each claimed delivery's route.
-var FirstAdmission = AdmissionChain{EndpointNotActive, FirstAttemptsOff, RepeatedEvent, EndpointFailing, FailureStreak, EndpointQueueFull, EngineFull}
+var FirstAdmission = AdmissionChain{EndpointNotActive, FirstAttemptsOff, RepeatedEvent, ProbeWhileDeferred, EndpointFailing, FailureStreak,
+	EndpointQueueFull, EngineFull}
 
 // EndpointHealth is the part of FirstAdmission that an admitted first attempt checks again
-// when it gets its slot: the endpoint may have begun failing while it waited.
+// when it gets its slot: the endpoint may have begun failing while it waited. A probe
+// (ProbeWhileDeferred) is not checked again: it was admitted because the endpoint fails.
 var EndpointHealth = AdmissionChain{EndpointFailing, FailureStreak}

@@ -6,7 +6,8 @@ import (
 )
 
 func TestFirstAdmission(t *testing.T) {
-	limits := AdmissionLimits{FailingGrace: 10 * time.Second, MaxFailures: 8, Cooldown: time.Second, MaxWaiting: 256, Total: 1024}
+	limits := AdmissionLimits{FailingGrace: 10 * time.Second, MaxFailures: 8, Cooldown: time.Second, MaxWaiting: 256, Total: 1024,
+		ProbeInterval: 30 * time.Second}
 	healthy := AdmissionFacts{Deliverable: true}
 	with := func(change func(*AdmissionFacts)) AdmissionFacts {
 		f := healthy
@@ -33,6 +34,29 @@ func TestFirstAdmission(t *testing.T) {
 		{"the status decides whatever the cooldown", with(func(f *AdmissionFacts) {
 			f.Failing, f.FailingFor, f.Streak, f.SinceStreak = true, time.Minute, 8, time.Minute
 		}), RouteController, "EndpointFailing"},
+		{"failing, no room, never probed: a probe", with(func(f *AdmissionFacts) { f.Failing, f.FailingFor, f.NoRoom = true, time.Hour, true }),
+			RouteFirstAttempt, "ProbeWhileDeferred"},
+		{"a streak, no room: a probe", with(func(f *AdmissionFacts) { f.Streak, f.NoRoom = 8, true }), RouteFirstAttempt, "ProbeWhileDeferred"},
+		{"failing, room left: the controller attempts it", with(func(f *AdmissionFacts) { f.Failing, f.FailingFor = true, time.Hour }),
+			RouteController, "EndpointFailing"},
+		{"failing, no room, probed 29 s ago", with(func(f *AdmissionFacts) {
+			f.Failing, f.FailingFor, f.NoRoom, f.Probed, f.SinceProbe = true, time.Hour, true, true, 29*time.Second
+		}), RouteController, "EndpointFailing"},
+		{"failing, no room, probed 30 s ago", with(func(f *AdmissionFacts) {
+			f.Failing, f.FailingFor, f.NoRoom, f.Probed, f.SinceProbe = true, time.Hour, true, true, 30*time.Second
+		}), RouteFirstAttempt, "ProbeWhileDeferred"},
+		{"failing, no room, a probe under way", with(func(f *AdmissionFacts) {
+			f.Failing, f.FailingFor, f.NoRoom, f.Admitted = true, time.Hour, true, 1
+		}), RouteController, "EndpointFailing"},
+		{"failing, no room, the engine full", with(func(f *AdmissionFacts) { f.Failing, f.FailingFor, f.NoRoom, f.Total = true, time.Hour, true, 1024 }),
+			RouteController, "EndpointFailing"},
+		{"failing for a moment only, no room: a plain first attempt", with(func(f *AdmissionFacts) {
+			f.Failing, f.FailingFor, f.NoRoom = true, time.Second, true
+		}), RouteFirstAttempt, RuleAdmitted},
+		{"paused, no room: cancelled", with(func(f *AdmissionFacts) {
+			f.Deliverable, f.Failing, f.FailingFor, f.NoRoom = false, true, time.Hour, true
+		}),
+			RouteCancelled, "EndpointNotActive"},
 		{"one below the endpoint's bound", with(func(f *AdmissionFacts) { f.Admitted = 255 }), RouteFirstAttempt, RuleAdmitted},
 		{"the endpoint's bound", with(func(f *AdmissionFacts) { f.Admitted = 256 }), RouteController, "EndpointQueueFull"},
 		{"the engine's bound", with(func(f *AdmissionFacts) { f.Total = 1024 }), RouteController, "EngineFull"},

@@ -206,6 +206,13 @@ func (b *Backlog) ReserveIfRoom(delivery, endpoint types.NamespacedName, maxLive
 	return live + 1, true
 }
 
+// HasRoom is whether ReserveIfRoom would count a new delivery to endpoint now.
+func (b *Backlog) HasRoom(endpoint types.NamespacedName, maxLive, maxTotal int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return (maxLive <= 0 || b.live[endpoint] < maxLive) && (maxTotal <= 0 || len(b.deliveries) < maxTotal)
+}
+
 // Unreserve drops a reservation whose creation failed (unless the cache has shown it since).
 func (b *Backlog) Unreserve(delivery types.NamespacedName) {
 	b.mu.Lock()

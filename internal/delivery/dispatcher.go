@@ -427,7 +427,7 @@ func (w *Dispatcher) fanOut(ctx context.Context, evs []store.PendingEvent) (done
 				continue
 			}
 			// The engine admits first attempts here, so that the next pass's limit sees them.
-			admitted, route, rule := w.Engine.First.Admit(ep, ev.Repeat)
+			admitted, route, rule := w.Engine.First.Admit(ep, ev.Repeat, w.noRoom(ep))
 			p.left.Add(1)
 			w.queued.Add(1)
 			w.accounts.add(ev.AccountID, 0, 1)
@@ -565,7 +565,7 @@ func (w *Dispatcher) deliver(ctx context.Context, ev store.PendingEvent, ep *swi
 			metrics.WebhookDeliveryRouted(string(adm.route), adm.rule)
 			p.left.Add(1)
 			w.jobs.Add(1)
-			go w.firstAttempt(ctx, ev, ep, secret, adm.done, p)
+			go w.firstAttempt(ctx, ev, ep, secret, adm.done, adm.rule == ProbeWhileDeferred.Name, p)
 			return nil
 		}
 		adm.done()
@@ -586,14 +586,14 @@ func (w *Dispatcher) deliver(ctx context.Context, ev store.PendingEvent, ep *swi
 // firstAttempt runs an admitted first attempt, hands the delivery to the controller when it
 // needs it, and finishes the event when it is the event's last part.
 func (w *Dispatcher) firstAttempt(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint, secret string,
-	admitted func(), p *eventProgress) {
+	admitted func(), probe bool, p *eventProgress) {
 	defer w.jobs.Done()
 	ok := func() bool {
 		defer admitted()
 		name := webhooks.DeliveryName(ev.ID.String(), ep.Name, ev.DeliverySalt())
 		res, sentAt, outcome, err := w.Engine.FirstAttempt(ctx, FirstAttempt{Endpoint: ep, Secret: secret,
 			AccountPublicID: ev.AccountPublicID, DeliveryName: name, EventID: ev.ID, EventType: ev.Type, Body: ev.Body,
-			CreatedAt: w.Clock.Now(), EventCreatedAt: ev.CreatedAt})
+			CreatedAt: w.Clock.Now(), EventCreatedAt: ev.CreatedAt, Probe: probe})
 		// A hand-off takes one of the endpoint's lanes: a hanging endpoint's waiting first
 		// attempts all end together when its first ones time out.
 		switch outcome {
@@ -662,6 +662,12 @@ func (w *Dispatcher) createDelivery(ctx context.Context, ev store.PendingEvent, 
 		w.Engine.Backlog.Unreserve(client.ObjectKeyFromObject(d))
 	}
 	return err
+}
+
+// noRoom is whether a resource for a delivery to ep would be deferred now: its endpoint's or
+// all live deliveries are at their cap.
+func (w *Dispatcher) noRoom(ep *switchboardv1alpha1.WebhookEndpoint) bool {
+	return w.Engine.Backlog != nil && !w.Engine.Backlog.HasRoom(client.ObjectKeyFromObject(ep), w.MaxLivePerEndpoint, w.MaxLive)
 }
 
 // recordCancelled lists the event's delivery to ep as cancelled (resendable), without a

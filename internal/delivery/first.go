@@ -40,6 +40,9 @@ type FirstAttempts struct {
 	// Pacing). See endpointFailing.
 	MaxFailures int
 	Cooldown    time.Duration
+	// ProbeInterval: how often a failing endpoint whose deliveries are deferred gets one
+	// first attempt (ProbeWhileDeferred; default DefaultProbeInterval, on Pacing).
+	ProbeInterval time.Duration
 	// Stall is how long an endpoint may go without an attempt that succeeds and still count
 	// as keeping up (default 500 ms): see Room. Pacing measures it (default the real clock,
 	// whatever Clock is: like the dispatcher's poll interval it only paces the claims and
@@ -61,7 +64,15 @@ type FirstAttempts struct {
 	changed chan struct{}
 	// failures are the endpoints whose latest first attempts failed.
 	failures map[types.NamespacedName]failureStreak
+	// probed is when each failing endpoint was last probed (ProbeWhileDeferred), on Pacing;
+	// an endpoint leaves it when a first attempt to it succeeds.
+	probed map[types.NamespacedName]time.Time
 }
+
+// DefaultProbeInterval is how often a failing endpoint whose deliveries are deferred is
+// probed: half the spec's first retry, so that a receiver that answers again gets its new
+// events within a minute of answering.
+const DefaultProbeInterval = 30 * time.Second
 
 // failureStreak is an endpoint's first attempts that failed in a row, and the last one's
 // time (from Clock, to compare with its status) and when it was noted (from Pacing).
@@ -109,6 +120,9 @@ type FirstAttempt struct {
 	CreatedAt time.Time
 	// EventCreatedAt is when the event was queued (for the event-to-success latency).
 	EventCreatedAt time.Time
+	// Probe: admitted by ProbeWhileDeferred, because the endpoint fails; not held back by
+	// EndpointHealth once it has its slot.
+	Probe bool
 }
 
 func (f *FirstAttempts) defaults() {
@@ -136,9 +150,13 @@ func (f *FirstAttempts) defaults() {
 	if f.Pacing == nil {
 		f.Pacing = clock.RealClock{}
 	}
+	if f.ProbeInterval <= 0 {
+		f.ProbeInterval = DefaultProbeInterval
+	}
 	if f.load == nil {
 		f.load = map[types.NamespacedName]*endpointLoad{}
 		f.failures = map[types.NamespacedName]failureStreak{}
+		f.probed = map[types.NamespacedName]time.Time{}
 		f.changed = make(chan struct{}, 1)
 	}
 }
@@ -254,18 +272,22 @@ func (f *FirstAttempts) Free() int {
 
 // Admit decides the route of a delivery to ep by FirstAdmission and, for a first attempt,
 // lets it wait for a slot; done, which must be called once the attempt is over, is safe to
-// call twice. repeat is whether the event was claimed before. rule names the rule that
-// decided (RuleAdmitted for a first attempt).
-func (f *FirstAttempts) Admit(ep *switchboardv1alpha1.WebhookEndpoint, repeat bool) (done func(), route Route, rule string) {
+// call twice. repeat is whether the event was claimed before; noRoom whether a resource for
+// the delivery would be deferred now. rule names the rule that decided (RuleAdmitted for a
+// first attempt, ProbeWhileDeferred for a probe).
+func (f *FirstAttempts) Admit(ep *switchboardv1alpha1.WebhookEndpoint, repeat, noRoom bool) (done func(), route Route, rule string) {
 	key := client.ObjectKeyFromObject(ep)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.defaults()
 	l := f.load[key]
 	facts := f.factsLocked(key, ep, l)
-	facts.Repeat = repeat
+	facts.Repeat, facts.NoRoom = repeat, noRoom
 	if route, rule = FirstAdmission.Decide(facts, f.limits()); route != RouteFirstAttempt {
 		return nil, route, rule
+	}
+	if rule == ProbeWhileDeferred.Name {
+		f.probed[key] = f.Pacing.Now()
 	}
 	if l == nil {
 		l = &endpointLoad{progress: f.Pacing.Now()}
@@ -287,7 +309,7 @@ func (f *FirstAttempts) Admit(ep *switchboardv1alpha1.WebhookEndpoint, repeat bo
 // limits are the bounds FirstAdmission applies.
 func (f *FirstAttempts) limits() AdmissionLimits {
 	return AdmissionLimits{FailingGrace: failingGrace, MaxFailures: f.MaxFailures, Cooldown: f.Cooldown, MaxWaiting: f.MaxWaiting, Total: f.Total,
-		Off: f.Off}
+		ProbeInterval: f.ProbeInterval, Off: f.Off}
 }
 
 // failing reports whether an admitted first attempt to ep, now that it has its slot, is held
@@ -320,6 +342,9 @@ func (f *FirstAttempts) factsLocked(key types.NamespacedName, ep *switchboardv1a
 	if l != nil {
 		facts.Admitted = l.admitted
 	}
+	if at, ok := f.probed[key]; ok {
+		facts.Probed, facts.SinceProbe = true, f.Pacing.Now().Sub(at)
+	}
 	return facts
 }
 
@@ -335,6 +360,7 @@ func (f *FirstAttempts) noteOutcome(key types.NamespacedName, ok bool, at time.T
 		return
 	}
 	delete(f.failures, key)
+	delete(f.probed, key)
 	if l := f.load[key]; l != nil {
 		l.noteSuccess(f.Pacing.Now())
 		f.signalLocked()
@@ -352,7 +378,7 @@ func (e *Engine) FirstAttempt(ctx context.Context, a FirstAttempt) (webhooks.Res
 		return webhooks.Result{}, time.Time{}, Abandoned, nil
 	}
 	// Admitted already: past a streak's cooldown it goes ahead (at most the slots at once).
-	if held, _ := e.First.failing(epKey, a.Endpoint); held {
+	if held, _ := e.First.failing(epKey, a.Endpoint); held && !a.Probe {
 		release()
 		return webhooks.Result{}, time.Time{}, NotAttempted, nil
 	}

@@ -18,7 +18,7 @@ func endpointNamed(name string) *switchboardv1alpha1.WebhookEndpoint {
 // admit is Admit for a delivery of an event claimed for the first time; ok is whether it
 // became a first attempt.
 func admit(f *FirstAttempts, ep *switchboardv1alpha1.WebhookEndpoint) (done func(), ok bool) {
-	done, route, _ := f.Admit(ep, false)
+	done, route, _ := f.Admit(ep, false, false)
 	return done, route == RouteFirstAttempt
 }
 
@@ -30,13 +30,13 @@ func TestAdmitBoundsWaitingPerEndpointAndInAll(t *testing.T) {
 	if !ok1 || !ok2 {
 		t.Fatal("the first two attempts to an endpoint were not admitted")
 	}
-	if _, route, rule := f.Admit(a, false); route != RouteController || rule != EndpointQueueFull.Name {
+	if _, route, rule := f.Admit(a, false, false); route != RouteController || rule != EndpointQueueFull.Name {
 		t.Fatalf("a third attempt to one endpoint: %s by %s, want the controller by %s", route, rule, EndpointQueueFull.Name)
 	}
 	if _, ok := admit(f, b); !ok {
 		t.Fatal("another endpoint was refused while room was left")
 	}
-	if _, route, rule := f.Admit(b, false); route != RouteController || rule != EngineFull.Name {
+	if _, route, rule := f.Admit(b, false, false); route != RouteController || rule != EngineFull.Name {
 		t.Fatalf("past Total: %s by %s, want the controller by %s", route, rule, EngineFull.Name)
 	}
 	if got := f.Free(); got != 0 {
@@ -211,5 +211,50 @@ func TestEndpointLagging(t *testing.T) {
 				t.Errorf("endpointLagging = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// A failing endpoint whose deliveries are deferred is probed once, then not again until the
+// probe is over and ProbeInterval has passed; a probe that succeeds ends the probing.
+func TestAdmitProbesAFailingEndpointWhileDeliveriesAreDeferred(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(t0)
+	f := &FirstAttempts{Clock: clk, Pacing: clk}
+	ep := endpointNamed("whep-a")
+	ep.Status.FailingSince = &metav1.Time{Time: t0.Add(-time.Hour)}
+	route := func(noRoom bool) (func(), string) {
+		done, _, rule := f.Admit(ep, false, noRoom)
+		return done, rule
+	}
+	if _, rule := route(false); rule != EndpointFailing.Name {
+		t.Fatalf("with room: %s, want %s", rule, EndpointFailing.Name)
+	}
+	probe, rule := route(true)
+	if rule != ProbeWhileDeferred.Name {
+		t.Fatalf("no room: %s, want %s", rule, ProbeWhileDeferred.Name)
+	}
+	if _, rule := route(true); rule != EndpointFailing.Name {
+		t.Errorf("a second while the probe is under way: %s, want %s", rule, EndpointFailing.Name)
+	}
+	f.noteOutcome(keyOf(ep), false, clk.Now())
+	probe()
+	clk.SetTime(t0.Add(DefaultProbeInterval - time.Second))
+	if _, rule := route(true); rule != EndpointFailing.Name {
+		t.Errorf("within the interval after a failed probe: %s, want %s", rule, EndpointFailing.Name)
+	}
+	clk.SetTime(t0.Add(DefaultProbeInterval))
+	probe, rule = route(true)
+	if rule != ProbeWhileDeferred.Name {
+		t.Fatalf("after the interval: %s, want %s", rule, ProbeWhileDeferred.Name)
+	}
+	// The endpoint answers again: the probe succeeds and the status clears.
+	f.noteOutcome(keyOf(ep), true, clk.Now())
+	probe()
+	ep.Status.FailingSince = nil
+	if _, rule := route(true); rule != RuleAdmitted {
+		t.Errorf("after a probe succeeded: %s, want %s", rule, RuleAdmitted)
+	}
+	if len(f.probed) != 0 {
+		t.Errorf("probe times kept after the endpoint recovered: %v", f.probed)
 	}
 }
