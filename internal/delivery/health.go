@@ -22,14 +22,17 @@ import (
 // answers are mixed (failingSince flips with every failure after a success), so outcomes
 // are coalesced: an endpoint's status is written at most once per Gap, with the
 // net result of the attempts since the last write, and only when that changes failingSince
-// or the response code, or the last write is a minute old.
+// or the response code, or the last write is an hour old.
 
 // DefaultHealthWriteGap is HealthWriter.Gap's default. The 24-hour switch-off and the
 // dispatcher's 10-second "failing" grace read failingSince; a second's delay moves neither.
 const DefaultHealthWriteGap = time.Second
 
 // healthRefresh is how old lastDeliveryAt may get before an unchanged outcome is written.
-const healthRefresh = time.Minute
+// Most endpoints of a fleet receive less than one delivery a minute, so a shorter refresh
+// would make nearly every delivery an API-server write (and etcd revision) for a field only
+// people read.
+const healthRefresh = time.Hour
 
 // attemptOutcome is one attempt's result, as the endpoint's status records it.
 type attemptOutcome struct {

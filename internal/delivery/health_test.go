@@ -34,7 +34,8 @@ func TestApplyAttemptOutcomes(t *testing.T) {
 		{"order is by send time, not arrival", healthy, []attemptOutcome{okAt(6), fail(5)}, false, nil, 204, mt(0)},
 		{"success then failure: failing since the failure", failing, []attemptOutcome{okAt(5), fail(7), fail(8)}, true, mt(7), 500, mt(8)},
 		{"a new code alone is written", healthy, []attemptOutcome{{ok: true, code: 200, at: at(5)}}, true, nil, 200, mt(5)},
-		{"unchanged but a minute old: refreshed", healthy, []attemptOutcome{okAt(0).plus(61 * time.Second)}, true, nil, 204, mt(61)},
+		{"unchanged and a minute old: not written", healthy, []attemptOutcome{okAt(0).plus(61 * time.Second)}, false, nil, 204, mt(0)},
+		{"unchanged but an hour old: refreshed", healthy, []attemptOutcome{okAt(0).plus(time.Hour + time.Second)}, true, nil, 204, mt(3601)},
 		{"never written before", switchboardv1alpha1.WebhookEndpointStatus{}, []attemptOutcome{okAt(5)}, true, nil, 204, mt(5)},
 	}
 	for _, c := range cases {
