@@ -33,6 +33,7 @@ var operatorSecrets = map[string][]string{
 	"switchboard-database":     {"url"},
 	"switchboard-link-signing": {"key"},
 	"switchboard-platform":     {"token"},
+	"switchboard-realtime":     {"secret"},
 	"switchboard-s3":           {"access-key", "secret-key"}, // with config/components/s3-recordings
 	// With config/components/openai-speech; optional, for servers that want a key.
 	"switchboard-speech-engines": {"speech-api-key", "summary-api-key"},
