@@ -59,6 +59,9 @@ func TestCallScripts(t *testing.T) {
 	if len(callScripts) < 40 {
 		t.Errorf("%d call scripts, want at least 40", len(callScripts))
 	}
+	if held := len(callScripts) - heldOutFrom; held < 10 {
+		t.Errorf("%d held-out calls, want at least 10", held)
+	}
 	intents := map[string]bool{"repair_request": true, "book_appointment": true, "request_quote": true, "billing_query": true,
 		"delivery_query": true, "complaint": true, "cancellation": true, "callback_request": true, "general_enquiry": true}
 	seen := map[string]bool{}
