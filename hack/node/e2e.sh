@@ -31,6 +31,7 @@ kubectl create namespace "$NS" >/dev/null
 kubectl -n "$NS" create secret generic switchboard-database --from-literal=url="$DB" >/dev/null
 kubectl -n "$NS" create secret generic switchboard-link-signing --from-literal=key="$(openssl rand -base64 48)" >/dev/null
 kubectl -n "$NS" create secret generic switchboard-platform --from-literal=token="$(openssl rand -hex 16)" >/dev/null
+kubectl -n "$NS" create secret generic switchboard-realtime --from-literal=secret="$(openssl rand -base64 32)" >/dev/null
 mkdir -p "$RUN/recordings"
 chmod 0777 "$RUN/recordings"
 kubectl apply -f - >/dev/null <<YAML
@@ -65,6 +66,8 @@ key="$(cd "$ROOT" && DATABASE_URL="$DB" go run . admin create-account --name "E2
 body="$(curl -s -H "Authorization: Bearer $key" -w '\n%{http_code}' "$API/v1/me")"
 [[ "$(tail -n 1 <<<"$body")" == 200 ]] || fail "GET /v1/me with the owner's key: $body"
 grep -q '"E2E Plumbing Ltd"' <<<"$body" || fail "GET /v1/me does not name the account: $body"
+enabled="$(sed '$d' <<<"$body" | jq -r '.realtime.enabled')"
+[[ "$enabled" == true ]] || fail "GET /v1/me realtime.enabled: $enabled, want true: $body"
 # Both replicas serve: each pod's API answers on its own address too.
 for ip in $(kubectl -n "$NS" get pods -l control-plane=controller-manager -o jsonpath='{.items[*].status.podIP}'); do
   code="$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $key" "http://$ip:8080/v1/me")"
