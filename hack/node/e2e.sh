@@ -30,7 +30,8 @@ DB="postgres://postgres@$NODE_IP:$PGPORT/switchboard?sslmode=disable"
 kubectl create namespace "$NS" >/dev/null
 kubectl -n "$NS" create secret generic switchboard-database --from-literal=url="$DB" >/dev/null
 kubectl -n "$NS" create secret generic switchboard-link-signing --from-literal=key="$(openssl rand -base64 48)" >/dev/null
-kubectl -n "$NS" create secret generic switchboard-platform --from-literal=token="$(openssl rand -hex 16)" >/dev/null
+PLATFORM_TOKEN="$(openssl rand -hex 16)"
+kubectl -n "$NS" create secret generic switchboard-platform --from-literal=token="$PLATFORM_TOKEN" >/dev/null
 kubectl -n "$NS" create secret generic switchboard-realtime --from-literal=secret="$(openssl rand -base64 32)" >/dev/null
 mkdir -p "$RUN/recordings"
 chmod 0777 "$RUN/recordings"
@@ -60,8 +61,12 @@ fi
 API="http://$(kubectl -n "$NS" get service switchboard-api -o jsonpath='{.spec.clusterIP}'):80"
 code="$(curl -s -o /dev/null -w '%{http_code}' "$API/v1/me")"
 [[ "$code" == 401 ]] || fail "GET /v1/me without a key through the Service: $code, want 401"
-key="$(cd "$ROOT" && DATABASE_URL="$DB" go run . admin create-account --name "E2E Plumbing Ltd" \
-  --owner-email owner@e2e.example --owner-name "E2E Owner" | awk '$1 == "key" { print $2 }')"
+(cd "$ROOT" && go build -o "$RUN/switchboard" .)
+SB="$RUN/switchboard"
+created="$(DATABASE_URL="$DB" "$SB" admin create-account --name "E2E Plumbing Ltd" --addon integrations \
+  --owner-email owner@e2e.example --owner-name "E2E Owner")"
+key="$(awk '$1 == "key" { print $2 }' <<<"$created")"
+acct="$(awk '$1 == "account" { print $2 }' <<<"$created")"
 [[ -n "$key" ]] || fail "admin create-account printed no key"
 body="$(curl -s -H "Authorization: Bearer $key" -w '\n%{http_code}' "$API/v1/me")"
 [[ "$(tail -n 1 <<<"$body")" == 200 ]] || fail "GET /v1/me with the owner's key: $body"
@@ -74,3 +79,44 @@ for ip in $(kubectl -n "$NS" get pods -l control-plane=controller-manager -o jso
   [[ "$code" == 200 ]] || fail "pod $ip: GET /v1/me $code"
 done
 log "PASS: config/default serves the public API through the switchboard-api Service"
+
+# The live channel through the Service: clients reach it at public-base-url, so point that
+# at the Service (a changed setting rolls the pods), subscribe with `switchboard listen` and
+# report a call on the platform Service.
+sed -i "s|- public-base-url=.*|- public-base-url=$API|" "$RUN/config/default/kustomization.yaml"
+"$KUSTOMIZE" build "$RUN/config/default" | kubectl apply --server-side -f - >/dev/null
+kubectl -n "$NS" rollout status deployment/switchboard-controller-manager --timeout=240s >&2 ||
+  fail "the Deployment did not roll out with public-base-url=$API"
+DATABASE_URL="$DB" "$SB" admin add-number --account "$acct" --number "020 7946 0555" >/dev/null
+RECV_PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+python3 - "$RECV_PORT" "$RUN/received" <<'PY' &
+import http.server, sys
+port, out = int(sys.argv[1]), sys.argv[2]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        with open(out, "ab") as f:
+            f.write(body + b"\n")
+        self.send_response(204); self.end_headers()
+    def log_message(self, *a): pass
+http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
+PY
+RECV_PID=$!
+"$SB" listen --api-base "$API/v1" --key "$key" --config-dir "$RUN/listen" \
+  --forward-to "http://127.0.0.1:$RECV_PORT/hooks" >"$RUN/listen.log" 2>&1 &
+LISTEN_PID=$!
+trap 'kill $LISTEN_PID $RECV_PID 2>/dev/null; pg "$PG_BIN/pg_ctl" -D "$PGDIR/data" -m fast stop >/dev/null 2>&1; rm -rf "$PGDIR"' EXIT
+for _ in $(seq 60); do grep -q '^Ready' "$RUN/listen.log" && break; sleep 0.5; done
+grep -q '^Ready' "$RUN/listen.log" || fail "switchboard listen did not subscribe: $(cat "$RUN/listen.log")"
+PLATFORM="http://$(kubectl -n "$NS" get service switchboard-platform -o jsonpath='{.spec.clusterIP}'):8081"
+receipt="$(curl -s -H "Authorization: Bearer $PLATFORM_TOKEN" -H 'Content-Type: application/json' -w '\n%{http_code}' \
+  "$PLATFORM/platform/v1/calls" -d "{\"platform_ref\":\"e2e-live-1\",\"to\":\"020 7946 0555\",
+  \"from\":\"+44 7700 900123\",\"disposition\":\"answered\",\"started_at\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\",
+  \"duration_seconds\":95,\"talk_seconds\":80}")"
+[[ "$(tail -n 1 <<<"$receipt")" == 2* ]] || fail "POST /platform/v1/calls: $receipt"
+call="$(sed '$d' <<<"$receipt" | jq -r '.call_public_id')"
+for _ in $(seq 60); do grep -q "$call" "$RUN/received" 2>/dev/null && break; sleep 0.5; done
+grep -q "$call" "$RUN/received" 2>/dev/null ||
+  fail "no live event for call $call reached the receiver; listen: $(cat "$RUN/listen.log")"
+grep -q '"call.ended"' "$RUN/received" || fail "the live event is not call.ended: $(cat "$RUN/received")"
+log "PASS: realtime.enabled, and call.ended for $call arrived live through the Service"
