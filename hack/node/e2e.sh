@@ -9,6 +9,20 @@ KUSTOMIZE="${KUSTOMIZE:?the kustomize binary (make test-e2e sets it)}"
 NS=switchboard-system
 log() { echo "e2e: $*" >&2; }
 fail() { log "FAIL: $*"; exit 1; }
+# Waits until five GET /v1/me in a row answer 200 through the Service: kube-proxy drops the
+# old pods' addresses a moment after a rollout reports done.
+settle() {
+  local ok
+  for _ in $(seq 60); do
+    ok=0
+    for _ in 1 2 3 4 5; do
+      [[ "$(curl -s -m 2 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $key" "$API/v1/me")" == 200 ]] && ok=$((ok + 1))
+    done
+    [[ $ok == 5 ]] && return 0
+    sleep 0.5
+  done
+  fail "GET /v1/me through the Service did not settle after the rollout"
+}
 
 # PostgreSQL on the node's address, where the pods reach it (a throwaway cluster; its own
 # directory outside $RUN, which the postgres user cannot enter).
@@ -87,6 +101,7 @@ sed -i "s|- public-base-url=.*|- public-base-url=$API|" "$RUN/config/default/kus
 "$KUSTOMIZE" build "$RUN/config/default" | kubectl apply --server-side -f - >/dev/null
 kubectl -n "$NS" rollout status deployment/switchboard-controller-manager --timeout=240s >&2 ||
   fail "the Deployment did not roll out with public-base-url=$API"
+settle
 DATABASE_URL="$DB" "$SB" admin add-number --account "$acct" --number "020 7946 0555" >/dev/null
 RECV_PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 python3 - "$RECV_PORT" "$RUN/received" <<'PY' &
@@ -106,7 +121,7 @@ RECV_PID=$!
   --forward-to "http://127.0.0.1:$RECV_PORT/hooks" >"$RUN/listen.log" 2>&1 &
 LISTEN_PID=$!
 trap 'kill $LISTEN_PID $RECV_PID 2>/dev/null; pg "$PG_BIN/pg_ctl" -D "$PGDIR/data" -m fast stop >/dev/null 2>&1; rm -rf "$PGDIR"' EXIT
-for _ in $(seq 60); do grep -q '^Ready' "$RUN/listen.log" && break; sleep 0.5; done
+for _ in $(seq 120); do grep -q '^Ready' "$RUN/listen.log" && break; sleep 0.5; done
 grep -q '^Ready' "$RUN/listen.log" || fail "switchboard listen did not subscribe: $(cat "$RUN/listen.log")"
 PLATFORM="http://$(kubectl -n "$NS" get service switchboard-platform -o jsonpath='{.spec.clusterIP}'):8081"
 receipt="$(curl -s -H "Authorization: Bearer $PLATFORM_TOKEN" -H 'Content-Type: application/json' -w '\n%{http_code}' \
@@ -120,3 +135,49 @@ grep -q "$call" "$RUN/received" 2>/dev/null ||
   fail "no live event for call $call reached the receiver; listen: $(cat "$RUN/listen.log")"
 grep -q '"call.ended"' "$RUN/received" || fail "the live event is not call.ended: $(cat "$RUN/received")"
 log "PASS: realtime.enabled, and call.ended for $call arrived live through the Service"
+
+# A rolling update under load: calls reported 20 a second and GET /v1/me once a second, through the
+# Services for the whole `rollout restart`, each call's call.ended delivered over HTTPS to a
+# receiver on the node. The receiver is on a private address with its own CA, which the
+# deployed copy (only) is told to trust.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=e2e-receiver \
+  -addext "subjectAltName=IP:$NODE_IP" -keyout "$RUN/receiver.key" -out "$RUN/receiver.pem" 2>/dev/null
+kubectl -n "$NS" create configmap e2e-webhook-ca --from-file=ca.pem="$RUN/receiver.pem" >/dev/null
+kubectl -n "$NS" patch deployment switchboard-controller-manager --type=json -p '[
+  {"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--webhook-allow-private-targets"},
+  {"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--webhook-ca-file=/etc/e2e-webhook-ca/ca.pem"},
+  {"op":"add","path":"/spec/template/spec/volumes/-","value":{"name":"e2e-webhook-ca","configMap":{"name":"e2e-webhook-ca"}}},
+  {"op":"add","path":"/spec/template/spec/containers/0/volumeMounts/-","value":{"name":"e2e-webhook-ca","mountPath":"/etc/e2e-webhook-ca"}}]' >/dev/null
+kubectl -n "$NS" rollout status deployment/switchboard-controller-manager --timeout=240s >&2 ||
+  fail "the Deployment did not roll out with the receiver's CA"
+settle
+HOOK_PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+# Old pods serve for their preStop sleep, refusing the private address: ask again.
+for _ in $(seq 60); do
+  endpoint="$(curl -s -m 10 -H "Authorization: Bearer $key" -H 'Content-Type: application/json' -w '\n%{http_code}' "$API/v1/webhooks" \
+    -d "{\"name\":\"rollout\",\"url\":\"https://$NODE_IP:$HOOK_PORT/hooks\",\"events\":[\"call.ended\"]}" || true)"
+  [[ "$(tail -n 1 <<<"$endpoint")" == 201 ]] && break
+  sleep 0.5
+done
+[[ "$(tail -n 1 <<<"$endpoint")" == 201 ]] || fail "POST /v1/webhooks: $endpoint"
+rm -f "$RUN/load.stop"
+python3 "$ROOT/hack/node/rollout_load.py" "$NODE_IP" "$HOOK_PORT" "$RUN/receiver.pem" "$RUN/receiver.key" \
+  "$PLATFORM" "$PLATFORM_TOKEN" "$API" "$key" "020 7946 0555" "$RUN/load.stop" "$RUN/load.json" &
+LOAD_PID=$!
+sleep 5
+t0="$(date +%s.%N)"
+kubectl -n "$NS" rollout restart deployment/switchboard-controller-manager >/dev/null
+kubectl -n "$NS" rollout status deployment/switchboard-controller-manager --timeout=300s >/dev/null ||
+  fail "the rollout restart did not complete"
+t1="$(date +%s.%N)"
+sleep 5
+touch "$RUN/load.stop"
+wait "$LOAD_PID" || fail "the load generator failed"
+log "rollout under load: $(cat "$RUN/load.json")"
+rollout_s="$(python3 -c "print(round($t1 - $t0, 1))")"
+log "rollout restart to all pods ready: ${rollout_s}s"
+jq -e '.reported > 0 and .lost == 0 and .duplicates == 0' "$RUN/load.json" >/dev/null ||
+  fail "events lost or delivered twice in the rollout"
+jq -e '[.answers[] | to_entries[] | select((.key | test("^(2..|503)$")) | not)] | length == 0' "$RUN/load.json" >/dev/null ||
+  fail "answers other than 2xx and 503 in the rollout"
+log "PASS: a rollout restart under load lost no event, delivered none twice, answered only 2xx/503"
