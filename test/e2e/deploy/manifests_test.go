@@ -386,6 +386,10 @@ func checkWiring(t *testing.T, r rendered, s3, engines bool) {
 		if args["public-base-url"] == "" || args["link-signing-key-file"] == "" || args["smtp-addr"] == "" {
 			t.Errorf("args %v lack the public base URL, the link signing key or the SMTP relay", args)
 		}
+		// Without it the live channel is off: GET /v1/me says realtime.enabled false.
+		if args["realtime-secret-file"] == "" {
+			t.Errorf("args %v lack the live channel's secret file", args)
+		}
 	})
 
 	t.Run("metrics over HTTPS with authn and authz", func(t *testing.T) {
