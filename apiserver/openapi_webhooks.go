@@ -9,14 +9,14 @@ import (
 	"github.com/swaggest/openapi-go/openapi31"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/events"
+	"github.com/switchboard-dev/switchboard/internal/webhook/events"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
 // The webhooks section of the description: the requests the service sends to endpoints,
 // which no route of the container serves.
 
-// addWebhookPayload puts the schemas of the webhook payload (internal/events), which no route
+// addWebhookPayload puts the schemas of the webhook payload (internal/webhook/events), which no route
 // takes or answers, in the components and returns the payload with every $ref inlined.
 func addWebhookPayload(refl *openapi31.Reflector) (map[string]any, error) {
 	components := refl.SpecEns().ComponentsEns()

@@ -17,9 +17,9 @@ import (
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/delivery"
-	"github.com/switchboard-dev/switchboard/internal/fleet"
 	"github.com/switchboard-dev/switchboard/internal/kubeapi"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/webhook/fleet"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 )
 
@@ -58,7 +58,7 @@ func webhookSender(o Options) (*webhooks.Sender, error) {
 
 // newDeliveryEngine builds webhook delivery's engine once per process, on the always-on
 // manager mgr: the first attempts from the outbox run on every replica, the per-endpoint
-// bound split among them (internal/fleet), and endpoints and signing secrets are read through
+// bound split among them (internal/webhook/fleet), and endpoints and signing secrets are read through
 // watched caches so that deliveries to existing endpoints go on while kube-apiserver is
 // down. It registers on mgr the fleet membership and the outbox dispatcher. Each leader
 // term's WebhookDelivery reconciler (setupWebhooks) is handed the same engine, so the bound

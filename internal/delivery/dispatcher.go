@@ -28,7 +28,7 @@ import (
 
 // Dispatcher fans undispatched outbox events out to deliveries: one per endpoint of
 // the event's account that subscribes to its type. It runs on every replica (the serve
-// process starts it while the replica stands in the delivery fleet, internal/fleet); claims
+// process starts it while the replica stands in the delivery fleet, internal/webhook/fleet); claims
 // never overlap (FOR UPDATE SKIP LOCKED). With First
 // set it is the delivery engine: first attempts are made from here, and a WebhookDelivery is
 // created only for a delivery that needs the controller.

@@ -14,7 +14,7 @@ import (
 type Slots struct {
 	perEndpoint int
 	// share, when set, is how many of an endpoint's perEndpoint slots this process may use
-	// now (its part of a bound held across replicas, internal/fleet); unset: all of them.
+	// now (its part of a bound held across replicas, internal/webhook/fleet); unset: all of them.
 	share func(endpoint types.NamespacedName) int
 	// wake is called, under no lock of the caller's, for the delivery a release picked; it
 	// returns false when the wake could not be sent (the delivery then comes back by itself
