@@ -11,9 +11,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 	"github.com/switchboard-dev/switchboard/test/support/apitest"
 	"github.com/switchboard-dev/switchboard/test/support/storetest"
@@ -94,7 +94,7 @@ func (h *webhookHarness) testRecover(t *testing.T) {
 		t.Errorf("second recover while queued: %s", resp)
 	}
 	// The dispatcher makes fresh deliveries of the same events; they are under way, so again nothing.
-	dispatcher := &delivery.Dispatcher{Client: h.kube, Reader: h.kube, Store: h.st, Clock: h.clk, Log: logr.Discard()}
+	dispatcher := &engine.Dispatcher{Client: h.kube, Reader: h.kube, Store: h.st, Clock: h.clk, Log: logr.Discard()}
 	if _, err := dispatcher.DispatchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}

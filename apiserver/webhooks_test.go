@@ -23,10 +23,10 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/apiserver"
 	"github.com/switchboard-dev/switchboard/internal/auth"
-	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
+	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 	"github.com/switchboard-dev/switchboard/test/support/apitest"
 	"github.com/switchboard-dev/switchboard/test/support/storetest"
@@ -428,7 +428,7 @@ func (h *webhookHarness) testTestEvent(t *testing.T) {
 	checkPending("while queued")
 	// Another endpoint of the account does not receive it.
 	other := h.create(t, tenant.OwnerKey, "https://hooks.example.com/t2")["public_id"].(string)
-	dispatcher := &delivery.Dispatcher{Client: h.kube, Reader: h.kube, Store: h.st, Clock: h.clk, Log: logr.Discard()}
+	dispatcher := &engine.Dispatcher{Client: h.kube, Reader: h.kube, Store: h.st, Clock: h.clk, Log: logr.Discard()}
 	if _, err := dispatcher.DispatchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -529,7 +529,7 @@ func (h *webhookHarness) testDeliveries(t *testing.T) {
 			t.Errorf("resend while queued: %s", resp)
 		}
 		// The dispatcher makes it a fresh delivery of the same event, naming the one it repeats.
-		dispatcher := &delivery.Dispatcher{Client: h.kube, Reader: h.kube, Store: h.st, Clock: h.clk, Log: logr.Discard()}
+		dispatcher := &engine.Dispatcher{Client: h.kube, Reader: h.kube, Store: h.st, Clock: h.clk, Log: logr.Discard()}
 		if _, err := dispatcher.DispatchOnce(ctx); err != nil {
 			t.Fatal(err)
 		}

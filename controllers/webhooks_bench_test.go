@@ -31,11 +31,11 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
+	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
 	"github.com/switchboard-dev/switchboard/internal/webhook/events"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 	"github.com/switchboard-dev/switchboard/test/support/apitest"
@@ -78,28 +78,28 @@ func (r *benchRun) startManager() {
 	if err := (&WebhookEndpointReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, MaxRequeue: r.maxRQ}).SetupWithManager(m); err != nil {
 		r.b.Fatal(err)
 	}
-	engine, err := delivery.NewEngine(ctx, m, delivery.EngineOptions{Sender: sender, Store: r.st, Clock: r.clk})
+	eng, err := engine.NewEngine(ctx, m, engine.EngineOptions{Sender: sender, Store: r.st, Clock: r.clk})
 	if err != nil {
 		r.b.Fatal(err)
 	}
-	if err := (&WebhookDeliveryReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, Engine: engine, MaxRequeue: r.maxRQ}).SetupWithManager(ctx, m); err != nil {
+	if err := (&WebhookDeliveryReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, Engine: eng, MaxRequeue: r.maxRQ}).SetupWithManager(ctx, m); err != nil {
 		r.b.Fatal(err)
 	}
 	// As in production, first attempts are made straight from the outbox;
 	// BENCH_FIRST_ATTEMPTS=off measures every delivery as a resource (the design before).
 	if os.Getenv("BENCH_FIRST_ATTEMPTS") == "off" {
-		engine.First.Off = true
+		eng.First.Off = true
 	}
 	maxPending, _ := strconv.Atoi(os.Getenv("BENCH_MAX_PENDING")) // 0: the default
 	maxLive := benchMaxLive()
 	// As serve does, endpoints come from the watched cache once it has seen the account's
 	// last write through the API (these endpoints are written directly: at once).
-	endpoints := &delivery.WatchedEndpoints{Cache: m.GetCache(), Live: m.GetAPIReader()}
+	endpoints := &engine.WatchedEndpoints{Cache: m.GetCache(), Live: m.GetAPIReader()}
 	if err := endpoints.Watch(ctx); err != nil {
 		r.b.Fatal(err)
 	}
-	if err := m.Add(&delivery.Dispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Endpoints: endpoints, Store: r.st, Clock: r.clk,
-		Engine: engine, MaxPending: maxPending, MaxLive: maxLive, Log: logr.Discard()}); err != nil {
+	if err := m.Add(&engine.Dispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Endpoints: endpoints, Store: r.st, Clock: r.clk,
+		Engine: eng, MaxPending: maxPending, MaxLive: maxLive, Log: logr.Discard()}); err != nil {
 		r.b.Fatal(err)
 	}
 	mctx, cancel := context.WithCancel(ctx)
@@ -113,7 +113,7 @@ func benchMaxLive() int {
 	if n, err := strconv.Atoi(os.Getenv("BENCH_MAX_LIVE")); err == nil && n > 0 {
 		return n
 	}
-	return delivery.DefaultMaxLiveDeliveries
+	return engine.DefaultMaxLiveDeliveries
 }
 
 func (r *benchRun) setup(clk clock.WithTicker) {

@@ -38,10 +38,10 @@ import (
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/api/webhookverify"
-	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
+	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
 	"github.com/switchboard-dev/switchboard/internal/webhook/events"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 	"github.com/switchboard-dev/switchboard/test/support/apitest"
@@ -250,18 +250,18 @@ func (e *whEnv) start() {
 	Expect((&WebhookEndpointReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk,
 		Mailer: webhooks.SMTPMailer{Addr: e.mail.addr}, MaxRequeue: 100 * time.Millisecond,
 		Recorder: m.GetEventRecorder("switchboard-webhooks")}).SetupWithManager(m)).To(Succeed())
-	engine, err := delivery.NewEngine(ctx, m, delivery.EngineOptions{Sender: sender, Store: e.st, Clock: e.clk, Log: GinkgoLogr})
+	eng, err := engine.NewEngine(ctx, m, engine.EngineOptions{Sender: sender, Store: e.st, Clock: e.clk, Log: GinkgoLogr})
 	Expect(err).NotTo(HaveOccurred())
-	engine.First.MaxWaiting = e.firstMaxWaiting
-	engine.First.ProbeInterval = e.probeInterval
-	Expect((&WebhookDeliveryReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk, Engine: engine,
+	eng.First.MaxWaiting = e.firstMaxWaiting
+	eng.First.ProbeInterval = e.probeInterval
+	Expect((&WebhookDeliveryReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk, Engine: eng,
 		MaxRequeue: 100 * time.Millisecond, Recorder: m.GetEventRecorder("switchboard-webhooks")}).SetupWithManager(ctx, m)).To(Succeed())
 	dispatcherClient := m.GetClient()
 	if e.dispatcherClient != nil {
 		dispatcherClient = e.dispatcherClient(dispatcherClient)
 	}
-	Expect(m.Add(&delivery.Dispatcher{Client: dispatcherClient, Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
-		Interval: 50 * time.Millisecond, Engine: engine, MaxLivePerEndpoint: e.maxLivePerEndpoint,
+	Expect(m.Add(&engine.Dispatcher{Client: dispatcherClient, Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
+		Interval: 50 * time.Millisecond, Engine: eng, MaxLivePerEndpoint: e.maxLivePerEndpoint,
 		Log: GinkgoLogr})).To(Succeed())
 	mctx, mcancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -873,11 +873,11 @@ var _ = Describe("Webhook delivery", func() {
 		// A dispatcher that claimed the event, created its delivery and stopped before marking
 		// the event dispatched: once the claim's lease ends, the next pass creates the same name
 		// again, which already exists.
-		Expect(e.st.ClaimEvents(ctx, 10, e.clk.Now(), delivery.DefaultEventLease)).To(HaveLen(1))
+		Expect(e.st.ClaimEvents(ctx, 10, e.clk.Now(), engine.DefaultEventLease)).To(HaveLen(1))
 		Expect(k8sClient.Create(ctx, webhooks.NewDelivery(ep, id.String(), events.CallEnded, "", ""))).To(Succeed())
-		w := &delivery.Dispatcher{Client: k8sClient, Reader: k8sClient, Store: e.st, Clock: e.clk, Log: GinkgoLogr}
+		w := &engine.Dispatcher{Client: k8sClient, Reader: k8sClient, Store: e.st, Clock: e.clk, Log: GinkgoLogr}
 		Expect(w.DispatchOnce(ctx)).To(Equal(0), "the stopped dispatcher's claim holds the event until its lease ends")
-		e.clk.Step(delivery.DefaultEventLease)
+		e.clk.Step(engine.DefaultEventLease)
 		Expect(w.DispatchOnce(ctx)).To(Equal(1))
 		Expect(w.DispatchOnce(ctx)).To(Equal(0), "nothing left to dispatch")
 		Expect(e.live(id)).To(HaveLen(1))
@@ -892,7 +892,7 @@ var _ = Describe("Webhook delivery", func() {
 		ep, _ := e.endpoint("whep-repeat")
 		e.stop()
 		id := e.event(events.CallEnded)
-		Expect(e.st.ClaimEvents(ctx, 10, e.clk.Now(), delivery.DefaultEventLease)).To(HaveLen(1))
+		Expect(e.st.ClaimEvents(ctx, 10, e.clk.Now(), engine.DefaultEventLease)).To(HaveLen(1))
 		Expect(k8sClient.Create(ctx, webhooks.NewDelivery(ep, id.String(), events.CallEnded, "", ""))).To(Succeed())
 		e.start() // the delivery is made and leaves etcd; the event stays claimed, unmarked
 		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
@@ -902,7 +902,7 @@ var _ = Describe("Webhook delivery", func() {
 		var dispatched *time.Time
 		Expect(storetest.SQL(GinkgoT(), e.st).QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&dispatched)).To(Succeed())
 		Expect(dispatched).To(BeNil(), "the claim was never marked")
-		e.clk.Step(delivery.DefaultEventLease)
+		e.clk.Step(engine.DefaultEventLease)
 		e.start()
 		Eventually(func(g Gomega) {
 			g.Expect(storetest.SQL(GinkgoT(), e.st).QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&dispatched)).To(Succeed())
@@ -921,12 +921,12 @@ var _ = Describe("Webhook delivery", func() {
 		m, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: cp.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
 			HealthProbeBindAddress: "0", Controller: testControllers})
 		Expect(err).NotTo(HaveOccurred())
-		engine, err := delivery.NewEngine(ctx, m, delivery.EngineOptions{Store: e.st, Clock: e.clk})
+		eng, err := engine.NewEngine(ctx, m, engine.EngineOptions{Store: e.st, Clock: e.clk})
 		Expect(err).NotTo(HaveOccurred())
-		engine.First.Off = true // every delivery a resource
+		eng.First.Off = true // every delivery a resource
 		const bound = 20
-		Expect(m.Add(&delivery.Dispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
-			Interval: 20 * time.Millisecond, Engine: engine, MaxPending: bound, Log: GinkgoLogr})).To(Succeed())
+		Expect(m.Add(&engine.Dispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
+			Interval: 20 * time.Millisecond, Engine: eng, MaxPending: bound, Log: GinkgoLogr})).To(Succeed())
 		mctx, mcancel := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() {

@@ -16,9 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
 	"github.com/switchboard-dev/switchboard/internal/webhook/events"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
 	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
@@ -49,7 +49,7 @@ func TestEndpointWritesReachTheFanOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	watched := &delivery.WatchedEndpoints{Cache: informers, Live: kube}
+	watched := &engine.WatchedEndpoints{Cache: informers, Live: kube}
 	if err := watched.Watch(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestEndpointWritesReachTheFanOut(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		p := claim(t, acct)
-		if !delivery.CacheFresh(p.EndpointsWritten, watched.Seen()) {
+		if !engine.CacheFresh(p.EndpointsWritten, watched.Seen()) {
 			t.Fatalf("written %+v, seen %d: the cache should be fresh", p.EndpointsWritten, watched.Seen())
 		}
 		if _, ok := fanOut(t, acct, p)[ep.Name]; !ok {
@@ -172,7 +172,7 @@ func TestEndpointWritesReachTheFanOut(t *testing.T) {
 		if err := st.BeginEndpointWrite(ctx, acct.PublicID); err != nil {
 			t.Fatal(err)
 		}
-		if p := claim(t, acct); !p.EndpointsWritten.Pending || delivery.CacheFresh(p.EndpointsWritten, watched.Seen()) {
+		if p := claim(t, acct); !p.EndpointsWritten.Pending || engine.CacheFresh(p.EndpointsWritten, watched.Seen()) {
 			t.Fatalf("written = %+v during a write, want pending and read live", p.EndpointsWritten)
 		}
 		if err := st.EndEndpointWrite(ctx, acct.PublicID, 7); err != nil {
