@@ -30,10 +30,10 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/retention"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
+	"github.com/switchboard-dev/switchboard/internal/webhook/endpoints"
 	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
 	"github.com/switchboard-dev/switchboard/internal/webhook/events"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
-	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
 )
 
 // Options configure a running service.
@@ -288,9 +288,9 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	// One webhooks service for the API and the portal: the same rules, limits and gate.
-	endpoints := &manage.Endpoints{Kube: kube, Reader: kube, Store: st, Clock: o.Clock,
+	hooks := &endpoints.Endpoints{Kube: kube, Reader: kube, Store: st, Clock: o.Clock,
 		URLPolicy: webhooks.URLPolicy{AllowPrivateTargets: o.Webhooks.AllowPrivateTargets}}
-	resources := []func(*apiserver.Server) apiserver.Resource{apiserver.Webhooks(apiserver.WebhooksConfig{Service: endpoints})}
+	resources := []func(*apiserver.Server) apiserver.Resource{apiserver.Webhooks(apiserver.WebhooksConfig{Service: hooks})}
 	live, err := setupRealtime(mgr, st, o)
 	if err != nil {
 		return err
@@ -312,7 +312,7 @@ func Run(ctx context.Context, o Options) error {
 		mailer = webhooks.SMTPMailer{Addr: o.Webhooks.SMTPAddr, From: o.Webhooks.MailFrom}
 	}
 	accountPortal := portal.New(portal.Config{BaseURL: base, Mailer: mailer, Clock: o.Clock, Log: o.Log.WithName("portal"),
-		IdleTimeout: o.Portal.IdleTimeout, Lifetime: o.Portal.Lifetime, Webhooks: endpoints, LinkSigningKey: o.LinkSigningKey,
+		IdleTimeout: o.Portal.IdleTimeout, Lifetime: o.Portal.Lifetime, Webhooks: hooks, LinkSigningKey: o.LinkSigningKey,
 		Transcriptions: transcriptions, Outbox: o.Portal.DevOutbox, EventLinks: eventLinks}, st)
 	defer accountPortal.Wait()
 	public := http.NewServeMux()

@@ -4,7 +4,7 @@
 // resend rule, how an endpoint is presented (View) and the merge of live deliveries with the
 // history. The HTTP handlers only translate requests and answers. It is a package of
 // its own because it reads the store, which imports internal/webhooks for DeliveryStatus.
-package manage
+package endpoints
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package manage_test
+package endpoints_test
 
 import (
 	"context"
@@ -18,10 +18,10 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/webhook/endpoints"
 	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
 	"github.com/switchboard-dev/switchboard/internal/webhook/events"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
-	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
 	"github.com/switchboard-dev/switchboard/test/support/apitest"
 	"github.com/switchboard-dev/switchboard/test/support/testenv"
 )
@@ -39,7 +39,7 @@ func TestEndpointWritesReachTheFanOut(t *testing.T) {
 	env := testenv.Start(t)
 	kube, st := env.Kube, env.Store
 	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
-	svc := &manage.Endpoints{Kube: kube, Reader: kube, Store: st, Clock: clk, URLPolicy: webhooks.URLPolicy{Resolver: publicName{}}}
+	svc := &endpoints.Endpoints{Kube: kube, Reader: kube, Store: st, Clock: clk, URLPolicy: webhooks.URLPolicy{Resolver: publicName{}}}
 
 	// The cache watches through a link that delays what kube-apiserver sends by 300 ms, so its
 	// watch lags every write by at least that: a fan-out that trusted it at once would miss.
@@ -59,7 +59,7 @@ func TestEndpointWritesReachTheFanOut(t *testing.T) {
 	}
 
 	// claim queues one event for the account and claims it, as the dispatcher would.
-	claim := func(t *testing.T, acct manage.Account) store.PendingEvent {
+	claim := func(t *testing.T, acct endpoints.Account) store.PendingEvent {
 		t.Helper()
 		ev := events.Event{ID: uuid.New(), AccountID: acct.ID, Type: events.CallEnded, Body: []byte(`{}`), CreatedAt: clk.Now()}
 		if err := st.InTx(ctx, func(tx *store.Tx) error { _, err := tx.EnqueueEvents(ctx, []events.Event{ev}); return err }); err != nil {
@@ -77,7 +77,7 @@ func TestEndpointWritesReachTheFanOut(t *testing.T) {
 		t.Fatalf("event %s not claimed", ev.ID)
 		return store.PendingEvent{}
 	}
-	fanOut := func(t *testing.T, acct manage.Account, p store.PendingEvent) map[string]switchboardv1alpha1.WebhookEndpoint {
+	fanOut := func(t *testing.T, acct endpoints.Account, p store.PendingEvent) map[string]switchboardv1alpha1.WebhookEndpoint {
 		t.Helper()
 		eps, err := watched.ListEndpoints(ctx, acct.PublicID, p.EndpointsWritten)
 		if err != nil {
@@ -100,15 +100,15 @@ func TestEndpointWritesReachTheFanOut(t *testing.T) {
 	name, url, evts := "Hook", "https://hooks.example.com/in", []string{"call.ended"}
 
 	t.Run("an account with no write through the API reads the cache", func(t *testing.T) {
-		acct := manage.AccountOf(apitest.NewTenant(t, st, plans.Business).Account)
+		acct := endpoints.AccountOf(apitest.NewTenant(t, st, plans.Business).Account)
 		if p := claim(t, acct); p.EndpointsWritten != (store.EndpointsWritten{}) {
 			t.Fatalf("written = %+v, want none", p.EndpointsWritten)
 		}
 	})
 
 	for round := range 5 {
-		acct := manage.AccountOf(apitest.NewTenant(t, st, plans.Business).Account)
-		ep, _, err := svc.Create(ctx, acct, manage.Input{Name: &name, URL: &url, Events: &evts})
+		acct := endpoints.AccountOf(apitest.NewTenant(t, st, plans.Business).Account)
+		ep, _, err := svc.Create(ctx, acct, endpoints.Input{Name: &name, URL: &url, Events: &evts})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,7 @@ func TestEndpointWritesReachTheFanOut(t *testing.T) {
 		}
 
 		newURL := "https://hooks.example.com/moved-" + strconv.Itoa(round)
-		updated, _, err := svc.Update(ctx, acct.PublicID, ep.Name, manage.Input{URL: &newURL})
+		updated, _, err := svc.Update(ctx, acct.PublicID, ep.Name, endpoints.Input{URL: &newURL})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,8 +146,8 @@ func TestEndpointWritesReachTheFanOut(t *testing.T) {
 	}
 
 	t.Run("the cache is read once it has seen the write", func(t *testing.T) {
-		acct := manage.AccountOf(apitest.NewTenant(t, st, plans.Business).Account)
-		ep, _, err := svc.Create(ctx, acct, manage.Input{Name: &name, URL: &url, Events: &evts})
+		acct := endpoints.AccountOf(apitest.NewTenant(t, st, plans.Business).Account)
+		ep, _, err := svc.Create(ctx, acct, endpoints.Input{Name: &name, URL: &url, Events: &evts})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +168,7 @@ func TestEndpointWritesReachTheFanOut(t *testing.T) {
 	})
 
 	t.Run("a write under way is read live", func(t *testing.T) {
-		acct := manage.AccountOf(apitest.NewTenant(t, st, plans.Business).Account)
+		acct := endpoints.AccountOf(apitest.NewTenant(t, st, plans.Business).Account)
 		if err := st.BeginEndpointWrite(ctx, acct.PublicID); err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package manage_test
+package endpoints_test
 
 import (
 	"context"
@@ -15,9 +15,9 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/webhook/endpoints"
 	"github.com/switchboard-dev/switchboard/internal/webhook/events"
 	"github.com/switchboard-dev/switchboard/internal/webhooks"
-	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
 	"github.com/switchboard-dev/switchboard/test/support/apitest"
 	"github.com/switchboard-dev/switchboard/test/support/storetest"
 	"github.com/switchboard-dev/switchboard/test/support/testenv"
@@ -40,14 +40,14 @@ func TestEndpoints(t *testing.T) {
 	env := testenv.Start(t)
 	kube, st := env.Kube, env.Store
 	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
-	svc := &manage.Endpoints{Kube: kube, Reader: kube, Store: st, Clock: clk, URLPolicy: webhooks.URLPolicy{Resolver: publicName{}}}
-	newAccount := func(t *testing.T) manage.Account {
+	svc := &endpoints.Endpoints{Kube: kube, Reader: kube, Store: st, Clock: clk, URLPolicy: webhooks.URLPolicy{Resolver: publicName{}}}
+	newAccount := func(t *testing.T) endpoints.Account {
 		a := apitest.NewTenant(t, st, plans.Business).Account
-		return manage.AccountOf(a)
+		return endpoints.AccountOf(a)
 	}
-	input := func() manage.Input {
+	input := func() endpoints.Input {
 		name, url, evts := "Hook", "https://hooks.example.com/in", []string{"call.ended"}
-		return manage.Input{Name: &name, URL: &url, Events: &evts}
+		return endpoints.Input{Name: &name, URL: &url, Events: &evts}
 	}
 
 	t.Run("the limit holds for creations at the same moment", func(t *testing.T) {
@@ -65,7 +65,7 @@ func TestEndpoints(t *testing.T) {
 		wg.Wait()
 		created, refused := 0, 0
 		for _, err := range errs {
-			var conflict *manage.ConflictError
+			var conflict *endpoints.ConflictError
 			switch {
 			case err == nil:
 				created++
@@ -102,7 +102,7 @@ func TestEndpoints(t *testing.T) {
 			"bad name":   svc.Delete(context.Background(), owner.PublicID, "zz_Bad..ID"),
 			"deliveries": func() error { _, err := svc.Deliveries(context.Background(), other, ep.Name); return err }(),
 		} {
-			if !errors.Is(err, manage.ErrEndpointNotFound) {
+			if !errors.Is(err, endpoints.ErrEndpointNotFound) {
 				t.Errorf("%s: %v", name, err)
 			}
 		}
@@ -138,11 +138,11 @@ func TestEndpoints(t *testing.T) {
 			t.Fatalf("deliveries %+v %v", ds, err)
 		}
 
-		var conflict *manage.ConflictError
+		var conflict *endpoints.ConflictError
 		if err := svc.Resend(ctx, acct, ep.Name, succeeded.String(), nil); !errors.As(err, &conflict) {
 			t.Errorf("resend a success: %v", err)
 		}
-		if err := svc.Resend(ctx, acct, ep.Name, uuid.NewString(), nil); !errors.Is(err, manage.ErrDeliveryNotFound) {
+		if err := svc.Resend(ctx, acct, ep.Name, uuid.NewString(), nil); !errors.Is(err, endpoints.ErrDeliveryNotFound) {
 			t.Errorf("resend an unknown event: %v", err)
 		}
 		if err := svc.Resend(ctx, acct, ep.Name, failed.String(), nil); err != nil {
@@ -200,7 +200,7 @@ func TestEndpoints(t *testing.T) {
 			t.Fatal(err)
 		}
 		listed(webhooks.DeliveryPending)
-		var conflict *manage.ConflictError
+		var conflict *endpoints.ConflictError
 		if err := svc.Resend(ctx, acct, ep.Name, ev.String(), nil); !errors.As(err, &conflict) {
 			t.Errorf("resend while the first attempt is in flight: %v", err)
 		}
