@@ -16,7 +16,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/webhook/endpoints"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // WebhooksConfig configures the webhook operations. They read and write WebhookEndpoint and
@@ -29,7 +29,7 @@ type WebhooksConfig struct {
 	// Reader reads past the manager's cache (read-after-write for the caller); default Config.Kube.
 	Reader client.Reader
 	// URLPolicy checks endpoint addresses (https, public internet only).
-	URLPolicy webhooks.URLPolicy
+	URLPolicy send.URLPolicy
 }
 
 // Webhooks adds the /v1/webhooks operations to New's container: New(cfg, st, Webhooks(wc)).

@@ -30,7 +30,7 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // deliveryEndpointIndex indexes WebhookDeliveries by spec.endpointName.
@@ -168,7 +168,7 @@ func (r *WebhookDeliveryReconciler) endpointEvents() handler.EventHandler {
 			if newEp.DeletionTimestamp != nil {
 				r.Engine.InFlight.Cancel(client.ObjectKeyFromObject(newEp))
 			}
-			if webhooks.Deliverable(oldEp) != webhooks.Deliverable(newEp) || oldEp.Spec.URL != newEp.Spec.URL {
+			if send.Deliverable(oldEp) != send.Deliverable(newEp) || oldEp.Spec.URL != newEp.Spec.URL {
 				enqueue(ctx, newEp, q)
 			}
 		},

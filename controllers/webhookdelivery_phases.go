@@ -25,7 +25,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // throttleWaitInline is the longest a worker waits for a rate-limited endpoint's turn.
@@ -92,7 +92,7 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *swi
 
 // recordAttempt counts an attempt and decides what follows it.
 func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *switchboardv1alpha1.WebhookDelivery, ep *switchboardv1alpha1.WebhookEndpoint,
-	st *deliveryState, sentAt time.Time, res webhooks.Result) (ctrl.Result, error) {
+	st *deliveryState, sentAt time.Time, res send.Result) (ctrl.Result, error) {
 	d.Status.Attempts++
 	d.Status.LastAttemptAt = &metav1.Time{Time: sentAt}
 	d.Status.LastResponseCode = int32(res.StatusCode)
@@ -103,7 +103,7 @@ func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *switch
 		engine.SetDeliveryConditions(d, switchboardv1alpha1.ReasonSucceeded, fmt.Sprintf("The endpoint answered %d", res.StatusCode))
 		return ctrl.Result{}, r.finish(ctx, d, st)
 	}
-	next, ok := webhooks.NextAttempt(int(d.Status.Attempts), sentAt)
+	next, ok := send.NextAttempt(int(d.Status.Attempts), sentAt)
 	if !ok {
 		d.Status.Phase = switchboardv1alpha1.WebhookDeliveryPhaseFailed
 		engine.SetDeliveryConditions(d, switchboardv1alpha1.ReasonRetriesExhausted, "The last retry failed: "+d.Status.LastError)

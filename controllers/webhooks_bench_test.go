@@ -37,7 +37,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
 	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
 	"github.com/switchboard-dev/switchboard/internal/webhook/events"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 	"github.com/switchboard-dev/switchboard/test/support/apitest"
 	"github.com/switchboard-dev/switchboard/test/support/benchkit"
 	"github.com/switchboard-dev/switchboard/test/support/controlplane"
@@ -73,7 +73,7 @@ func (r *benchRun) startManager() {
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(r.rcv.Srv.Certificate())
-	sender := webhooks.NewSender(webhooks.SenderConfig{AllowPrivateTargets: true, RootCAs: pool})
+	sender := send.NewSender(send.SenderConfig{AllowPrivateTargets: true, RootCAs: pool})
 	ctx := context.Background()
 	if err := (&WebhookEndpointReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, MaxRequeue: r.maxRQ}).SetupWithManager(m); err != nil {
 		r.b.Fatal(err)
@@ -136,11 +136,11 @@ func (r *benchRun) createAccount(clk clock.WithTicker) {
 		ep := &switchboardv1alpha1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.ns},
 			Spec: switchboardv1alpha1.WebhookEndpointSpec{AccountID: r.tenant.Account.PublicID, DisplayName: name,
 				URL: fmt.Sprintf("%s/ep/%d", r.rcv.Srv.URL, i), Events: []switchboardv1alpha1.WebhookEventType{switchboardv1alpha1.EventCallEnded},
-				SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: webhooks.SecretName(name)}}}
+				SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: send.SecretName(name)}}}
 		if err := r.kube.Create(ctx, ep); err != nil {
 			r.b.Fatal(err)
 		}
-		if err := r.kube.Create(ctx, webhooks.NewSigningSecret(ep, webhooks.SecretName(name), webhooks.NewSecret())); err != nil {
+		if err := r.kube.Create(ctx, send.NewSigningSecret(ep, send.SecretName(name), send.NewSecret())); err != nil {
 			r.b.Fatal(err)
 		}
 		r.eps = append(r.eps, ep)
@@ -356,7 +356,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 		}
 		fmt.Printf("  after the first attempts: %d deliveries retrying, %d not scheduled at +1 minute\n", len(retrying), wrong)
 		// Step the clock through the schedule; a restarted manager picks every due retry up.
-		for i, delay := range webhooks.RetryDelays {
+		for i, delay := range send.RetryDelays {
 			before := r.rcv.Attempts.Load()
 			r.stop()
 			clk.Step(delay)

@@ -33,7 +33,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/webhook/endpoints"
 	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
 	"github.com/switchboard-dev/switchboard/internal/webhook/events"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // Options configure a running service.
@@ -289,7 +289,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	// One webhooks service for the API and the portal: the same rules, limits and gate.
 	hooks := &endpoints.Endpoints{Kube: kube, Reader: kube, Store: st, Clock: o.Clock,
-		URLPolicy: webhooks.URLPolicy{AllowPrivateTargets: o.Webhooks.AllowPrivateTargets}}
+		URLPolicy: send.URLPolicy{AllowPrivateTargets: o.Webhooks.AllowPrivateTargets}}
 	resources := []func(*apiserver.Server) apiserver.Resource{apiserver.Webhooks(apiserver.WebhooksConfig{Service: hooks})}
 	live, err := setupRealtime(mgr, st, o)
 	if err != nil {
@@ -307,9 +307,9 @@ func Run(ctx context.Context, o Options) error {
 	}, st, resources...)
 	// The account portal shares the public listener: same origin as the API, so its links and
 	// cookies need no second host name or certificate.
-	var mailer webhooks.Mailer
+	var mailer send.Mailer
 	if o.Webhooks.SMTPAddr != "" {
-		mailer = webhooks.SMTPMailer{Addr: o.Webhooks.SMTPAddr, From: o.Webhooks.MailFrom}
+		mailer = send.SMTPMailer{Addr: o.Webhooks.SMTPAddr, From: o.Webhooks.MailFrom}
 	}
 	accountPortal := portal.New(portal.Config{BaseURL: base, Mailer: mailer, Clock: o.Clock, Log: o.Log.WithName("portal"),
 		IdleTimeout: o.Portal.IdleTimeout, Lifetime: o.Portal.Lifetime, Webhooks: hooks, LinkSigningKey: o.LinkSigningKey,
@@ -348,9 +348,9 @@ func Run(ctx context.Context, o Options) error {
 // the delivery engine made once for the process (newDeliveryEngine).
 func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Options, eng *engine.Engine) error {
 	w := o.Webhooks
-	var mailer webhooks.Mailer
+	var mailer send.Mailer
 	if w.SMTPAddr != "" {
-		mailer = webhooks.SMTPMailer{Addr: w.SMTPAddr, From: w.MailFrom}
+		mailer = send.SMTPMailer{Addr: w.SMTPAddr, From: w.MailFrom}
 	} else {
 		o.Log.Info("no SMTP relay configured (--smtp-addr): owners are not emailed when an endpoint is switched off")
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
 	"github.com/switchboard-dev/switchboard/internal/webhook/fleet"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // Defaults of the webhook engine's own bounds.
@@ -33,7 +33,7 @@ const (
 	endpointLiveTimeout   = 250 * time.Millisecond
 )
 
-func webhookSender(o Options) (*webhooks.Sender, error) {
+func webhookSender(o Options) (*send.Sender, error) {
 	w := o.Webhooks
 	var pool *x509.CertPool
 	if w.CAFile != "" {
@@ -52,7 +52,7 @@ func webhookSender(o Options) (*webhooks.Sender, error) {
 	if w.AllowPrivateTargets {
 		o.Log.Info("webhook endpoints may be on private addresses (--webhook-allow-private-targets): never use this in production")
 	}
-	return webhooks.NewSender(webhooks.SenderConfig{Timeout: w.Timeout, AllowPrivateTargets: w.AllowPrivateTargets, RootCAs: pool,
+	return send.NewSender(send.SenderConfig{Timeout: w.Timeout, AllowPrivateTargets: w.AllowPrivateTargets, RootCAs: pool,
 		MaxConnsPerHost: max(w.PerEndpoint, engine.DefaultPerEndpoint) * 2}), nil
 }
 
@@ -81,7 +81,7 @@ func newDeliveryEngine(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, 
 	}
 	timeout := w.Timeout
 	if timeout <= 0 {
-		timeout = webhooks.DefaultTimeout
+		timeout = send.DefaultTimeout
 	}
 	// The membership outlives the dispatcher's attempts when the process stops (Drained).
 	drained := make(chan struct{})

@@ -28,7 +28,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
 	"github.com/switchboard-dev/switchboard/internal/webhook/endpoints"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // Root is the path under which the portal is served.
@@ -54,7 +54,7 @@ type Config struct {
 	// the session cookie is Secure when it is https.
 	BaseURL string
 	// Mailer sends sign-in links; nil: links are only minted by the operator (admin portal-link).
-	Mailer webhooks.Mailer
+	Mailer send.Mailer
 	Clock  clock.PassiveClock
 	Log    logr.Logger
 	// LinkTTL is how long a sign-in link works (default 15 minutes).

@@ -21,7 +21,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/webhook/endpoints"
 	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
 	"github.com/switchboard-dev/switchboard/internal/webhook/events"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 	"github.com/switchboard-dev/switchboard/test/support/apitest"
 	"github.com/switchboard-dev/switchboard/test/support/testenv"
 )
@@ -39,7 +39,7 @@ func TestEndpointWritesReachTheFanOut(t *testing.T) {
 	env := testenv.Start(t)
 	kube, st := env.Kube, env.Store
 	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
-	svc := &endpoints.Endpoints{Kube: kube, Reader: kube, Store: st, Clock: clk, URLPolicy: webhooks.URLPolicy{Resolver: publicName{}}}
+	svc := &endpoints.Endpoints{Kube: kube, Reader: kube, Store: st, Clock: clk, URLPolicy: send.URLPolicy{Resolver: publicName{}}}
 
 	// The cache watches through a link that delays what kube-apiserver sends by 300 ms, so its
 	// watch lags every write by at least that: a fan-out that trusted it at once would miss.

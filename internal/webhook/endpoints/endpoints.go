@@ -3,7 +3,7 @@
 // the per-account rate limits of those operations, the five-endpoint limit and its lock, the
 // resend rule, how an endpoint is presented (View) and the merge of live deliveries with the
 // history. The HTTP handlers only translate requests and answers. It is a package of
-// its own because it reads the store, which imports internal/webhooks for DeliveryStatus.
+// its own because it reads the store, which imports internal/webhook/send for DeliveryStatus.
 package endpoints
 
 import (
@@ -35,7 +35,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
 	"github.com/switchboard-dev/switchboard/internal/webhook/events"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // Bounds of the webhook operations (spec: Webhooks, Limits).
@@ -166,7 +166,7 @@ func ViewOf(ep *switchboardv1alpha1.WebhookEndpoint) View {
 	}
 	// The spec has no name for the state a switch-off leaves: it shows as paused, and
 	// setting it active switches it on.
-	if ep.Spec.Paused || webhooks.SwitchedOff(ep) {
+	if ep.Spec.Paused || send.SwitchedOff(ep) {
 		v.Status = "paused"
 	}
 	if ep.Status.FailingSince != nil {
@@ -221,7 +221,7 @@ type Delivery struct {
 	Name          string
 	Event         string
 	EventID       string
-	Status        webhooks.DeliveryStatus
+	Status        send.DeliveryStatus
 	Attempts      int
 	ResponseCode  int
 	LastError     string
@@ -238,7 +238,7 @@ type Endpoints struct {
 	Store  *store.Store
 	Clock  clock.PassiveClock
 	// URLPolicy checks endpoint addresses (https, public internet only).
-	URLPolicy webhooks.URLPolicy
+	URLPolicy send.URLPolicy
 }
 
 // Subscribable lists the events an endpoint can receive.
@@ -256,8 +256,8 @@ func DeliveryEvents() []string {
 }
 
 // DeliveryStatuses are the statuses a delivery can have, in the order a delivery goes through them.
-var DeliveryStatuses = []string{string(webhooks.DeliveryPending), string(webhooks.DeliveryRetrying),
-	string(webhooks.DeliverySucceeded), string(webhooks.DeliveryFailed), string(webhooks.DeliveryCancelled)}
+var DeliveryStatuses = []string{string(send.DeliveryPending), string(send.DeliveryRetrying),
+	string(send.DeliverySucceeded), string(send.DeliveryFailed), string(send.DeliveryCancelled)}
 
 // DeliveryFilter narrows a delivery log; an empty field matches every delivery.
 type DeliveryFilter struct {
@@ -365,13 +365,13 @@ func (s *Endpoints) Create(ctx context.Context, acct Account, in Input) (*switch
 		ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: tenancy.Namespace(acct.PublicID),
 			Labels: map[string]string{switchboardv1alpha1.AccountLabel: acct.PublicID}},
 		Spec: switchboardv1alpha1.WebhookEndpointSpec{AccountID: acct.PublicID, DisplayName: name, URL: url, Events: evts,
-			RateLimit: rateLimit, SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: webhooks.SecretName(id)}},
+			RateLimit: rateLimit, SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: send.SecretName(id)}},
 	}
 	if err := s.Kube.Create(ctx, ep); err != nil {
 		return nil, "", refused(err)
 	}
-	secret := webhooks.NewSecret()
-	if err := s.Kube.Create(ctx, webhooks.NewSigningSecret(ep, webhooks.SecretName(id), secret)); err != nil {
+	secret := send.NewSecret()
+	if err := s.Kube.Create(ctx, send.NewSigningSecret(ep, send.SecretName(id), secret)); err != nil {
 		_ = s.Kube.Delete(context.WithoutCancel(ctx), ep)
 		return nil, "", err
 	}
@@ -429,9 +429,9 @@ func (s *Endpoints) Update(ctx context.Context, account, id string, in Input) (e
 	}
 	if in.Status != nil {
 		paused := *in.Status == "paused"
-		switchedOn = !paused && webhooks.SwitchedOff(ep)
+		switchedOn = !paused && send.SwitchedOff(ep)
 		if switchedOn {
-			webhooks.SwitchOn(ep, s.Clock.Now())
+			send.SwitchOn(ep, s.Clock.Now())
 		}
 		ep.Spec.Paused = paused
 	}
@@ -500,13 +500,13 @@ func (s *Endpoints) Rotate(ctx context.Context, account, id string) (*switchboar
 	if err != nil {
 		return nil, "", err
 	}
-	secret := webhooks.NewSecret()
-	key := types.NamespacedName{Namespace: ep.Namespace, Name: webhooks.SigningSecretName(ep)}
+	secret := send.NewSecret()
+	key := types.NamespacedName{Namespace: ep.Namespace, Name: send.SigningSecretName(ep)}
 	sec := &corev1.Secret{}
 	err = s.Reader.Get(ctx, key, sec)
 	switch {
 	case apierrors.IsNotFound(err):
-		err = s.Kube.Create(ctx, webhooks.NewSigningSecret(ep, key.Name, secret))
+		err = s.Kube.Create(ctx, send.NewSigningSecret(ep, key.Name, secret))
 	case err == nil:
 		base := sec.DeepCopy()
 		if sec.Data == nil {
@@ -531,7 +531,7 @@ func (s *Endpoints) Test(ctx context.Context, acct Account, id string, claim *st
 	if err != nil {
 		return err
 	}
-	if !webhooks.Deliverable(ep) {
+	if !send.Deliverable(ep) {
 		return &ConflictError{"This endpoint is " + notActiveWord(ep) + "; set it active to send a test event."}
 	}
 	ev, err := events.ForTest(acct.ID, acct.Name, s.Clock.Now())
@@ -677,12 +677,12 @@ func (s *Endpoints) Recover(ctx context.Context, acct Account, id string, since 
 	if err := bad.orNil(); err != nil {
 		return 0, err
 	}
-	if !webhooks.Deliverable(ep) {
+	if !send.Deliverable(ep) {
 		return 0, &ConflictError{"This endpoint is " + notActiveWord(ep) + "; set it active to recover its deliveries."}
 	}
 	// Deliveries the controller still holds are under way (or just finished): not again.
 	live := &switchboardv1alpha1.WebhookDeliveryList{}
-	if err := s.Reader.List(ctx, live, client.InNamespace(ep.Namespace), client.MatchingLabels{webhooks.LabelEndpoint: ep.Name}); err != nil {
+	if err := s.Reader.List(ctx, live, client.InNamespace(ep.Namespace), client.MatchingLabels{send.LabelEndpoint: ep.Name}); err != nil {
 		return 0, err
 	}
 	var busy []uuid.UUID
@@ -712,7 +712,7 @@ func ResendRule(recs []Delivery, ep *switchboardv1alpha1.WebhookEndpoint) (Deliv
 	if !latest.Status.Resendable() {
 		return Delivery{}, &ConflictError{"Only a failed or cancelled delivery can be resent; this one " + string(latest.Status) + "."}
 	}
-	if !webhooks.Deliverable(ep) {
+	if !send.Deliverable(ep) {
 		return Delivery{}, &ConflictError{"This endpoint is " + notActiveWord(ep) + "; set it active to resend deliveries."}
 	}
 	return latest, nil
@@ -721,9 +721,9 @@ func ResendRule(recs []Delivery, ep *switchboardv1alpha1.WebhookEndpoint) (Deliv
 // deliveries merges the endpoint's live deliveries and its history (newest first),
 // optionally of one event only.
 func (s *Endpoints) deliveries(ctx context.Context, accountID int64, ep *switchboardv1alpha1.WebhookEndpoint, since time.Time, eventID string) ([]Delivery, error) {
-	sel := client.MatchingLabels{webhooks.LabelEndpoint: ep.Name}
+	sel := client.MatchingLabels{send.LabelEndpoint: ep.Name}
 	if eventID != "" {
-		sel[webhooks.LabelEventID] = eventID
+		sel[send.LabelEventID] = eventID
 	}
 	live := &switchboardv1alpha1.WebhookDeliveryList{}
 	if err := s.Reader.List(ctx, live, client.InNamespace(ep.Namespace), sel); err != nil {
@@ -748,7 +748,7 @@ func (s *Endpoints) deliveries(ctx context.Context, accountID int64, ep *switchb
 	// Still in the outbox: not delivered yet, or a first attempt under way. A paused
 	// endpoint's share of its subscriptions is recorded cancelled when dispatched.
 	filter := store.QueuedFilter{EndpointPublicID: ep.Name, Since: since, Limit: DeliveriesListed}
-	if webhooks.Deliverable(ep) {
+	if send.Deliverable(ep) {
 		for _, t := range ep.Spec.Events {
 			filter.Subscribed = append(filter.Subscribed, string(t))
 		}
@@ -775,7 +775,7 @@ func Merge(endpoint string, queued []store.QueuedDelivery, live []switchboardv1a
 			continue
 		}
 		seen[d.Name] = true
-		rec := Delivery{Name: d.Name, Event: string(d.Spec.EventType), EventID: d.Spec.EventID, Status: webhooks.APIStatus(d.Status.Phase),
+		rec := Delivery{Name: d.Name, Event: string(d.Spec.EventType), EventID: d.Spec.EventID, Status: send.APIStatus(d.Status.Phase),
 			Attempts: int(d.Status.Attempts), ResponseCode: int(d.Status.LastResponseCode), LastError: d.Status.LastError,
 			CreatedAt: d.CreationTimestamp.UTC()}
 		if d.Status.NextAttemptAt != nil {
@@ -797,12 +797,12 @@ func Merge(endpoint string, queued []store.QueuedDelivery, live []switchboardv1a
 		if q.Resend {
 			salt = "resend-" + q.OutboxID.String() // as store.PendingEvent.DeliverySalt
 		}
-		name := webhooks.DeliveryName(q.EventID.String(), endpoint, salt)
+		name := send.DeliveryName(q.EventID.String(), endpoint, salt)
 		if seen[name] || q.CreatedAt.Before(since) {
 			continue
 		}
 		seen[name] = true // an event's outbox row and its deferred delivery, for a moment both
-		out = append(out, Delivery{Name: name, Event: q.Type, EventID: q.EventID.String(), Status: webhooks.DeliveryPending,
+		out = append(out, Delivery{Name: name, Event: q.Type, EventID: q.EventID.String(), Status: send.DeliveryPending,
 			CreatedAt: q.CreatedAt.UTC()})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
@@ -860,7 +860,7 @@ func (s *Endpoints) checkURL(ctx context.Context, bad *InvalidError, url *string
 		return ""
 	}
 	u := strings.TrimSpace(*url)
-	if err := webhooks.ValidateURL(ctx, u, s.URLPolicy); err != nil {
+	if err := send.ValidateURL(ctx, u, s.URLPolicy); err != nil {
 		bad.add("url", "The url "+err.Error()+".")
 		return u
 	}
@@ -899,7 +899,7 @@ func checkEvents(bad *InvalidError, evts *[]string, required bool) []switchboard
 }
 
 func notActiveWord(ep *switchboardv1alpha1.WebhookEndpoint) string {
-	if webhooks.SwitchedOff(ep) {
+	if send.SwitchedOff(ep) {
 		return "switched off after failing for 24 hours"
 	}
 	return "paused"

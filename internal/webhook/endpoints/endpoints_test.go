@@ -17,7 +17,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/webhook/endpoints"
 	"github.com/switchboard-dev/switchboard/internal/webhook/events"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 	"github.com/switchboard-dev/switchboard/test/support/apitest"
 	"github.com/switchboard-dev/switchboard/test/support/storetest"
 	"github.com/switchboard-dev/switchboard/test/support/testenv"
@@ -40,7 +40,7 @@ func TestEndpoints(t *testing.T) {
 	env := testenv.Start(t)
 	kube, st := env.Kube, env.Store
 	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
-	svc := &endpoints.Endpoints{Kube: kube, Reader: kube, Store: st, Clock: clk, URLPolicy: webhooks.URLPolicy{Resolver: publicName{}}}
+	svc := &endpoints.Endpoints{Kube: kube, Reader: kube, Store: st, Clock: clk, URLPolicy: send.URLPolicy{Resolver: publicName{}}}
 	newAccount := func(t *testing.T) endpoints.Account {
 		a := apitest.NewTenant(t, st, plans.Business).Account
 		return endpoints.AccountOf(a)
@@ -116,7 +116,7 @@ func TestEndpoints(t *testing.T) {
 			t.Fatal(err)
 		}
 		now := clk.Now()
-		record := func(status webhooks.DeliveryStatus, age time.Duration) uuid.UUID {
+		record := func(status send.DeliveryStatus, age time.Duration) uuid.UUID {
 			ev := uuid.New()
 			// The event, dispatched long ago (a resend sends its body again).
 			if _, err := storetest.SQL(t, st).Exec(ctx, `INSERT INTO events (id, account_id, type, body, created_at, dispatched_at)
@@ -124,17 +124,17 @@ func TestEndpoints(t *testing.T) {
 				t.Fatal(err)
 			}
 			if err := st.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: acct.PublicID, EndpointPublicID: ep.Name,
-				DeliveryName: webhooks.DeliveryName(ev.String(), ep.Name, ""), EventID: ev, EventType: "call.ended", Status: status,
+				DeliveryName: send.DeliveryName(ev.String(), ep.Name, ""), EventID: ev, EventType: "call.ended", Status: status,
 				Attempts: 1, CreatedAt: now.Add(-age), FinishedAt: now.Add(-age)}); err != nil {
 				t.Fatal(err)
 			}
 			return ev
 		}
-		failed := record(webhooks.DeliveryFailed, 2*time.Hour)
-		succeeded := record(webhooks.DeliverySucceeded, time.Hour)
-		record(webhooks.DeliveryCancelled, 31*24*time.Hour) // past the 30 days
+		failed := record(send.DeliveryFailed, 2*time.Hour)
+		succeeded := record(send.DeliverySucceeded, time.Hour)
+		record(send.DeliveryCancelled, 31*24*time.Hour) // past the 30 days
 		ds, err := svc.Deliveries(ctx, acct, ep.Name)
-		if err != nil || len(ds) != 2 || ds[0].EventID != succeeded.String() || ds[1].Status != webhooks.DeliveryFailed {
+		if err != nil || len(ds) != 2 || ds[0].EventID != succeeded.String() || ds[1].Status != send.DeliveryFailed {
 			t.Fatalf("deliveries %+v %v", ds, err)
 		}
 
@@ -155,10 +155,10 @@ func TestEndpoints(t *testing.T) {
 		}
 		var pending, original int
 		for _, d := range ds {
-			if d.EventID == failed.String() && d.Status == webhooks.DeliveryPending {
+			if d.EventID == failed.String() && d.Status == send.DeliveryPending {
 				pending++
 			}
-			if d.EventID == failed.String() && d.Status == webhooks.DeliveryFailed {
+			if d.EventID == failed.String() && d.Status == send.DeliveryFailed {
 				original++
 			}
 		}
@@ -185,31 +185,31 @@ func TestEndpoints(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		name := webhooks.DeliveryName(ev.String(), ep.Name, "")
-		listed := func(want webhooks.DeliveryStatus) {
+		name := send.DeliveryName(ev.String(), ep.Name, "")
+		listed := func(want send.DeliveryStatus) {
 			t.Helper()
 			ds, err := svc.Deliveries(ctx, acct, ep.Name)
 			if err != nil || len(ds) != 1 || ds[0].Name != name || ds[0].EventID != ev.String() || ds[0].Status != want {
 				t.Fatalf("deliveries %+v %v, want one %s", ds, err, want)
 			}
 		}
-		listed(webhooks.DeliveryPending)
+		listed(send.DeliveryPending)
 		// The engine claimed it and its first attempt is in flight: still pending, and not
 		// resendable.
 		if _, err := st.ClaimEvents(ctx, 100, clk.Now(), time.Minute); err != nil {
 			t.Fatal(err)
 		}
-		listed(webhooks.DeliveryPending)
+		listed(send.DeliveryPending)
 		var conflict *endpoints.ConflictError
 		if err := svc.Resend(ctx, acct, ep.Name, ev.String(), nil); !errors.As(err, &conflict) {
 			t.Errorf("resend while the first attempt is in flight: %v", err)
 		}
 		// It succeeded: the history row wins while the event waits to be marked dispatched.
 		if err := st.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: acct.PublicID, EndpointPublicID: ep.Name,
-			DeliveryName: name, EventID: ev, EventType: events.CallEnded, Status: webhooks.DeliverySucceeded, Attempts: 1,
+			DeliveryName: name, EventID: ev, EventType: events.CallEnded, Status: send.DeliverySucceeded, Attempts: 1,
 			CreatedAt: clk.Now(), FinishedAt: clk.Now()}); err != nil {
 			t.Fatal(err)
 		}
-		listed(webhooks.DeliverySucceeded)
+		listed(send.DeliverySucceeded)
 	})
 }

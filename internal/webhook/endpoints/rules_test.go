@@ -12,7 +12,7 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 func TestCheckRoom(t *testing.T) {
@@ -36,9 +36,9 @@ func TestCheckRoom(t *testing.T) {
 func TestResendRule(t *testing.T) {
 	active := &switchboardv1alpha1.WebhookEndpoint{}
 	paused := &switchboardv1alpha1.WebhookEndpoint{Spec: switchboardv1alpha1.WebhookEndpointSpec{Paused: true}}
-	off := &switchboardv1alpha1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{webhooks.AnnotationSwitchedOff: "x"}},
+	off := &switchboardv1alpha1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{send.AnnotationSwitchedOff: "x"}},
 		Spec: switchboardv1alpha1.WebhookEndpointSpec{Paused: true}}
-	d := func(name string, s webhooks.DeliveryStatus) Delivery { return Delivery{Name: name, Status: s} }
+	d := func(name string, s send.DeliveryStatus) Delivery { return Delivery{Name: name, Status: s} }
 	for _, tc := range []struct {
 		name     string
 		recs     []Delivery
@@ -48,18 +48,18 @@ func TestResendRule(t *testing.T) {
 		conflict string // part of the 409 message
 	}{
 		{name: "no delivery", ep: active, notFound: true},
-		{name: "failed", recs: []Delivery{d("a", webhooks.DeliveryFailed)}, ep: active, want: "a"},
-		{name: "cancelled", recs: []Delivery{d("a", webhooks.DeliveryCancelled)}, ep: active, want: "a"},
-		{name: "succeeded", recs: []Delivery{d("a", webhooks.DeliverySucceeded)}, ep: active, conflict: "this one succeeded"},
-		{name: "pending", recs: []Delivery{d("a", webhooks.DeliveryPending)}, ep: active, conflict: "still being delivered"},
-		{name: "an older resend still retrying", recs: []Delivery{d("b", webhooks.DeliveryFailed), d("a", webhooks.DeliveryRetrying)},
+		{name: "failed", recs: []Delivery{d("a", send.DeliveryFailed)}, ep: active, want: "a"},
+		{name: "cancelled", recs: []Delivery{d("a", send.DeliveryCancelled)}, ep: active, want: "a"},
+		{name: "succeeded", recs: []Delivery{d("a", send.DeliverySucceeded)}, ep: active, conflict: "this one succeeded"},
+		{name: "pending", recs: []Delivery{d("a", send.DeliveryPending)}, ep: active, conflict: "still being delivered"},
+		{name: "an older resend still retrying", recs: []Delivery{d("b", send.DeliveryFailed), d("a", send.DeliveryRetrying)},
 			ep: active, conflict: "still being delivered"},
-		{name: "latest of several", recs: []Delivery{d("b", webhooks.DeliveryCancelled), d("a", webhooks.DeliverySucceeded)}, ep: active, want: "b"},
-		{name: "latest succeeded after a failure", recs: []Delivery{d("b", webhooks.DeliverySucceeded), d("a", webhooks.DeliveryFailed)},
+		{name: "latest of several", recs: []Delivery{d("b", send.DeliveryCancelled), d("a", send.DeliverySucceeded)}, ep: active, want: "b"},
+		{name: "latest succeeded after a failure", recs: []Delivery{d("b", send.DeliverySucceeded), d("a", send.DeliveryFailed)},
 			ep: active, conflict: "this one succeeded"},
-		{name: "paused endpoint", recs: []Delivery{d("a", webhooks.DeliveryFailed)}, ep: paused, conflict: "is paused"},
-		{name: "switched-off endpoint", recs: []Delivery{d("a", webhooks.DeliveryFailed)}, ep: off, conflict: "switched off"},
-		{name: "in progress wins over paused", recs: []Delivery{d("a", webhooks.DeliveryPending)}, ep: paused, conflict: "still being delivered"},
+		{name: "paused endpoint", recs: []Delivery{d("a", send.DeliveryFailed)}, ep: paused, conflict: "is paused"},
+		{name: "switched-off endpoint", recs: []Delivery{d("a", send.DeliveryFailed)}, ep: off, conflict: "switched off"},
+		{name: "in progress wins over paused", recs: []Delivery{d("a", send.DeliveryPending)}, ep: paused, conflict: "still being delivered"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ResendRule(tc.recs, tc.ep)
@@ -94,7 +94,7 @@ func TestMerge(t *testing.T) {
 			Status:     switchboardv1alpha1.WebhookDeliveryStatus{Phase: phase, Attempts: 2, LastResponseCode: 503, NextAttemptAt: &next},
 		}
 	}
-	hist := func(name string, age time.Duration, s webhooks.DeliveryStatus) store.FinishedDelivery {
+	hist := func(name string, age time.Duration, s send.DeliveryStatus) store.FinishedDelivery {
 		return store.FinishedDelivery{DeliveryName: name, EventID: ev, EventType: "call.ended", Status: s, Attempts: 1,
 			CreatedAt: now.Add(-age)}
 	}
@@ -111,25 +111,25 @@ func TestMerge(t *testing.T) {
 			live("whdl-finishing", "whep-a", 3*time.Hour, switchboardv1alpha1.WebhookDeliveryPhaseSucceeded),
 			live("whdl-other-endpoint", "whep-b", time.Hour, switchboardv1alpha1.WebhookDeliveryPhaseRetrying),
 			live("whdl-too-old", "whep-a", 31*24*time.Hour, switchboardv1alpha1.WebhookDeliveryPhaseRetrying),
-			live(webhooks.DeliveryName(ev.String(), "whep-a", ""), "whep-a", time.Minute, ""),
+			live(send.DeliveryName(ev.String(), "whep-a", ""), "whep-a", time.Minute, ""),
 		},
 		[]store.FinishedDelivery{
-			hist("whdl-finishing", 3*time.Hour, webhooks.DeliverySucceeded), // the resource wins
-			hist("whdl-failed", 90*time.Minute, webhooks.DeliveryFailed),
-			hist("whdl-cancelled", 4*time.Hour, webhooks.DeliveryCancelled),
+			hist("whdl-finishing", 3*time.Hour, send.DeliverySucceeded), // the resource wins
+			hist("whdl-failed", 90*time.Minute, send.DeliveryFailed),
+			hist("whdl-cancelled", 4*time.Hour, send.DeliveryCancelled),
 		}, since)
 	want := []struct {
 		name   string
-		status webhooks.DeliveryStatus
+		status send.DeliveryStatus
 		next   bool
 	}{
-		{webhooks.DeliveryName(queuedID.String(), "whep-a", ""), webhooks.DeliveryPending, false},
-		{webhooks.DeliveryName(ev.String(), "whep-a", "resend-"+resendID.String()), webhooks.DeliveryPending, false},
-		{webhooks.DeliveryName(ev.String(), "whep-a", ""), webhooks.DeliveryPending, true},
-		{"whdl-failed", webhooks.DeliveryFailed, false},
-		{"whdl-retrying", webhooks.DeliveryRetrying, true},
-		{"whdl-finishing", webhooks.DeliverySucceeded, true},
-		{"whdl-cancelled", webhooks.DeliveryCancelled, false},
+		{send.DeliveryName(queuedID.String(), "whep-a", ""), send.DeliveryPending, false},
+		{send.DeliveryName(ev.String(), "whep-a", "resend-"+resendID.String()), send.DeliveryPending, false},
+		{send.DeliveryName(ev.String(), "whep-a", ""), send.DeliveryPending, true},
+		{"whdl-failed", send.DeliveryFailed, false},
+		{"whdl-retrying", send.DeliveryRetrying, true},
+		{"whdl-finishing", send.DeliverySucceeded, true},
+		{"whdl-cancelled", send.DeliveryCancelled, false},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("merged %+v", got)
@@ -145,10 +145,10 @@ func TestMerge(t *testing.T) {
 
 func TestDeliveryFilter(t *testing.T) {
 	log := []Delivery{
-		{Name: "a", Event: "call.ended", Status: webhooks.DeliverySucceeded},
-		{Name: "b", Event: "test", Status: webhooks.DeliveryFailed},
-		{Name: "c", Event: "call.ended", Status: webhooks.DeliveryFailed},
-		{Name: "d", Event: "voicemail.received", Status: webhooks.DeliveryPending},
+		{Name: "a", Event: "call.ended", Status: send.DeliverySucceeded},
+		{Name: "b", Event: "test", Status: send.DeliveryFailed},
+		{Name: "c", Event: "call.ended", Status: send.DeliveryFailed},
+		{Name: "d", Event: "voicemail.received", Status: send.DeliveryPending},
 	}
 	for _, tc := range []struct {
 		filter DeliveryFilter

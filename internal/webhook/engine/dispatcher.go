@@ -23,7 +23,7 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // Dispatcher fans undispatched outbox events out to deliveries: one per endpoint of
@@ -548,7 +548,7 @@ func addressed(ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint) b
 	if ev.EndpointPublicID != "" {
 		return ep.Name == ev.EndpointPublicID
 	}
-	return webhooks.Subscribed(ep, ev.Type)
+	return send.Subscribed(ep, ev.Type)
 }
 
 // deliver makes the delivery of ev to ep by its route: a first attempt (adm.done is its
@@ -576,7 +576,7 @@ func (w *Dispatcher) deliver(ctx context.Context, ev store.PendingEvent, ep *swi
 		// Paused or switched off: the event is not delivered; it is listed as cancelled
 		// and can be resent once the endpoint is active.
 		return w.onLane(ctx, ep, func() error {
-			return w.recordCancelled(ctx, ev, ep, webhooks.DeliveryName(ev.ID.String(), ep.Name, ev.DeliverySalt()),
+			return w.recordCancelled(ctx, ev, ep, send.DeliveryName(ev.ID.String(), ep.Name, ev.DeliverySalt()),
 				"The endpoint was paused or switched off when the event occurred")
 		})
 	}
@@ -590,7 +590,7 @@ func (w *Dispatcher) firstAttempt(ctx context.Context, ev store.PendingEvent, ep
 	defer w.jobs.Done()
 	ok := func() bool {
 		defer admitted()
-		name := webhooks.DeliveryName(ev.ID.String(), ep.Name, ev.DeliverySalt())
+		name := send.DeliveryName(ev.ID.String(), ep.Name, ev.DeliverySalt())
 		res, sentAt, outcome, err := w.Engine.FirstAttempt(ctx, FirstAttempt{Endpoint: ep, Secret: secret,
 			AccountPublicID: ev.AccountPublicID, DeliveryName: name, EventID: ev.ID, EventType: ev.Type, Body: ev.Body,
 			CreatedAt: w.Clock.Now(), EventCreatedAt: ev.CreatedAt, Probe: probe})
@@ -607,7 +607,7 @@ func (w *Dispatcher) firstAttempt(ctx context.Context, ev store.PendingEvent, ep
 					if d.Annotations == nil {
 						d.Annotations = map[string]string{}
 					}
-					d.Annotations[webhooks.AnnotationFirstAttempt] = sentAt.UTC().Format(time.RFC3339Nano)
+					d.Annotations[send.AnnotationFirstAttempt] = sentAt.UTC().Format(time.RFC3339Nano)
 				}, func(d *switchboardv1alpha1.WebhookDelivery) { firstAttemptFailed(d, sentAt, res) })
 			})
 		}
@@ -624,8 +624,8 @@ func (w *Dispatcher) firstAttempt(ctx context.Context, ev store.PendingEvent, ep
 
 // firstAttemptFailed is the status of a delivery whose first attempt, made by the engine,
 // failed: retrying on the spec's schedule.
-func firstAttemptFailed(d *switchboardv1alpha1.WebhookDelivery, sentAt time.Time, res webhooks.Result) {
-	next, _ := webhooks.NextAttempt(1, sentAt)
+func firstAttemptFailed(d *switchboardv1alpha1.WebhookDelivery, sentAt time.Time, res send.Result) {
+	next, _ := send.NextAttempt(1, sentAt)
 	d.Status = switchboardv1alpha1.WebhookDeliveryStatus{Phase: switchboardv1alpha1.WebhookDeliveryPhaseRetrying, Attempts: 1,
 		LastAttemptAt: &metav1.Time{Time: sentAt}, LastResponseCode: int32(res.StatusCode), LastError: Truncate(res.Error, MaxErrorLen),
 		NextAttemptAt: &metav1.Time{Time: next}, ObservedGeneration: d.Generation}
@@ -638,7 +638,7 @@ func firstAttemptFailed(d *switchboardv1alpha1.WebhookDelivery, sentAt time.Time
 // already exists (a repeat) is left as it is.
 func (w *Dispatcher) createDelivery(ctx context.Context, ev store.PendingEvent, ep *switchboardv1alpha1.WebhookEndpoint,
 	meta, status func(*switchboardv1alpha1.WebhookDelivery)) error {
-	d := webhooks.NewDelivery(ep, ev.ID.String(), ev.Type, ev.ResendOf, ev.DeliverySalt())
+	d := send.NewDelivery(ep, ev.ID.String(), ev.Type, ev.ResendOf, ev.DeliverySalt())
 	if meta != nil {
 		meta(d)
 	}

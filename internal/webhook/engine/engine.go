@@ -15,7 +15,7 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // Engine is the delivery engine: the per-endpoint slots, the attempts in flight, the
@@ -25,7 +25,7 @@ import (
 // by the Dispatcher, which makes first attempts, and each leader term's WebhookDelivery
 // reconciler, which makes the others, so an endpoint's bounds and status hold whoever attempts.
 type Engine struct {
-	Sender *webhooks.Sender
+	Sender *send.Sender
 	Store  *store.Store
 	Clock  clock.PassiveClock
 
@@ -47,7 +47,7 @@ type Engine struct {
 
 // EngineOptions configure NewEngine; zero values take the defaults.
 type EngineOptions struct {
-	Sender *webhooks.Sender
+	Sender *send.Sender
 	Store  *store.Store
 	Clock  clock.PassiveClock
 	// PerEndpoint bounds the attempts in flight to one endpoint (default 8).
@@ -136,7 +136,7 @@ type AttemptRequest struct {
 
 // Attempted is what became of an attempt.
 type Attempted struct {
-	Result webhooks.Result
+	Result send.Result
 	SentAt time.Time
 	// EndpointRemoved: the endpoint was removed during the attempt (which is not counted).
 	EndpointRemoved bool
@@ -154,7 +154,7 @@ func (e *Engine) Attempt(ctx context.Context, release func(), a AttemptRequest) 
 	attemptCtx, cancel := context.WithCancel(ctx)
 	untrack := e.InFlight.Track(epKey, a.DeliveryName, cancel)
 	sentAt := e.Clock.Now()
-	res := e.Sender.Send(attemptCtx, webhooks.Request{URL: a.Endpoint.Spec.URL, Secret: a.Secret, EventType: a.EventType,
+	res := e.Sender.Send(attemptCtx, send.Request{URL: a.Endpoint.Spec.URL, Secret: a.Secret, EventType: a.EventType,
 		EventID: a.EventID, Body: a.Body, SentAt: sentAt})
 	removed := attemptCtx.Err() != nil && ctx.Err() == nil
 	untrack()
@@ -170,7 +170,7 @@ func (e *Engine) Attempt(ctx context.Context, release func(), a AttemptRequest) 
 // Finish writes a finished delivery to the history (the one writer of it) and counts it:
 // phase is its final phase (Succeeded, Failed or Cancelled). FinishedAt is now.
 func (e *Engine) Finish(ctx context.Context, row store.FinishedDelivery, phase switchboardv1alpha1.WebhookDeliveryPhase) error {
-	row.Status = webhooks.APIStatus(phase)
+	row.Status = send.APIStatus(phase)
 	row.FinishedAt = e.Clock.Now()
 	if err := e.Store.RecordFinishedDelivery(ctx, row); err != nil {
 		return err

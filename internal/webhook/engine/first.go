@@ -13,7 +13,7 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // FirstAttempts admits deliveries' first attempts straight from the outbox (the engine's
@@ -332,7 +332,7 @@ func (f *FirstAttempts) factsLocked(key types.NamespacedName, ep *switchboardv1a
 		delete(f.failures, key)
 		streak = failureStreak{}
 	}
-	facts := AdmissionFacts{Deliverable: webhooks.Deliverable(ep), Streak: streak.count, Total: f.total}
+	facts := AdmissionFacts{Deliverable: send.Deliverable(ep), Streak: streak.count, Total: f.total}
 	if streak.count > 0 {
 		facts.SinceStreak = f.Pacing.Now().Sub(streak.noted)
 	}
@@ -371,21 +371,21 @@ func (f *FirstAttempts) noteOutcome(key types.NamespacedName, ok bool, at time.T
 // (Attempt) and records what it can: the history row of a success or of a cancellation by
 // the endpoint's removal. It returns the attempt's result and time (for the caller's retry
 // status); err is a failed history write.
-func (e *Engine) FirstAttempt(ctx context.Context, a FirstAttempt) (webhooks.Result, time.Time, FirstOutcome, error) {
+func (e *Engine) FirstAttempt(ctx context.Context, a FirstAttempt) (send.Result, time.Time, FirstOutcome, error) {
 	epKey := client.ObjectKeyFromObject(a.Endpoint)
 	release, err := e.Slots.AcquireWait(ctx, epKey)
 	if err != nil {
-		return webhooks.Result{}, time.Time{}, Abandoned, nil
+		return send.Result{}, time.Time{}, Abandoned, nil
 	}
 	// Admitted already: past a streak's cooldown it goes ahead (at most the slots at once).
 	if held, _ := e.First.failing(epKey, a.Endpoint); held && !a.Probe {
 		release()
-		return webhooks.Result{}, time.Time{}, NotAttempted, nil
+		return send.Result{}, time.Time{}, NotAttempted, nil
 	}
 	// An endpoint with a rate limit: the attempt waits for its turn, holding its slot.
 	if err := e.Throttle.Wait(ctx, a.Endpoint); err != nil {
 		release()
-		return webhooks.Result{}, time.Time{}, Abandoned, nil
+		return send.Result{}, time.Time{}, Abandoned, nil
 	}
 	// From here the attempt outlives a stop by StopGrace: its answer is recorded, and its
 	// event is not claimed and sent again by another replica.

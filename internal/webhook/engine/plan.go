@@ -4,7 +4,7 @@ import (
 	"time"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // Action is what a delivery needs now.
@@ -57,7 +57,7 @@ func Plan(d *switchboardv1alpha1.WebhookDelivery, ep *switchboardv1alpha1.Webhoo
 	if ep == nil || ep.DeletionTimestamp != nil || (len(ep.UID) > 0 && !OwnedBy(d, ep)) {
 		return Decision{Action: Cancel, Reason: switchboardv1alpha1.ReasonEndpointNotFound, Message: "The endpoint was removed"}
 	}
-	if !webhooks.Deliverable(ep) {
+	if !send.Deliverable(ep) {
 		return Decision{Action: Cancel, Reason: switchboardv1alpha1.ReasonEndpointNotActive, Message: "The endpoint is paused or switched off; resend it once active"}
 	}
 	if next := d.Status.NextAttemptAt; next != nil && now.Before(next.Time) {
@@ -66,8 +66,8 @@ func Plan(d *switchboardv1alpha1.WebhookDelivery, ep *switchboardv1alpha1.Webhoo
 	if d.Status.Attempts == 0 {
 		// The engine's first attempt, not yet in the status (written just after creation):
 		// the first retry is due a schedule step after it.
-		if at, err := time.Parse(time.RFC3339Nano, d.Annotations[webhooks.AnnotationFirstAttempt]); err == nil {
-			if next, _ := webhooks.NextAttempt(1, at); now.Before(next) {
+		if at, err := time.Parse(time.RFC3339Nano, d.Annotations[send.AnnotationFirstAttempt]); err == nil {
+			if next, _ := send.NextAttempt(1, at); now.Before(next) {
 				return Decision{Action: Wait, Until: next}
 			}
 		}

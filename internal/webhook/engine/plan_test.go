@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 func TestPlan(t *testing.T) {
@@ -39,7 +39,7 @@ func TestPlan(t *testing.T) {
 	}
 	firstAttemptAt := func(at string) func(*switchboardv1alpha1.WebhookDelivery) {
 		return func(d *switchboardv1alpha1.WebhookDelivery) {
-			d.Annotations = map[string]string{webhooks.AnnotationFirstAttempt: at}
+			d.Annotations = map[string]string{send.AnnotationFirstAttempt: at}
 		}
 	}
 	deleting := metav1.NewTime(now)

@@ -20,7 +20,7 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // promote turns deferred deliveries into resources as room frees, until ctx ends: after a
@@ -163,12 +163,12 @@ var errNoRoom = errors.New("no room for the deferred delivery any more")
 // promoteOne makes the resource of one deferred delivery to ep (nil: the endpoint is gone),
 // or records it cancelled when ep takes no deliveries now.
 func (w *Dispatcher) promoteOne(ctx context.Context, row store.DeferredDelivery, ep *switchboardv1alpha1.WebhookEndpoint) error {
-	if ep == nil || ep.DeletionTimestamp != nil || !webhooks.Deliverable(ep) {
+	if ep == nil || ep.DeletionTimestamp != nil || !send.Deliverable(ep) {
 		return w.Engine.Finish(ctx, store.FinishedDelivery{AccountPublicID: row.AccountPublicID, EndpointPublicID: row.EndpointPublicID,
 			DeliveryName: row.DeliveryName, EventID: row.EventID, EventType: row.EventType, LastError: reasonEndpointGone,
 			CreatedAt: row.DeferredAt}, switchboardv1alpha1.WebhookDeliveryPhaseCancelled)
 	}
-	d := webhooks.NewDelivery(ep, row.EventID.String(), row.EventType, row.ResendOf, row.Salt)
+	d := send.NewDelivery(ep, row.EventID.String(), row.EventType, row.ResendOf, row.Salt)
 	key := client.ObjectKeyFromObject(d)
 	if _, ok := w.Engine.Backlog.ReserveIfRoom(key, client.ObjectKeyFromObject(ep), w.MaxLivePerEndpoint, w.MaxLive); !ok {
 		return errNoRoom

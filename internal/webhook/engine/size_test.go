@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // The fleet-wide bound on live deliveries (DefaultMaxLiveDeliveries) rests on these sizes:
@@ -31,8 +31,8 @@ func TestRetryingDeliverySize(t *testing.T) {
 		{"typical", "HTTP 503 Service Unavailable", 1536},
 		{"longest error", strings.Repeat("x", 2*MaxErrorLen), 4608},
 	} {
-		d := webhooks.NewDelivery(ep, "0b9f1a52-1c5e-4d3b-9a55-6f1d0f3a2b11", "transcript.ready", "", "")
-		firstAttemptFailed(d, time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), webhooks.Result{StatusCode: 503, Error: c.err})
+		d := send.NewDelivery(ep, "0b9f1a52-1c5e-4d3b-9a55-6f1d0f3a2b11", "transcript.ready", "", "")
+		firstAttemptFailed(d, time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), send.Result{StatusCode: 503, Error: c.err})
 		b, err := json.Marshal(d)
 		if err != nil {
 			t.Fatal(err)

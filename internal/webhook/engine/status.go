@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // SetDeliveryConditions sets Ready and Delivered from the phase.
@@ -41,7 +41,7 @@ func Truncate(s string, n int) string {
 // and past it before concluding it is missing.
 func SigningSecret(ctx context.Context, cached, api client.Reader, ep *switchboardv1alpha1.WebhookEndpoint) (string, error) {
 	sec := &corev1.Secret{}
-	key := types.NamespacedName{Namespace: ep.Namespace, Name: webhooks.SigningSecretName(ep)}
+	key := types.NamespacedName{Namespace: ep.Namespace, Name: send.SigningSecretName(ep)}
 	err := cached.Get(ctx, key, sec)
 	if apierrors.IsNotFound(err) {
 		err = api.Get(ctx, key, sec)

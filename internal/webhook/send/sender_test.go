@@ -1,4 +1,4 @@
-package webhooks_test
+package send_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/api/webhookverify"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 type seen struct {
@@ -53,14 +53,14 @@ func port(srv *httptest.Server) string { return srv.URL[strings.LastIndex(srv.UR
 
 var sentAt = time.Unix(1_760_000_000, 0)
 
-func request(url string) webhooks.Request {
-	return webhooks.Request{URL: url, Secret: "whsec_abc", EventType: "call.ended",
+func request(url string) send.Request {
+	return send.Request{URL: url, Secret: "whsec_abc", EventType: "call.ended",
 		EventID: "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1f34", Body: []byte(`{"event":"call.ended"}`), SentAt: sentAt}
 }
 
 func TestSendSignsWithTheSpecHeaders(t *testing.T) {
 	srv, pool, got := receiver(t, http.StatusNoContent)
-	s := webhooks.NewSender(webhooks.SenderConfig{AllowPrivateTargets: true, RootCAs: pool})
+	s := send.NewSender(send.SenderConfig{AllowPrivateTargets: true, RootCAs: pool})
 	res := s.Send(context.Background(), request(srv.URL+"/hooks"))
 	if !res.OK || res.StatusCode != 204 || res.Error != "" {
 		t.Fatalf("result %+v", res)
@@ -94,7 +94,7 @@ func TestAny2xxIsSuccessAndEverythingElseFails(t *testing.T) {
 		ok     bool
 	}{{200, true}, {201, true}, {202, true}, {204, true}, {299, true}, {400, false}, {404, false}, {410, false}, {500, false}, {503, false}} {
 		srv, pool, _ := receiver(t, c.status)
-		res := webhooks.NewSender(webhooks.SenderConfig{AllowPrivateTargets: true, RootCAs: pool}).Send(context.Background(), request(srv.URL))
+		res := send.NewSender(send.SenderConfig{AllowPrivateTargets: true, RootCAs: pool}).Send(context.Background(), request(srv.URL))
 		if res.OK != c.ok || res.StatusCode != c.status || (c.ok == (res.Error != "")) {
 			t.Errorf("status %d: %+v", c.status, res)
 		}
@@ -113,7 +113,7 @@ func TestRedirectsAreNotFollowed(t *testing.T) {
 	defer srv.Close()
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
-	s := webhooks.NewSender(webhooks.SenderConfig{AllowPrivateTargets: true, RootCAs: pool})
+	s := send.NewSender(send.SenderConfig{AllowPrivateTargets: true, RootCAs: pool})
 	for path, code := range map[string]int{"/old": 302, "/perm": 308} {
 		res := s.Send(context.Background(), request(srv.URL+path))
 		if res.OK || res.StatusCode != code || !strings.Contains(res.Error, "redirects are not followed") {
@@ -138,7 +138,7 @@ func TestNoAnswerWithinTheTimeoutFails(t *testing.T) {
 	defer close(release)
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
-	s := webhooks.NewSender(webhooks.SenderConfig{AllowPrivateTargets: true, RootCAs: pool, Timeout: 300 * time.Millisecond})
+	s := send.NewSender(send.SenderConfig{AllowPrivateTargets: true, RootCAs: pool, Timeout: 300 * time.Millisecond})
 	start := time.Now()
 	res := s.Send(context.Background(), request(srv.URL))
 	if res.OK || res.StatusCode != 0 || !strings.Contains(res.Error, "no answer within 300ms") {
@@ -148,14 +148,14 @@ func TestNoAnswerWithinTheTimeoutFails(t *testing.T) {
 		t.Errorf("took %v", d)
 	}
 	// The default is the spec's 10 seconds.
-	if webhooks.DefaultTimeout != 10*time.Second {
-		t.Errorf("default timeout %v", webhooks.DefaultTimeout)
+	if send.DefaultTimeout != 10*time.Second {
+		t.Errorf("default timeout %v", send.DefaultTimeout)
 	}
 }
 
 func TestUntrustedCertificateFails(t *testing.T) {
 	srv, _, _ := receiver(t, 200)
-	res := webhooks.NewSender(webhooks.SenderConfig{AllowPrivateTargets: true}).Send(context.Background(), request(srv.URL))
+	res := send.NewSender(send.SenderConfig{AllowPrivateTargets: true}).Send(context.Background(), request(srv.URL))
 	if res.OK || !strings.Contains(res.Error, "certificate") {
 		t.Errorf("result %+v", res)
 	}
@@ -167,11 +167,11 @@ func TestSSRFGuardChecksTheAddressAtConnectTime(t *testing.T) {
 	srv, pool, got := receiver(t, 200)
 	res := &resolver{ip: "93.184.216.34"}
 	url := "https://example.com:" + port(srv) + "/hooks" // the test certificate is for example.com
-	if err := webhooks.ValidateURL(context.Background(), url, webhooks.URLPolicy{Resolver: res}); err != nil {
+	if err := send.ValidateURL(context.Background(), url, send.URLPolicy{Resolver: res}); err != nil {
 		t.Fatalf("saving: %v", err)
 	}
 	res.set("127.0.0.1")
-	guarded := webhooks.NewSender(webhooks.SenderConfig{RootCAs: pool, Resolver: res})
+	guarded := send.NewSender(send.SenderConfig{RootCAs: pool, Resolver: res})
 	r := guarded.Send(context.Background(), request(url))
 	if r.OK || !strings.Contains(r.Error, "not on the public internet") {
 		t.Errorf("re-resolved to loopback: %+v", r)
@@ -193,7 +193,7 @@ func TestSSRFGuardChecksTheAddressAtConnectTime(t *testing.T) {
 	}
 	// The same name and resolver with the explicit switch reach the receiver.
 	res.set("127.0.0.1")
-	open := webhooks.NewSender(webhooks.SenderConfig{RootCAs: pool, Resolver: res, AllowPrivateTargets: true})
+	open := send.NewSender(send.SenderConfig{RootCAs: pool, Resolver: res, AllowPrivateTargets: true})
 	if r := open.Send(context.Background(), request(url)); !r.OK {
 		t.Errorf("allowed: %+v", r)
 	}
@@ -209,7 +209,7 @@ func TestCancelledContextStopsAnAttempt(t *testing.T) {
 	pool.AddCert(srv.Certificate())
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	res := webhooks.NewSender(webhooks.SenderConfig{AllowPrivateTargets: true, RootCAs: pool}).Send(ctx, request(srv.URL))
+	res := send.NewSender(send.SenderConfig{AllowPrivateTargets: true, RootCAs: pool}).Send(ctx, request(srv.URL))
 	if res.OK || res.Error != "cancelled" {
 		t.Errorf("result %+v", res)
 	}

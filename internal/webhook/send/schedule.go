@@ -1,7 +1,7 @@
 // Package webhooks is the delivery engine of the webhook controllers: the retry schedule
 // and switch-off rule of the spec, request signing, an HTTP sender that refuses redirects
 // and private addresses, and URL validation against server-side request forgery.
-package webhooks
+package send
 
 import "time"
 

@@ -1,4 +1,4 @@
-package webhooks
+package send
 
 import switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 
