@@ -30,7 +30,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 	"github.com/switchboard-dev/switchboard/test/support/benchkit"
 	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
@@ -138,11 +138,11 @@ func makeScaleAccounts(b *testing.B, kube client.Client, st *store.Store, n, per
 					Labels: map[string]string{switchboardv1alpha1.AccountLabel: acct.PublicID}},
 					Spec: switchboardv1alpha1.WebhookEndpointSpec{AccountID: acct.PublicID, DisplayName: "CRM " + name,
 						URL: fmt.Sprintf("%s/ep/%d", baseURL(i), e), Events: []switchboardv1alpha1.WebhookEventType{switchboardv1alpha1.EventCallEnded},
-						SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: webhooks.SecretName(name)}}}
+						SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: send.SecretName(name)}}}
 				if err := kube.Create(ctx, ep); err != nil {
 					return err
 				}
-				if err := kube.Create(ctx, webhooks.NewSigningSecret(ep, webhooks.SecretName(name), webhooks.NewSecret())); err != nil {
+				if err := kube.Create(ctx, send.NewSigningSecret(ep, send.SecretName(name), send.NewSecret())); err != nil {
 					return err
 				}
 			}

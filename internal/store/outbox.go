@@ -349,7 +349,7 @@ func (s *Store) ClaimFairly(ctx context.Context, c FairClaim, now time.Time, lea
 }
 
 // DeliverySalt tells a resend's delivery name from the first delivery's (see
-// webhooks.DeliveryName): the same on every claim of the row.
+// send.DeliveryName): the same on every claim of the row.
 func (e PendingEvent) DeliverySalt() string {
 	if e.ResendOf == "" {
 		return ""
