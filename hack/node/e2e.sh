@@ -102,6 +102,19 @@ sed -i "s|- public-base-url=.*|- public-base-url=$API|" "$RUN/config/default/kus
 kubectl -n "$NS" rollout status deployment/switchboard-controller-manager --timeout=240s >&2 ||
   fail "the Deployment did not roll out with public-base-url=$API"
 settle
+# Every answer through the Service comes from the new pods: five in a row name the Service as
+# the live channel's host (a pod still draining names the placeholder).
+api_host="${API#http://}"
+api_host="${api_host%%:*}"
+for _ in $(seq 60); do
+  ok=0
+  for _ in 1 2 3 4 5; do
+    curl -s -m 2 -H "Authorization: Bearer $key" "$API/v1/me" | grep -q "\"host\":\"$api_host\"" && ok=$((ok + 1))
+  done
+  [[ $ok == 5 ]] && break
+  sleep 1
+done
+[[ $ok == 5 ]] || fail "GET /v1/me through the Service still names another live channel host"
 DATABASE_URL="$DB" "$SB" admin add-number --account "$acct" --number "020 7946 0555" >/dev/null
 RECV_PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 python3 - "$RECV_PORT" "$RUN/received" <<'PY' &
