@@ -109,7 +109,7 @@ api_host="${api_host%%:*}"
 for _ in $(seq 60); do
   ok=0
   for _ in 1 2 3 4 5; do
-    curl -s -m 2 -H "Authorization: Bearer $key" "$API/v1/me" | grep -q "\"host\":\"$api_host\"" && ok=$((ok + 1))
+    curl -s -m 2 -H "Authorization: Bearer $key" "$API/v1/me" | grep -Eq "\"host\": ?\"$api_host\"" && ok=$((ok + 1))
   done
   [[ $ok == 5 ]] && break
   sleep 1
