@@ -110,10 +110,7 @@ func (r *benchRun) startManager() {
 
 // benchMaxLive is the cap on live WebhookDeliveries: BENCH_MAX_LIVE, or the shipped default.
 func benchMaxLive() int {
-	if n, err := strconv.Atoi(os.Getenv("BENCH_MAX_LIVE")); err == nil && n > 0 {
-		return n
-	}
-	return engine.DefaultMaxLiveDeliveries
+	return envInt("BENCH_MAX_LIVE", engine.DefaultMaxLiveDeliveries)
 }
 
 func (r *benchRun) setup(clk clock.WithTicker) {
@@ -182,10 +179,15 @@ func (r *benchRun) enqueue(n, rate int) {
 
 // liveDeliveries counts WebhookDelivery objects in etcd (an uncached list).
 func (r *benchRun) liveDeliveries() int {
+	return countDeliveries(r.kube, client.InNamespace(r.ns))
+}
+
+// countDeliveries counts WebhookDelivery objects in etcd matching opts, with an uncached list
+// of one item and the remaining count: the sampler must not load the API server itself.
+func countDeliveries(kube client.Client, opts ...client.ListOption) int {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(switchboardv1alpha1.GroupVersion.WithKind("WebhookDeliveryList"))
-	// One item and the remaining count: the sampler must not load the API server itself.
-	if err := r.kube.List(context.Background(), list, client.InNamespace(r.ns), client.Limit(1)); err != nil {
+	if err := kube.List(context.Background(), list, append(opts, client.Limit(1))...); err != nil {
 		return -1
 	}
 	n := len(list.Items)

@@ -19,11 +19,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/test/support/benchkit"
 	"github.com/switchboard-dev/switchboard/test/support/storetest"
@@ -166,7 +163,7 @@ func BenchmarkWebhookOutage(b *testing.B) {
 	var worstWindow time.Duration
 	minute := func(phase string, since time.Time) {
 		lat := window()
-		live, deferred, etcd := liveDeliveriesAll(kube), deferredRows(b, st), etcdDBSize(b, cp.EtcdURL())
+		live, deferred, etcd := countDeliveries(kube), deferredRows(b, st), etcdDBSize(b, cp.EtcdURL())
 		maxLive, maxDeferred, maxEtcd = max(maxLive, live), max(maxDeferred, deferred), max(maxEtcd, etcd)
 		p99 := benchkit.Pct(lat, 0.99)
 		worstWindow = max(worstWindow, p99)
@@ -250,21 +247,6 @@ func BenchmarkWebhookOutage(b *testing.B) {
 	}
 }
 
-// liveDeliveriesAll counts WebhookDelivery objects in etcd in every namespace (an uncached
-// list of one item and the remaining count, so sampling does not load kube-apiserver).
-func liveDeliveriesAll(kube client.Client) int {
-	list := &metav1.PartialObjectMetadataList{}
-	list.SetGroupVersionKind(switchboardv1alpha1.GroupVersion.WithKind("WebhookDeliveryList"))
-	if err := kube.List(context.Background(), list, client.Limit(1)); err != nil {
-		return -1
-	}
-	n := len(list.Items)
-	if rem := list.GetRemainingItemCount(); rem != nil {
-		n += int(*rem)
-	}
-	return n
-}
-
 // deferredRows counts deliveries deferred in PostgreSQL.
 func deferredRows(b *testing.B, st *store.Store) int {
 	var n int
@@ -280,6 +262,7 @@ func sortedCopy(d []time.Duration) []time.Duration {
 	return out
 }
 
+// envInt is the positive integer in the environment variable name, or def.
 func envInt(name string, def int) int {
 	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
 		return n

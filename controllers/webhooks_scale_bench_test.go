@@ -46,10 +46,7 @@ func BenchmarkWebhookEndpointScale(b *testing.B) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		b.Skip("KUBEBUILDER_ASSETS is not set: run via make bench")
 	}
-	accounts := 10000
-	if n, err := strconv.Atoi(os.Getenv("BENCH_SCALE_ACCOUNTS")); err == nil && n > 0 {
-		accounts = n
-	}
+	accounts := envInt("BENCH_SCALE_ACCOUNTS", 10000)
 	const perAccount = 5
 	ctx := context.Background()
 	cp, kube, st := startBenchStack(b)
