@@ -244,6 +244,10 @@ func Run(ctx context.Context, o Options) error {
 	if err := mgr.Add(transcriptions.Queue); err != nil {
 		return err
 	}
+	// Reported calls leave their counts as deltas; every replica folds them (one at a time).
+	if err := mgr.Add(&ingest.CountFolder{Store: st, Clock: o.Clock, Log: o.Log.WithName("call-counts")}); err != nil {
+		return err
+	}
 	// Webhook first attempts run on every replica; the leader's controllers share the engine.
 	eng, err := newDeliveryEngine(ctx, mgr, o.RestConfig, st, o)
 	if err != nil {

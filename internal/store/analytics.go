@@ -181,7 +181,7 @@ func (s *Store) CallAnalytics(ctx context.Context, q AnalyticsQuery) (Analytics,
 // Sources of analyticsSQL's rows: the table, or the window's calls counted in zone $5 ([$6, $7)
 // the window) when the table is kept in another zone.
 const (
-	analyticsFromTable = `SELECT * FROM call_counts_local WHERE account_id = $1 AND day >= $2::date AND day <= $3::date`
+	analyticsFromTable = `SELECT * FROM call_counts_local_current WHERE account_id = $1 AND day >= $2::date AND day <= $3::date`
 	analyticsFromCalls = `SELECT * FROM call_counts_local_window($1, $5, $6, $7) WHERE day >= $2::date AND day <= $3::date`
 )
 

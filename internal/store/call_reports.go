@@ -106,12 +106,15 @@ func recordCalls(ctx context.Context, tx pgx.Tx, in []CallReport) ([]ReportedCal
 			append(targetTypes, r.TargetType), append(targetLabels, r.TargetLabel)
 		platformRefs = append(platformRefs, ref)
 	}
+	// switchboard.count_deltas, set for this transaction by the same statement (no round trip
+	// of its own), leaves the calls' counts as deltas for FoldCallCounts (migration 00080).
 	rows, err := tx.Query(ctx, `INSERT INTO calls (account_id, public_id, number_id, from_e164, to_e164, caller_name,
 			disposition, filtered, emergency, started_at, ended_at, duration_seconds, talk_seconds, forward_seconds,
 			total_rated_amount_pence, answered_by_staff, answered_department, answer_target_type, answer_target_label, platform_ref)
-		SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[],
+		SELECT r.* FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[],
 			$8::boolean[], $9::boolean[], $10::timestamptz[], $11::timestamptz[], $12::int[], $13::int[], $14::int[],
-			$15::bigint[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[])
+			$15::bigint[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[]) r
+			CROSS JOIN (SELECT set_config('switchboard.count_deltas', 'on', true)) count_deltas
 		ON CONFLICT (account_id, platform_ref) WHERE platform_ref IS NOT NULL DO NOTHING
 		RETURNING id, public_id`,
 		accountIDs, publicIDs, numberIDs, froms, tos, names, disps, filtered, emergency, starts, ends, durations, talks,

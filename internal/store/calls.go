@@ -302,15 +302,15 @@ func callCountSQL(accountID int64, f CallFilter, where string, args []any) (stri
 		// from the numbers of matching contacts (migration 00012).
 		q := rargs.add(callLikeContains(f.Search))
 		return `SELECT
-			(SELECT COALESCE(sum(n.calls - n.calls_from_directory), 0)::bigint FROM call_name_counts n WHERE n.` + conds + `
+			(SELECT COALESCE(sum(n.calls - n.calls_from_directory), 0)::bigint FROM call_name_counts_current n WHERE n.` + conds + `
 				AND n.caller_name_lower LIKE lower(` + q + `))
-			+ (SELECT COALESCE(sum(k.calls), 0)::bigint FROM call_caller_counts k WHERE k.` + conds + `
+			+ (SELECT COALESCE(sum(k.calls), 0)::bigint FROM call_caller_counts_current k WHERE k.` + conds + `
 				AND k.from_e164 = ANY (` + contactNamePhonesSQL("$1", q) + `))`, rargs, true
 	}
 	if (f.Sentiment != "" || f.Urgency != "") && f.Search == "" && f.SearchDigits == "" &&
 		wholeUTCDay(f.From) && wholeUTCDay(f.To) {
 		// Sentiment and urgency: summed from their daily buckets.
-		q := `SELECT COALESCE(sum(calls), 0)::bigint FROM call_counts_sentiment_daily WHERE ` + conds
+		q := `SELECT COALESCE(sum(calls), 0)::bigint FROM call_counts_sentiment_daily_current WHERE ` + conds
 		if f.Status != "" {
 			q += " AND disposition = " + rargs.add(f.Status)
 		}
@@ -364,10 +364,10 @@ func callCountSQL(accountID int64, f CallFilter, where string, args []any) (stri
 				hourRanges = append(hourRanges, "(hour >= "+rargs.add(*fullTo)+" AND hour < "+rargs.add(*f.To)+")")
 			}
 		}
-		parts = append(parts, `(SELECT COALESCE(sum(calls), 0)::bigint FROM call_counts_daily WHERE `+days+`)`)
+		parts = append(parts, `(SELECT COALESCE(sum(calls), 0)::bigint FROM call_counts_daily_current WHERE `+days+`)`)
 	}
 	if len(hourRanges) > 0 {
-		parts = append(parts, `(SELECT COALESCE(sum(calls), 0)::bigint FROM call_counts_hourly WHERE `+conds+
+		parts = append(parts, `(SELECT COALESCE(sum(calls), 0)::bigint FROM call_counts_hourly_current WHERE `+conds+
 			` AND (`+strings.Join(hourRanges, " OR ")+`))`)
 	}
 	return `SELECT ` + strings.Join(parts, " + "), rargs, true

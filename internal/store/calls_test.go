@@ -11,17 +11,24 @@ import (
 	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
 
-// countsMatchCalls fails unless call_counts_hourly and call_counts_daily equal aggregates of calls.
+// countCheck is a query counting the rows of count tables (named with the suffix %[1]s) that
+// differ from aggregates of calls.
+type countCheck struct{ what, query string }
+
+// countsMatchCalls fails unless call_counts_hourly and call_counts_daily equal aggregates of
+// calls, as readers see them (with the pending deltas) and once the deltas are folded.
 func countsMatchCalls(t *testing.T, st *store.Store, step string) {
 	t.Helper()
-	var diffs int
-	err := st.SQL().QueryRow(context.Background(), `SELECT
+	countQueryMatches(t, st, step, bucketCheck, true)
+}
+
+var bucketCheck = countCheck{"call count buckets", `SELECT
 		(SELECT count(*) FROM (
 			SELECT account_id, date_trunc('hour', started_at, 'UTC') AS hour, COALESCE(number_id, 0) AS number_id, filtered,
 				disposition, count(*) AS calls, sum(forward_seconds) AS seconds
 			FROM calls GROUP BY 1, 2, 3, 4, 5) a
 		FULL JOIN (SELECT account_id, hour, number_id, filtered, disposition, sum(calls) AS calls, sum(forward_seconds) AS forward_seconds
-			FROM call_counts_hourly GROUP BY 1, 2, 3, 4, 5 HAVING sum(calls) <> 0 OR sum(forward_seconds) <> 0) b
+			FROM call_counts_hourly%[1]s GROUP BY 1, 2, 3, 4, 5 HAVING sum(calls) <> 0 OR sum(forward_seconds) <> 0) b
 			USING (account_id, hour, number_id, filtered, disposition)
 		WHERE a.calls IS DISTINCT FROM b.calls OR a.seconds IS DISTINCT FROM b.forward_seconds)
 		+
@@ -29,13 +36,50 @@ func countsMatchCalls(t *testing.T, st *store.Store, step string) {
 			SELECT account_id, (started_at AT TIME ZONE 'UTC')::date AS day, filtered, disposition, count(*) AS calls
 			FROM calls GROUP BY 1, 2, 3, 4) a
 		FULL JOIN (SELECT account_id, day, filtered, disposition, sum(calls) AS calls
-			FROM call_counts_daily GROUP BY 1, 2, 3, 4 HAVING sum(calls) <> 0) b USING (account_id, day, filtered, disposition)
-		WHERE a.calls IS DISTINCT FROM b.calls)`).Scan(&diffs)
-	if err != nil {
-		t.Fatal(err)
+			FROM call_counts_daily%[1]s GROUP BY 1, 2, 3, 4 HAVING sum(calls) <> 0) b USING (account_id, day, filtered, disposition)
+		WHERE a.calls IS DISTINCT FROM b.calls)`}
+
+// countQueryMatches fails unless c finds no difference over the *_current views (pending
+// deltas included) and, when fold, over the tables once every delta is folded.
+func countQueryMatches(t *testing.T, st *store.Store, step string, c countCheck, fold bool) {
+	t.Helper()
+	ctx := context.Background()
+	sources := []struct{ suffix, name string }{{"_current", "with the pending deltas"}}
+	if fold {
+		sources = append(sources, struct{ suffix, name string }{"", "folded"})
 	}
-	if diffs != 0 {
-		t.Fatalf("after %s: %d call count buckets differ from the calls", step, diffs)
+	for _, source := range sources {
+		if source.suffix == "" {
+			foldCallCounts(t, st)
+		}
+		var diffs int
+		if err := st.SQL().QueryRow(ctx, fmt.Sprintf(c.query, source.suffix)).Scan(&diffs); err != nil {
+			t.Fatal(err)
+		}
+		if diffs != 0 {
+			t.Fatalf("after %s: %d %s differ from the calls (%s)", step, diffs, c.what, source.name)
+		}
+	}
+}
+
+// foldCallCounts folds every pending call-count delta.
+func foldCallCounts(t *testing.T, st *store.Store) {
+	t.Helper()
+	for {
+		n, err := st.FoldCallCounts(context.Background(), 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending, err := st.PendingCallCounts(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pending == 0 {
+			return
+		}
+		if n == 0 {
+			t.Fatalf("%d call-count deltas pending and none folded", pending)
+		}
 	}
 }
 

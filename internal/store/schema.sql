@@ -108,6 +108,30 @@ END
 $$;
 
 --
+-- Name: call_count_deltas_drop_account(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.call_count_deltas_drop_account() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM call_counts_fold_account(OLD.id);
+    RETURN NULL;
+END $$;
+
+--
+-- Name: call_count_deltas_truncate(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.call_count_deltas_truncate() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    TRUNCATE call_count_deltas;
+    RETURN NULL;
+END $$;
+
+--
 -- Name: call_counts_apply(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -178,6 +202,77 @@ BEGIN
     END IF;
     RETURN NULL;
 END$$;
+
+--
+-- Name: call_counts_defer(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.call_counts_defer() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM count(pg_advisory_xact_lock_shared(hashtextextended('call-counts-zone', account_id)))
+    FROM (SELECT DISTINCT account_id FROM new_calls ORDER BY 1) a;
+    INSERT INTO call_count_deltas (call_id, account_id, started_at, number_id, filtered, disposition, forward_seconds,
+        sentiment, urgency, from_e164, caller_name)
+    SELECT id, account_id, started_at, number_id, filtered, disposition, forward_seconds, sentiment, urgency, from_e164, caller_name
+    FROM new_calls;
+    RETURN NULL;
+END $$;
+
+--
+-- Name: call_counts_fold(integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.call_counts_fold(max_rows integer) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    accounts bigint[];
+    n integer;
+BEGIN
+    IF NOT pg_try_advisory_xact_lock(20800) THEN
+        RETURN 0;
+    END IF;
+    accounts := ARRAY(SELECT DISTINCT account_id FROM (SELECT account_id FROM call_count_deltas LIMIT max_rows) d ORDER BY 1);
+    PERFORM count(pg_advisory_xact_lock_shared(hashtextextended('call-counts-zone', a)))
+    FROM (SELECT unnest(accounts) AS a ORDER BY 1) l;
+    WITH taken AS (
+        DELETE FROM call_count_deltas
+        WHERE ctid = ANY (ARRAY(SELECT ctid FROM call_count_deltas WHERE account_id = ANY (accounts) LIMIT max_rows))
+        RETURNING *)
+    INSERT INTO call_count_folds SELECT * FROM taken;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    DELETE FROM call_count_folds;
+    RETURN n;
+END $$;
+
+--
+-- Name: call_counts_fold_account(bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.call_counts_fold_account(account bigint) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    WITH taken AS (DELETE FROM call_count_deltas WHERE account_id = account RETURNING *)
+    INSERT INTO call_count_folds SELECT * FROM taken;
+    DELETE FROM call_count_folds;
+END $$;
+
+--
+-- Name: call_counts_fold_left(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.call_counts_fold_left() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM call_count_deltas) THEN
+        PERFORM call_counts_fold(100000);
+    END IF;
+    RETURN NULL;
+END $$;
 
 --
 -- Name: call_counts_local_add_sql(text, text); Type: FUNCTION; Schema: public; Owner: -
@@ -323,6 +418,7 @@ BEGIN
         RETURN NULL;
     END IF;
     PERFORM pg_advisory_xact_lock(hashtextextended('call-counts-zone', NEW.id));
+    PERFORM call_counts_fold_account(NEW.id);
     DELETE FROM call_counts_local WHERE account_id = NEW.id;
     EXECUTE call_counts_local_add_sql(format('SELECT account_id, started_at, number_id, filtered, disposition, forward_seconds,
         sentiment, 1 AS sign, %L AS tz FROM calls WHERE account_id = %s', call_counts_zone(NEW.time_zone), NEW.id), '0');
@@ -1027,6 +1123,61 @@ CREATE TABLE public.call_caller_counts (
 );
 
 --
+-- Name: call_count_deltas; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.call_count_deltas (
+    call_id bigint NOT NULL,
+    account_id bigint NOT NULL,
+    started_at timestamp with time zone NOT NULL,
+    number_id bigint,
+    filtered boolean NOT NULL,
+    disposition text NOT NULL,
+    forward_seconds integer NOT NULL,
+    sentiment text,
+    urgency text,
+    from_e164 text NOT NULL,
+    caller_name text NOT NULL
+);
+
+--
+-- Name: call_caller_counts_current; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.call_caller_counts_current AS
+ SELECT call_caller_counts.account_id,
+    call_caller_counts.filtered,
+    call_caller_counts.from_e164,
+    call_caller_counts.caller_name_lower,
+    call_caller_counts.calls
+   FROM public.call_caller_counts
+UNION ALL
+ SELECT call_count_deltas.account_id,
+    call_count_deltas.filtered,
+    call_count_deltas.from_e164,
+    lower(call_count_deltas.caller_name) AS caller_name_lower,
+    1 AS calls
+   FROM public.call_count_deltas;
+
+--
+-- Name: call_count_folds; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE UNLOGGED TABLE public.call_count_folds (
+    call_id bigint NOT NULL,
+    account_id bigint NOT NULL,
+    started_at timestamp with time zone NOT NULL,
+    number_id bigint,
+    filtered boolean NOT NULL,
+    disposition text NOT NULL,
+    forward_seconds integer NOT NULL,
+    sentiment text,
+    urgency text,
+    from_e164 text NOT NULL,
+    caller_name text NOT NULL
+);
+
+--
 -- Name: call_counts_daily; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1038,6 +1189,25 @@ CREATE TABLE public.call_counts_daily (
     calls bigint NOT NULL,
     shard smallint DEFAULT 0 NOT NULL
 );
+
+--
+-- Name: call_counts_daily_current; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.call_counts_daily_current AS
+ SELECT call_counts_daily.account_id,
+    call_counts_daily.day,
+    call_counts_daily.filtered,
+    call_counts_daily.disposition,
+    call_counts_daily.calls
+   FROM public.call_counts_daily
+UNION ALL
+ SELECT call_count_deltas.account_id,
+    ((call_count_deltas.started_at AT TIME ZONE 'UTC'::text))::date AS day,
+    call_count_deltas.filtered,
+    call_count_deltas.disposition,
+    1 AS calls
+   FROM public.call_count_deltas;
 
 --
 -- Name: call_counts_hourly; Type: TABLE; Schema: public; Owner: -
@@ -1055,6 +1225,122 @@ CREATE TABLE public.call_counts_hourly (
 );
 
 --
+-- Name: call_counts_hourly_current; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.call_counts_hourly_current AS
+ SELECT call_counts_hourly.account_id,
+    call_counts_hourly.hour,
+    call_counts_hourly.number_id,
+    call_counts_hourly.filtered,
+    call_counts_hourly.disposition,
+    call_counts_hourly.calls,
+    call_counts_hourly.forward_seconds
+   FROM public.call_counts_hourly
+UNION ALL
+ SELECT call_count_deltas.account_id,
+    date_trunc('hour'::text, call_count_deltas.started_at, 'UTC'::text) AS hour,
+    COALESCE(call_count_deltas.number_id, (0)::bigint) AS number_id,
+    call_count_deltas.filtered,
+    call_count_deltas.disposition,
+    1 AS calls,
+    call_count_deltas.forward_seconds
+   FROM public.call_count_deltas;
+
+--
+-- Name: call_counts_local_current; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.call_counts_local_current AS
+ SELECT call_counts_local.account_id,
+    call_counts_local.day,
+    call_counts_local.number_id,
+    call_counts_local.calls,
+    call_counts_local.filtered,
+    call_counts_local.answered,
+    call_counts_local.missed,
+    call_counts_local.voicemail,
+    call_counts_local.blocked,
+    call_counts_local.forward_seconds,
+    call_counts_local.positive,
+    call_counts_local.neutral,
+    call_counts_local.negative,
+    call_counts_local.hours
+   FROM public.call_counts_local
+UNION ALL
+ SELECT pending.account_id,
+    pending.day,
+    pending.number_id,
+    pending.calls,
+    pending.filtered,
+    pending.answered,
+    pending.missed,
+    pending.voicemail,
+    pending.blocked,
+    pending.forward_seconds,
+    pending.positive,
+    pending.neutral,
+    pending.negative,
+    pending.hours
+   FROM ( WITH changes AS (
+                 SELECT d.account_id,
+                    d.started_at,
+                    d.number_id,
+                    d.filtered,
+                    d.disposition,
+                    d.forward_seconds,
+                    d.sentiment,
+                    1 AS sign,
+                    public.call_counts_zone(a.time_zone) AS tz
+                   FROM (public.call_count_deltas d
+                     JOIN public.accounts a ON ((a.id = d.account_id)))
+                ), local AS (
+                 SELECT changes.account_id,
+                    ((changes.started_at AT TIME ZONE changes.tz))::date AS day,
+                    (EXTRACT(hour FROM (changes.started_at AT TIME ZONE changes.tz)))::integer AS hour,
+                    COALESCE(changes.number_id, (0)::bigint) AS number_id,
+                    changes.filtered,
+                    changes.disposition,
+                    changes.forward_seconds,
+                    changes.sentiment,
+                    (changes.sign)::bigint AS sign
+                   FROM changes
+                ), sums AS (
+                 SELECT local.account_id,
+                    local.day,
+                    local.number_id,
+                    (COALESCE(sum(local.sign) FILTER (WHERE (NOT local.filtered)), (0)::numeric))::bigint AS calls,
+                    (COALESCE(sum(local.sign) FILTER (WHERE local.filtered), (0)::numeric))::bigint AS filtered,
+                    (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.disposition = 'answered'::text))), (0)::numeric))::bigint AS answered,
+                    (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.disposition = ANY (ARRAY['no-answer'::text, 'busy'::text, 'failed'::text])))), (0)::numeric))::bigint AS missed,
+                    (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.disposition = 'voicemail'::text))), (0)::numeric))::bigint AS voicemail,
+                    (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.disposition = 'blocked'::text))), (0)::numeric))::bigint AS blocked,
+                    (COALESCE(sum((local.sign * local.forward_seconds)) FILTER (WHERE ((NOT local.filtered) AND (local.disposition = 'answered'::text))), (0)::numeric))::bigint AS forward_seconds,
+                    (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.sentiment = 'positive'::text))), (0)::numeric))::bigint AS positive,
+                    (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.sentiment = 'neutral'::text))), (0)::numeric))::bigint AS neutral,
+                    (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.sentiment = 'negative'::text))), (0)::numeric))::bigint AS negative,
+                    ARRAY[(COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 0))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 1))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 2))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 3))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 4))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 5))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 6))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 7))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 8))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 9))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 10))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 11))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 12))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 13))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 14))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 15))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 16))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 17))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 18))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 19))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 20))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 21))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 22))), (0)::numeric))::bigint, (COALESCE(sum(local.sign) FILTER (WHERE ((NOT local.filtered) AND (local.hour = 23))), (0)::numeric))::bigint] AS hours
+                   FROM local
+                  GROUP BY local.account_id, local.day, local.number_id
+                )
+         SELECT sums.account_id,
+            sums.day,
+            sums.number_id,
+            sums.calls,
+            sums.filtered,
+            sums.answered,
+            sums.missed,
+            sums.voicemail,
+            sums.blocked,
+            sums.forward_seconds,
+            sums.positive,
+            sums.neutral,
+            sums.negative,
+            sums.hours
+           FROM sums
+          WHERE ((sums.calls <> 0) OR (sums.filtered <> 0) OR (sums.answered <> 0) OR (sums.missed <> 0) OR (sums.voicemail <> 0) OR (sums.blocked <> 0) OR (sums.forward_seconds <> 0) OR (sums.positive <> 0) OR (sums.neutral <> 0) OR (sums.negative <> 0) OR (sums.hours <> array_fill((0)::bigint, ARRAY[24])))) pending;
+
+--
 -- Name: call_counts_sentiment_daily; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1068,6 +1354,30 @@ CREATE TABLE public.call_counts_sentiment_daily (
     calls bigint NOT NULL,
     shard smallint DEFAULT 0 NOT NULL
 );
+
+--
+-- Name: call_counts_sentiment_daily_current; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.call_counts_sentiment_daily_current AS
+ SELECT call_counts_sentiment_daily.account_id,
+    call_counts_sentiment_daily.day,
+    call_counts_sentiment_daily.filtered,
+    call_counts_sentiment_daily.disposition,
+    call_counts_sentiment_daily.sentiment,
+    call_counts_sentiment_daily.urgency,
+    call_counts_sentiment_daily.calls
+   FROM public.call_counts_sentiment_daily
+UNION ALL
+ SELECT call_count_deltas.account_id,
+    ((call_count_deltas.started_at AT TIME ZONE 'UTC'::text))::date AS day,
+    call_count_deltas.filtered,
+    call_count_deltas.disposition,
+    COALESCE(call_count_deltas.sentiment, ''::text) AS sentiment,
+    COALESCE(call_count_deltas.urgency, ''::text) AS urgency,
+    1 AS calls
+   FROM public.call_count_deltas
+  WHERE ((call_count_deltas.sentiment IS NOT NULL) OR (call_count_deltas.urgency IS NOT NULL));
 
 --
 -- Name: call_events_once; Type: TABLE; Schema: public; Owner: -
@@ -1090,6 +1400,45 @@ CREATE TABLE public.call_name_counts (
     calls_from_directory bigint NOT NULL,
     shard smallint DEFAULT 0 NOT NULL
 );
+
+--
+-- Name: contact_phones; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.contact_phones (
+    id bigint NOT NULL,
+    contact_id bigint NOT NULL,
+    account_id bigint NOT NULL,
+    "position" integer NOT NULL,
+    e164 text NOT NULL,
+    raw_number text NOT NULL,
+    label text DEFAULT ''::text NOT NULL,
+    is_primary boolean DEFAULT false NOT NULL
+);
+
+--
+-- Name: call_name_counts_current; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.call_name_counts_current AS
+ SELECT call_name_counts.account_id,
+    call_name_counts.filtered,
+    call_name_counts.caller_name_lower,
+    call_name_counts.calls,
+    call_name_counts.calls_from_directory
+   FROM public.call_name_counts
+UNION ALL
+ SELECT d.account_id,
+    d.filtered,
+    lower(d.caller_name) AS caller_name_lower,
+    1 AS calls,
+        CASE
+            WHEN (EXISTS ( SELECT 1
+               FROM public.contact_phones cp
+              WHERE ((cp.account_id = d.account_id) AND (cp.e164 = d.from_e164)))) THEN 1
+            ELSE 0
+        END AS calls_from_directory
+   FROM public.call_count_deltas d;
 
 --
 -- Name: call_progress; Type: TABLE; Schema: public; Owner: -
@@ -1158,21 +1507,6 @@ CREATE SEQUENCE public.calls_id_seq
 --
 
 ALTER SEQUENCE public.calls_id_seq OWNED BY public.calls.id;
-
---
--- Name: contact_phones; Type: TABLE; Schema: public; Owner: -
---
-
-CREATE TABLE public.contact_phones (
-    id bigint NOT NULL,
-    contact_id bigint NOT NULL,
-    account_id bigint NOT NULL,
-    "position" integer NOT NULL,
-    e164 text NOT NULL,
-    raw_number text NOT NULL,
-    label text DEFAULT ''::text NOT NULL,
-    is_primary boolean DEFAULT false NOT NULL
-);
 
 --
 -- Name: contact_phones_id_seq; Type: SEQUENCE; Schema: public; Owner: -
@@ -2687,6 +3021,12 @@ CREATE INDEX api_keys_auto_transcribe ON public.api_keys USING btree (account_id
 CREATE INDEX blocked_callers_account_created ON public.blocked_callers USING btree (account_id, created_at DESC, id DESC);
 
 --
+-- Name: call_count_deltas_account; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX call_count_deltas_account ON public.call_count_deltas USING btree (account_id);
+
+--
 -- Name: call_name_counts_name_trgm; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -3155,6 +3495,12 @@ ALTER INDEX public.webhook_delivery_history_endpoint_created ATTACH PARTITION pu
 ALTER INDEX public.webhook_delivery_history_name ATTACH PARTITION public.webhook_delivery_history_default_delivery_name_created_at_idx;
 
 --
+-- Name: accounts accounts_drop_call_count_deltas; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER accounts_drop_call_count_deltas AFTER DELETE ON public.accounts FOR EACH ROW EXECUTE FUNCTION public.call_count_deltas_drop_account();
+
+--
 -- Name: accounts accounts_gate_realtime; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -3179,6 +3525,30 @@ CREATE TRIGGER api_keys_deleted_realtime AFTER DELETE ON public.api_keys FOR EAC
 CREATE TRIGGER api_keys_revoked_realtime AFTER UPDATE OF revoked_at ON public.api_keys FOR EACH ROW WHEN (((new.revoked_at IS NOT NULL) AND (old.revoked_at IS NULL))) EXECUTE FUNCTION public.realtime_key_revoked();
 
 --
+-- Name: call_count_folds call_count_folds_caller; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER call_count_folds_caller AFTER INSERT ON public.call_count_folds REFERENCING NEW TABLE AS new_calls FOR EACH STATEMENT EXECUTE FUNCTION public.call_caller_counts_apply();
+
+--
+-- Name: call_count_folds call_count_folds_count; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER call_count_folds_count AFTER INSERT ON public.call_count_folds REFERENCING NEW TABLE AS new_calls FOR EACH STATEMENT EXECUTE FUNCTION public.call_counts_apply();
+
+--
+-- Name: call_count_folds call_count_folds_local; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER call_count_folds_local AFTER INSERT ON public.call_count_folds REFERENCING NEW TABLE AS new_calls FOR EACH STATEMENT EXECUTE FUNCTION public.call_counts_local_insert();
+
+--
+-- Name: call_count_folds call_count_folds_sentiment; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER call_count_folds_sentiment AFTER INSERT ON public.call_count_folds REFERENCING NEW TABLE AS new_calls FOR EACH STATEMENT EXECUTE FUNCTION public.call_counts_sentiment_apply();
+
+--
 -- Name: call_progress call_progress_realtime; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -3194,7 +3564,7 @@ CREATE TRIGGER calls_caller_count_delete AFTER DELETE ON public.calls REFERENCIN
 -- Name: calls calls_caller_count_insert; Type: TRIGGER; Schema: public; Owner: -
 --
 
-CREATE TRIGGER calls_caller_count_insert AFTER INSERT ON public.calls REFERENCING NEW TABLE AS new_calls FOR EACH STATEMENT EXECUTE FUNCTION public.call_caller_counts_apply();
+CREATE TRIGGER calls_caller_count_insert AFTER INSERT ON public.calls REFERENCING NEW TABLE AS new_calls FOR EACH STATEMENT WHEN ((current_setting('switchboard.count_deltas'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION public.call_caller_counts_apply();
 
 --
 -- Name: calls calls_caller_count_truncate; Type: TRIGGER; Schema: public; Owner: -
@@ -3209,16 +3579,34 @@ CREATE TRIGGER calls_caller_count_truncate AFTER TRUNCATE ON public.calls FOR EA
 CREATE TRIGGER calls_caller_count_update AFTER UPDATE ON public.calls REFERENCING OLD TABLE AS old_calls NEW TABLE AS new_calls FOR EACH STATEMENT EXECUTE FUNCTION public.call_caller_counts_apply();
 
 --
+-- Name: calls calls_count_defer; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER calls_count_defer AFTER INSERT ON public.calls REFERENCING NEW TABLE AS new_calls FOR EACH STATEMENT WHEN ((current_setting('switchboard.count_deltas'::text, true) = 'on'::text)) EXECUTE FUNCTION public.call_counts_defer();
+
+--
 -- Name: calls calls_count_delete; Type: TRIGGER; Schema: public; Owner: -
 --
 
 CREATE TRIGGER calls_count_delete AFTER DELETE ON public.calls REFERENCING OLD TABLE AS old_calls FOR EACH STATEMENT EXECUTE FUNCTION public.call_counts_apply();
 
 --
+-- Name: calls calls_count_deltas_truncate; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER calls_count_deltas_truncate AFTER TRUNCATE ON public.calls FOR EACH STATEMENT EXECUTE FUNCTION public.call_count_deltas_truncate();
+
+--
+-- Name: calls calls_count_fold_left; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER calls_count_fold_left AFTER INSERT ON public.calls FOR EACH STATEMENT WHEN ((current_setting('switchboard.count_deltas'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION public.call_counts_fold_left();
+
+--
 -- Name: calls calls_count_insert; Type: TRIGGER; Schema: public; Owner: -
 --
 
-CREATE TRIGGER calls_count_insert AFTER INSERT ON public.calls REFERENCING NEW TABLE AS new_calls FOR EACH STATEMENT EXECUTE FUNCTION public.call_counts_apply();
+CREATE TRIGGER calls_count_insert AFTER INSERT ON public.calls REFERENCING NEW TABLE AS new_calls FOR EACH STATEMENT WHEN ((current_setting('switchboard.count_deltas'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION public.call_counts_apply();
 
 --
 -- Name: calls calls_count_local_delete; Type: TRIGGER; Schema: public; Owner: -
@@ -3230,7 +3618,7 @@ CREATE TRIGGER calls_count_local_delete AFTER DELETE ON public.calls REFERENCING
 -- Name: calls calls_count_local_insert; Type: TRIGGER; Schema: public; Owner: -
 --
 
-CREATE TRIGGER calls_count_local_insert AFTER INSERT ON public.calls REFERENCING NEW TABLE AS new_calls FOR EACH STATEMENT EXECUTE FUNCTION public.call_counts_local_insert();
+CREATE TRIGGER calls_count_local_insert AFTER INSERT ON public.calls REFERENCING NEW TABLE AS new_calls FOR EACH STATEMENT WHEN ((current_setting('switchboard.count_deltas'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION public.call_counts_local_insert();
 
 --
 -- Name: calls calls_count_local_truncate; Type: TRIGGER; Schema: public; Owner: -
@@ -3266,7 +3654,7 @@ CREATE TRIGGER calls_sentiment_count_delete AFTER DELETE ON public.calls REFEREN
 -- Name: calls calls_sentiment_count_insert; Type: TRIGGER; Schema: public; Owner: -
 --
 
-CREATE TRIGGER calls_sentiment_count_insert AFTER INSERT ON public.calls REFERENCING NEW TABLE AS new_calls FOR EACH STATEMENT EXECUTE FUNCTION public.call_counts_sentiment_apply();
+CREATE TRIGGER calls_sentiment_count_insert AFTER INSERT ON public.calls REFERENCING NEW TABLE AS new_calls FOR EACH STATEMENT WHEN ((current_setting('switchboard.count_deltas'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION public.call_counts_sentiment_apply();
 
 --
 -- Name: calls calls_sentiment_count_truncate; Type: TRIGGER; Schema: public; Owner: -
