@@ -466,11 +466,23 @@ func startBenchStack(b *testing.B) (*controlplane.Env, client.Client, *store.Sto
 	return cp, kube, st
 }
 
-// startPlatform serves the ingestion API on st, as the telephony platform reaches it.
+// startPlatform serves the ingestion API on st, as the telephony platform reaches it, with
+// the folder of the call counts its reports leave, as serve runs them.
 func startPlatform(b *testing.B, st *store.Store) *httptest.Server {
 	platform := httptest.NewServer(ingest.New(ingest.Config{Token: e2eToken, LinkSigningKey: []byte("a link signing key of 32 bytes!!"),
 		Links: events.Links{APIBaseURL: "https://api.example.test", DashboardURL: "https://app.example.test"}, Log: logr.Discard()}, st))
 	b.Cleanup(platform.Close)
+	ctx, stop := context.WithCancel(context.Background())
+	folded := make(chan error, 1)
+	go func() {
+		folded <- (&ingest.CountFolder{Store: st, Clock: clock.RealClock{}, Log: logr.Discard()}).Start(ctx)
+	}()
+	b.Cleanup(func() {
+		stop()
+		if err := <-folded; err != nil {
+			b.Error(err)
+		}
+	})
 	return platform
 }
 

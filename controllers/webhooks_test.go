@@ -475,6 +475,8 @@ var _ = Describe("Webhook delivery", func() {
 		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
 			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
 		Consistently(watch.ResultChan()).WithTimeout(500*time.Millisecond).ShouldNot(Receive(), "no resource was created")
+		// The event left the outbox with its history row.
+		Eventually(func() (int64, error) { n, _, err := e.st.OutboxBacklog(ctx); return n, err }).WithTimeout(5 * time.Second).Should(BeZero())
 
 		e.rcv.status.Store(500)
 		failing := e.event(events.CallEnded)

@@ -142,6 +142,9 @@ type FinishedDelivery struct {
 	LastError    string
 	CreatedAt    time.Time
 	FinishedAt   time.Time
+	// DispatchesEvent, when set, is the outbox row of the delivery's event, marked dispatched
+	// at FinishedAt in the same statement (the delivery is the event's last).
+	DispatchesEvent uuid.UUID
 }
 
 // RecordFinishedDelivery writes a finished delivery to the history; writing the same
@@ -165,7 +168,15 @@ func (s *Store) recordFinishedDeliveries(ctx context.Context, ds []FinishedDeliv
 		lastErrs                                    = make([]*string, n)
 		created, finished                           = make([]time.Time, n), make([]time.Time, n)
 	)
+	var dispatched []string    // text, as above
+	var dispatchedAt time.Time // the latest, as markEventsDispatched does
 	for i, d := range ds {
+		if d.DispatchesEvent != uuid.Nil {
+			dispatched = append(dispatched, d.DispatchesEvent.String())
+			if d.FinishedAt.After(dispatchedAt) {
+				dispatchedAt = d.FinishedAt
+			}
+		}
 		accounts[i], endpoints[i], names[i], types[i], statuses[i] = d.AccountPublicID, d.EndpointPublicID, d.DeliveryName, d.EventType, string(d.Status)
 		eventIDs[i], attempts[i], created[i], finished[i] = d.EventID.String(), int32(d.Attempts), d.CreatedAt, d.FinishedAt
 		if d.ResponseCode != 0 {
@@ -177,7 +188,11 @@ func (s *Store) recordFinishedDeliveries(ctx context.Context, ds []FinishedDeliv
 			lastErrs[i] = &e
 		}
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO webhook_delivery_history (account_id, endpoint_public_id, delivery_name, event_id,
+	// The events some of the rows finish are marked dispatched by the same statement: one
+	// commit for both.
+	_, err := s.pool.Exec(ctx, `WITH dispatched AS (
+			UPDATE events SET dispatched_at = $13, claimed_until = NULL WHERE id = ANY ($12::uuid[]))
+		INSERT INTO webhook_delivery_history (account_id, endpoint_public_id, delivery_name, event_id,
 			event_type, status, attempts, response_code, last_error, created_at, finished_at)
 		SELECT a.id, r.endpoint, r.name, r.event_id, r.event_type, r.status, r.attempts, r.code, r.last_error, r.created_at, r.finished_at
 		FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[], $7::int[], $8::int[], $9::text[],
@@ -186,7 +201,7 @@ func (s *Store) recordFinishedDeliveries(ctx context.Context, ds []FinishedDeliv
 		JOIN accounts a ON a.public_id = r.account
 		ORDER BY r.ord
 		ON CONFLICT DO NOTHING`, pgx.QueryExecModeExec, // planned per call, as above
-		accounts, endpoints, names, eventIDs, types, statuses, attempts, codes, lastErrs, created, finished)
+		accounts, endpoints, names, eventIDs, types, statuses, attempts, codes, lastErrs, created, finished, dispatched, dispatchedAt)
 	if err != nil {
 		errs := make([]error, n)
 		for i, d := range ds {

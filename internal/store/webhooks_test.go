@@ -17,7 +17,8 @@ import (
 )
 
 // Many workers at once: every history row is committed when its call returns, a repeat
-// keeps the first row, and event reads answer each caller with its own event.
+// keeps the first row, a row that finishes its event marks that event (and only it)
+// dispatched, and event reads answer each caller with its own event.
 func TestWebhookDeliveryStatementsBatchedAcrossCallers(t *testing.T) {
 	st := storetest.NewStore(t)
 	ctx := context.Background()
@@ -45,9 +46,13 @@ func TestWebhookDeliveryStatementsBatchedAcrossCallers(t *testing.T) {
 				return
 			}
 			for attempt := range 2 { // the second write of the same delivery keeps the first row
-				if err := st.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: tenant.Account.PublicID,
+				row := store.FinishedDelivery{AccountPublicID: tenant.Account.PublicID,
 					EndpointPublicID: "whep-a", DeliveryName: fmt.Sprintf("whd-%d", i), EventID: ids[i], EventType: "call.ended",
-					Status: "succeeded", Attempts: 1 + attempt, ResponseCode: 204, CreatedAt: at, FinishedAt: at}); err != nil {
+					Status: "succeeded", Attempts: 1 + attempt, ResponseCode: 204, CreatedAt: at, FinishedAt: at}
+				if i%2 == 0 {
+					row.DispatchesEvent = ids[i]
+				}
+				if err := st.RecordFinishedDelivery(ctx, row); err != nil {
 					errs <- err
 					return
 				}
@@ -85,4 +90,21 @@ func TestWebhookDeliveryStatementsBatchedAcrossCallers(t *testing.T) {
 	if rows != n {
 		t.Errorf("%d history rows, want %d", rows, n)
 	}
+	var dispatched, wrong int
+	if err := st.SQL().QueryRow(ctx, `SELECT count(*) FILTER (WHERE dispatched_at IS NOT NULL),
+			count(*) FILTER (WHERE (dispatched_at IS NOT NULL) <> (id = ANY ($1)))
+		FROM events`, evenIDs(ids)).Scan(&dispatched, &wrong); err != nil {
+		t.Fatal(err)
+	}
+	if dispatched != n/2 || wrong != 0 {
+		t.Errorf("%d events dispatched (%d of them or of the rest wrongly), want the %d whose rows finished them", dispatched, wrong, n/2)
+	}
+}
+
+func evenIDs(ids []uuid.UUID) []uuid.UUID {
+	var out []uuid.UUID
+	for i := 0; i < len(ids); i += 2 {
+		out = append(out, ids[i])
+	}
+	return out
 }

@@ -397,6 +397,20 @@ func (w *Dispatcher) letGo(ids ...uuid.UUID) {
 type eventProgress struct {
 	left   atomic.Int32
 	failed atomic.Bool
+	// dispatched: the last part's history row marked the event dispatched (lastPart).
+	dispatched atomic.Bool
+}
+
+// lastPart reports whether the part asking is the event's last unfinished one with none
+// failed, and if so notes that its history row marks the event dispatched. Every part
+// counts itself in left until finishPart, and the fan-out's pass until it ends, so left is 1
+// only for the last.
+func (p *eventProgress) lastPart() bool {
+	if p.left.Load() != 1 || p.failed.Load() {
+		return false
+	}
+	p.dispatched.Store(true)
+	return true
 }
 
 // fanOut admits first attempts and hands each delivery of evs on to handOff, which makes it
@@ -479,9 +493,11 @@ func (w *Dispatcher) finishPart(ctx context.Context, ev store.PendingEvent, p *e
 	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	var err error
-	if p.failed.Load() {
+	switch {
+	case p.failed.Load():
 		err = w.Store.ReleaseEvents(bg, []uuid.UUID{ev.OutboxID})
-	} else {
+	case p.dispatched.Load(): // with the history row of its last part
+	default:
 		err = w.Store.MarkEventDispatched(bg, ev.OutboxID, w.Clock.Now())
 	}
 	w.letGo(ev.OutboxID)
@@ -593,7 +609,7 @@ func (w *Dispatcher) firstAttempt(ctx context.Context, ev store.PendingEvent, ep
 		name := send.DeliveryName(ev.ID.String(), ep.Name, ev.DeliverySalt())
 		res, sentAt, outcome, err := w.Engine.FirstAttempt(ctx, FirstAttempt{Endpoint: ep, Secret: secret,
 			AccountPublicID: ev.AccountPublicID, DeliveryName: name, EventID: ev.ID, EventType: ev.Type, Body: ev.Body,
-			CreatedAt: w.Clock.Now(), EventCreatedAt: ev.CreatedAt, Probe: probe})
+			CreatedAt: w.Clock.Now(), EventCreatedAt: ev.CreatedAt, Probe: probe, OutboxID: ev.OutboxID, Last: p.lastPart})
 		// A hand-off takes one of the endpoint's lanes: a hanging endpoint's waiting first
 		// attempts all end together when its first ones time out.
 		switch outcome {

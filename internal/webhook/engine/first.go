@@ -123,6 +123,11 @@ type FirstAttempt struct {
 	// Probe: admitted by ProbeWhileDeferred, because the endpoint fails; not held back by
 	// EndpointHealth once it has its slot.
 	Probe bool
+	// OutboxID is the event's outbox row. When Last (if set) says, once the attempt has
+	// succeeded, that this delivery is the event's last, the history row marks the event
+	// dispatched in the same statement (one commit for both).
+	OutboxID uuid.UUID
+	Last     func() bool
 }
 
 func (f *FirstAttempts) defaults() {
@@ -408,6 +413,9 @@ func (e *Engine) FirstAttempt(ctx context.Context, a FirstAttempt) (send.Result,
 	}
 	// The delivery's final outcome is known here for a first attempt that succeeds.
 	row.Attempts, row.ResponseCode = 1, out.Result.StatusCode
+	if a.Last != nil && a.Last() {
+		row.DispatchesEvent = a.OutboxID
+	}
 	metrics.WebhookEventSucceeded(e.Clock.Since(a.EventCreatedAt))
 	return out.Result, out.SentAt, Delivered, e.Finish(ctx, row, switchboardv1alpha1.WebhookDeliveryPhaseSucceeded)
 }
