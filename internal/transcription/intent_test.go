@@ -62,7 +62,7 @@ func TestIntentCrossValidation(t *testing.T) {
 				intentRight++
 			}
 			urgencyOf[f[1]]++
-			if m.Urgency.classify(features, "normal") == f[1] {
+			if m.Urgency.classify(wordFeatures(features), "normal") == f[1] {
 				urgencyRight++
 				urgencyRightOf[f[1]]++
 			}
