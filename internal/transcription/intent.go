@@ -19,12 +19,12 @@ import (
 //go:generate go run ../../hack/intentmodel -corpus intent_corpus.txt -out intent_model.json
 
 // The summarizer's intent and urgency come from two complement naive Bayes classifiers
-// (Rennie et al., 2003) over stemmed words and word pairs, trained from intent_corpus.txt
-// (short caller utterances written for it, labelled with both). Complement naive Bayes scores
-// a class by how unlike the other classes' utterances a message is, which holds up better than
-// plain multinomial naive Bayes with few examples per class (TestIntentCrossValidation).
-// Training is counting, so intent_model.json holds the counts: `go generate` rewrites it from
-// the corpus and TestIntentModelCurrent fails when it is stale.
+// (Rennie et al., 2003) over stemmed words (and, for the intent, word pairs), trained from
+// intent_corpus.txt (short caller utterances written for it, labelled with both). Complement
+// naive Bayes scores a class by how unlike the other classes' utterances a message is, which
+// suits classes with few examples each. Training is counting, so intent_model.json holds the
+// counts: `go generate` rewrites it from the corpus and TestIntentModelCurrent fails when it
+// is stale.
 
 //go:embed intent_model.json
 var intentModelJSON []byte
@@ -93,20 +93,16 @@ func (m nbModel) classify(features []string, fallback string) string {
 	if !ok {
 		return fallback
 	}
-	return m.Classes[argmax(scores, func(int) bool { return true })]
-}
-
-func argmax(scores []float64, allowed func(int) bool) int {
-	best := -1
+	best := 0
 	for c := range scores {
-		if allowed(c) && (best < 0 || scores[c] > scores[best]) {
+		if scores[c] > scores[best] {
 			best = c
 		}
 	}
-	return best
+	return m.Classes[best]
 }
 
-// messageIntent is the intent of a transcript.
+// messageIntent is the intent of a transcript: the intent classifier's answer.
 func messageIntent(text string) string {
 	return loadedModels().Intent.classify(messageFeatures(text), "general_enquiry")
 }
@@ -117,9 +113,8 @@ func messageUrgency(text string) string {
 }
 
 // wordFeatures are the single words of features, without the word pairs. Urgency is said in
-// a word or two ("urgent", "whenever", "today") among many words about the topic; pairs add
-// more topic than urgency, and without them TestIntentCrossValidation finds more of the
-// high and low lines.
+// a word or two ("urgent", "whenever", "today") among many words about the topic, and pairs
+// add more topic than urgency.
 func wordFeatures(features []string) []string {
 	return slices.DeleteFunc(slices.Clone(features), func(f string) bool { return strings.Contains(f, "+") })
 }
@@ -145,8 +140,8 @@ var numberWords = map[string]bool{"zero": true, "oh": true, "nought": true, "one
 
 // messageFeatures are a message's classifier features: its words lower-cased, contractions
 // expanded ("won't" is "will not"), number words, greetings and stop words dropped, stemmed
-// with the Snowball (Porter2) English stemmer, the two after a "not" marked as negated; and
-// each pair of neighbouring kept words.
+// with the Snowball (Porter2) English stemmer, the negationScope words after a "not" marked as
+// negated; and each pair of neighbouring kept words.
 func messageFeatures(text string) []string {
 	text = strings.ToLower(strings.ReplaceAll(text, "’", "'"))
 	var stems []string
