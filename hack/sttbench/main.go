@@ -92,10 +92,12 @@ func main() {
 		"(espeak-ng name:words-per-minute or festival:voice)")
 	demoVoices := flag.String("voices", "en-gb:150,en-us:150,en-gb-x-rp:150,en-gb-scotland:150,en-us+edward:150",
 		"with -demo-voices: espeak-ng voice:words-per-minute, comma-separated")
-	calls := flag.Bool("calls", false, "instead: Vosk and the built-in summarizer on the labelled call scripts, spoken by Festival")
+	calls := flag.Bool("calls", false, "instead: Vosk and the built-in summarizer on the labelled call scripts, spoken by Festival "+
+		"(-limit N: the first N of each group)")
+	scriptsOnly := flag.Bool("scripts", false, "with -calls: the summarizer on the scripts alone, without speech (seconds, not minutes)")
 	flag.Parse()
 	if *calls {
-		if err := runCalls(*hyps); err != nil {
+		if err := runCalls(*hyps, *scriptsOnly, *limit); err != nil {
 			fmt.Fprintln(os.Stderr, "sttbench:", err)
 			os.Exit(1)
 		}

@@ -84,4 +84,14 @@ func TestCallScripts(t *testing.T) {
 	if withNumber == 0 || withNumber == len(callScripts) {
 		t.Errorf("%d of %d calls name a number: want some with and some without", withNumber, len(callScripts))
 	}
+	// The groups held out since the classifiers came in each have every intent.
+	for _, g := range callGroups()[2:] {
+		has := map[string]bool{}
+		for _, c := range callScripts[g.from:g.to] {
+			has[c.intent] = true
+		}
+		if len(has) != len(intents) {
+			t.Errorf("%s: %d of the %d intents", g.name, len(has), len(intents))
+		}
+	}
 }

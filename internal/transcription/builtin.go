@@ -7,11 +7,11 @@ import (
 	"unicode"
 )
 
-// BuiltinSummarizer makes summaries without a network or a model: the first sentences as the
-// gist, the intent, urgency and sentiment from word lists, action items from the caller's
-// requests, and the callback number (written or read aloud, see FindCallbackNumber; national
-// numbers read as UK numbers; nil when the caller says none). It is the default; a model does
-// better.
+// BuiltinSummarizer makes summaries without a network: the first sentences as the gist, the
+// intent and urgency from small naive Bayes classifiers (intent.go), sentiment from word lists,
+// action items from the caller's requests, and the callback number (written or read aloud, see
+// FindCallbackNumber; national numbers read as UK numbers; nil when the caller says none). It
+// is the default; a large language model does better.
 type BuiltinSummarizer struct{}
 
 // Summarize extracts the summary fields from the transcript.
@@ -26,11 +26,6 @@ func emptySummary() Summary {
 
 // Word lists (lower case; phrases match on word boundaries).
 var (
-	highUrgency = []string{"urgent", "urgently", "emergency", "asap", "as soon as possible", "immediately", "right away",
-		"straight away", "today", "tonight", "leak", "leaking", "flooding", "flooded", "burst", "no heating", "no hot water",
-		"no power", "dangerous", "smell of gas", "locked out", "critical"}
-	lowUrgency = []string{"no rush", "no hurry", "not urgent", "whenever", "when you get a chance", "when you have a moment",
-		"next week", "next month", "at some point", "just letting you know", "for your information", "no need to call back"}
 	positiveWords = []string{"thank", "thanks", "thank you", "great", "happy", "pleased", "brilliant", "lovely", "perfect",
 		"excellent", "appreciate", "wonderful", "fantastic", "delighted", "glad", "good job", "well done"}
 	negativeWords = []string{"complain", "complaint", "unhappy", "angry", "disappointed", "terrible", "awful", "problem",
@@ -41,41 +36,7 @@ var (
 		"we'd like", "we would like", "i want", "i'm looking for", "i am looking for", "send me", "let me know", "get back to me"}
 	callbackPhrases = []string{"call me back", "call back", "ring me", "ring back", "give me a call", "give me a ring",
 		"call me on", "reach me on", "contact me", "get back to me"}
-	// intents are the topics of a message, in order of precedence: the first whose words occur
-	// names it. A request to be called back is asked in nearly every message, so it names the
-	// intent only when no topic does (callbackOnly).
-	intents = []struct {
-		intent string
-		words  []string
-	}{
-		{"complaint", []string{"complain", "complaint", "unacceptable", "not happy", "unhappy with"}},
-		{"cancellation", []string{"cancel", "cancellation"}},
-		{"repair_request", []string{"broken", "repair", "fix", "leak", "leaking", "not working", "stopped working", "fault", "faulty",
-			"burst", "failed", "no power", "no heating", "no hot water", "blocked", "frozen", "dripping", "cracked", "noise",
-			"smell of gas", "won't stop", "keeps running", "send someone", "send an engineer", "come and look"}},
-		{"book_appointment", []string{"book", "booking", "appointment", "schedule", "reschedule", "availability", "arrange"}},
-		{"request_quote", []string{"quote", "estimate", "how much", "price", "pricing", "cost"}},
-		{"billing_query", []string{"invoice", "bill", "payment", "paid", "pay", "receipt", "charge", "charged", "refund"}},
-		{"delivery_query", []string{"delivery", "deliver", "order", "parcel", "tracking"}},
-	}
-	// noCallback are the ways a caller says they need no call back.
-	noCallback = []string{"no need to call back", "no need to call me back", "don't call back", "no need to ring back"}
 )
-
-// messageIntent is the intent of a message (lower case, padded with spaces): its first topic
-// by precedence; else a call back when one is asked for and not declined; else a general
-// enquiry.
-func messageIntent(lower string) string {
-	for _, it := range intents {
-		if containsAny(lower, it.words) {
-			return it.intent
-		}
-	}
-	if containsAny(lower, callbackPhrases) && !containsAny(lower, noCallback) {
-		return "callback_request"
-	}
-	return "general_enquiry"
-}
 
 var sentenceEnd = regexp.MustCompile(`[^.!?]+[.!?]*`)
 
@@ -85,13 +46,7 @@ func extract(in SummaryInput) Summary {
 		return emptySummary()
 	}
 	lower := " " + normalizeSpace(strings.ToLower(text)) + " "
-	s := Summary{Intent: messageIntent(lower), Sentiment: "neutral", Urgency: "normal"}
-	switch {
-	case containsAny(lower, lowUrgency) && !containsAny(lower, []string{"urgent ", "emergency"}):
-		s.Urgency = "low"
-	case containsAny(lower, highUrgency):
-		s.Urgency = "high"
-	}
+	s := Summary{Intent: messageIntent(text), Sentiment: "neutral", Urgency: messageUrgency(text)}
 	score := countAny(lower, positiveWords) - countAny(lower, negativeWords)
 	switch {
 	case score > 0:
