@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // DeliveryAttemptsTable keeps each attempt of a webhook delivery that needed more than one,
@@ -14,7 +16,7 @@ import (
 const DeliveryAttemptsTable = "webhook_delivery_attempts"
 
 // MaxAttemptBody bounds the part of an answer's body kept with an attempt.
-const MaxAttemptBody = 4 << 10
+const MaxAttemptBody = send.MaxBodyExcerpt
 
 // DeliveryAttempt is one attempt of a delivery.
 type DeliveryAttempt struct {
