@@ -57,6 +57,8 @@ var funcs = template.FuncMap{
 		}
 		return ""
 	},
+	// whenSec is when to the second, for attempts that may be seconds apart.
+	"whenSec": func(t time.Time) string { return t.UTC().Format("2 Jan 2006 15:04:05 UTC") },
 	// whenIn formats a time in the named time zone (the account's); UTC when it is unknown.
 	"whenIn": func(t time.Time, zone string) string {
 		loc, err := time.LoadLocation(zone)

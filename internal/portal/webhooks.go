@@ -316,6 +316,8 @@ func (p *Portal) resendDelivery(w http.ResponseWriter, r *http.Request, v viewer
 type deliveryView struct {
 	Endpoint endpoints.View
 	Event    endpoints.EventDeliveries
+	// Deliveries are Event.Deliveries, each with its attempts.
+	Deliveries []deliveryAttempts
 	// Payload is the event's body indented for reading; empty once the outbox no longer keeps it.
 	Payload string
 }
@@ -332,7 +334,19 @@ func (p *Portal) delivery(w http.ResponseWriter, r *http.Request, v viewer) {
 		p.webhookFail(w, r, v, err)
 		return
 	}
+	names := make([]string, len(ev.Deliveries))
+	for i, d := range ev.Deliveries {
+		names[i] = d.Name
+	}
+	kept, err := p.store.DeliveryAttempts(ctx, v.Account.ID, ep.Name, names, attemptsSince(ev.Deliveries))
+	if err != nil {
+		p.webhookFail(w, r, v, err)
+		return
+	}
 	view := &deliveryView{Endpoint: endpoints.ViewOf(ep), Event: ev, Payload: indentJSON(ev.Payload)}
+	for _, d := range ev.Deliveries {
+		view.Deliveries = append(view.Deliveries, deliveryAttempts{Delivery: d, Attempts: attemptsOf(d, kept[d.Name])})
+	}
 	p.render(w, r, http.StatusOK, "webhook-delivery.html", page{Title: ev.Event + " delivery", Viewer: &v, Delivery: view})
 }
 
