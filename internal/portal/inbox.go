@@ -9,7 +9,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/links"
-	"github.com/switchboard-dev/switchboard/internal/period"
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
@@ -258,16 +257,6 @@ func (p *Portal) messages(w http.ResponseWriter, r *http.Request, v viewer) {
 		view.Slips = append(view.Slips, messageSlipRow{Slip: s, NameURL: link(s.NameRecordingPublicID), AudioURL: link(s.MessageRecordingPublicID)})
 	}
 	p.render(w, r, http.StatusOK, "messages.html", page{Title: "Message slips", Viewer: &v, Messages: view})
-}
-
-// blocked lists the account's blocked callers as GET /v1/blocked-callers does.
-func (p *Portal) blocked(w http.ResponseWriter, r *http.Request, v viewer) {
-	list, err := p.store.ListBlockedCallers(r.Context(), v.Account.ID, period.Location(v.Account.TimeZone))
-	if err != nil {
-		p.fail(w, r, err)
-		return
-	}
-	p.render(w, r, http.StatusOK, "blocked.html", page{Title: "Blocked callers", Viewer: &v, Blocked: list})
 }
 
 type textsView struct {

@@ -166,6 +166,8 @@ func (p *Portal) Handler() http.Handler {
 	mux.HandleFunc("GET /portal/jobs", p.signedIn(p.jobs))
 	mux.HandleFunc("GET /portal/messages", p.signedIn(p.messages))
 	mux.HandleFunc("GET /portal/blocked", p.signedIn(p.blocked))
+	mux.HandleFunc("POST /portal/blocked", p.signedIn(p.blockCaller))
+	mux.HandleFunc("POST /portal/blocked/{blocked}/remove", p.signedIn(p.unblockCaller))
 	mux.HandleFunc("GET /portal/texts", p.signedIn(p.texts))
 	mux.HandleFunc("GET /portal/contacts", p.signedIn(p.contacts))
 	mux.HandleFunc("GET /portal/texts/{conversation}", p.signedIn(p.textThread))

@@ -36,7 +36,7 @@ type page struct {
 	Voicemails    *voicemailsView
 	Jobs          *jobsView
 	Messages      *messagesView
-	Blocked       []store.BlockedCaller
+	Blocked       *blockedView
 	Texts         *textsView
 	Contacts      *contactsView
 	Outbox        *outboxView
