@@ -297,9 +297,10 @@ func (p *Portal) textThread(w http.ResponseWriter, r *http.Request, v viewer) {
 }
 
 type contactsView struct {
-	Search   string
-	Contacts []store.Contact
-	Pager    pager
+	Search    string
+	Contacts  []store.Contact
+	MayChange bool
+	Pager     pager
 }
 
 // contacts lists and searches the contact directory as GET /v1/contacts?search= does.
@@ -319,6 +320,6 @@ func (p *Portal) contacts(w http.ResponseWriter, r *http.Request, v viewer) {
 	if search != "" {
 		filter.Set("search", search)
 	}
-	p.render(w, r, http.StatusOK, "contacts.html", page{Title: "Contacts", Viewer: &v,
-		Contacts: &contactsView{Search: search, Contacts: list, Pager: newPager("/portal/contacts", filter, pageNo, total)}})
+	p.render(w, r, http.StatusOK, "contacts.html", page{Title: "Contacts", Viewer: &v, Notice: contactNotice(q.Get("done")),
+		Contacts: &contactsView{Search: search, Contacts: list, MayChange: mayEditContacts(v.User), Pager: newPager("/portal/contacts", filter, pageNo, total)}})
 }

@@ -1,9 +1,13 @@
 package portal_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -79,13 +83,67 @@ func TestPortalInboxEdits(t *testing.T) {
 		}
 		p.checkNarrow("blocked callers", true)
 
-		p.b.run("unblock it", chromedp.Click(fmt.Sprintf(`li[data-blocked=%q] .unblock`, added.PublicID)), chromedp.WaitVisible("#notice"))
+		p.b.run("unblock it", chromedp.Navigate(p.base+"/portal/blocked"),
+			chromedp.Click(fmt.Sprintf(`li[data-blocked=%q] .unblock`, added.PublicID)), chromedp.WaitVisible("#notice"))
 		if _, still := p.apiBlocked()["+447700900999"]; still {
 			t.Error("GET /v1/blocked-callers still lists the caller after Unblock")
 		}
 		if status := p.postStatus("/portal/blocked/"+added.PublicID+"/remove", ""); status != http.StatusNotFound {
 			t.Errorf("unblocking a removed block answered %d, want 404", status)
 		}
+	})
+
+	t.Run("edit a contact: the API's refusal next to the field, then the saved contact in the API's list", func(t *testing.T) {
+		p.t, p.b.t = t, t
+		var list struct{ Data []apiContact }
+		p.api("/v1/contacts?per_page=1", &list)
+		if len(list.Data) == 0 {
+			t.Fatal("the demo account has no contacts")
+		}
+		c := list.Data[0]
+		edit := fmt.Sprintf(`li[data-contact=%q] a.edit-contact`, c.PublicID)
+		p.b.run("open the contact's edit form", chromedp.Navigate(p.base+"/portal/contacts?search="+url.QueryEscape(c.DisplayName)),
+			chromedp.Click(edit), chromedp.WaitVisible("#contact-form"))
+		p.b.run("save an email that is not one", chromedp.SetValue("#contact-email", "not an address"),
+			chromedp.Click("#save-contact"), chromedp.WaitVisible("#contact-email-error"))
+		want := p.apiRefusal(c.PublicID, map[string]any{"display_name": c.DisplayName, "email": "not an address", "phones": []any{}})
+		if got := p.b.text("#contact-email-error"); want["email"] == "" || got != want["email"] {
+			t.Errorf("the form refuses the email with %q; PUT /v1/contacts/{contact} with %q", got, want["email"])
+		}
+		p.checkNarrow("contact edit with a refused email", false)
+
+		p.b.run("fix the email, change the company, add a number and make it primary",
+			chromedp.SetValue("#contact-email", "ada@example.com"), chromedp.SetValue("#contact-company", "Analytical Engines"),
+			chromedp.SetValue(fmt.Sprintf("#phone-number-%d", len(c.Phones)), "07700 900555"),
+			chromedp.SetValue(fmt.Sprintf("#phone-label-%d", len(c.Phones)), "workshop"),
+			chromedp.Click(fmt.Sprintf(`input[name=primary][value="%d"]`, len(c.Phones))),
+			chromedp.Click("#save-contact"), chromedp.WaitVisible("#notice"))
+		var after struct{ Data []apiContact }
+		p.api("/v1/contacts?search="+url.QueryEscape(c.DisplayName), &after)
+		var saved *apiContact
+		for i := range after.Data {
+			if after.Data[i].PublicID == c.PublicID {
+				saved = &after.Data[i]
+			}
+		}
+		if saved == nil {
+			t.Fatalf("GET /v1/contacts no longer finds %s", c.PublicID)
+		}
+		if saved.Email == nil || *saved.Email != "ada@example.com" || saved.Company == nil || *saved.Company != "Analytical Engines" ||
+			saved.DisplayName != c.DisplayName || len(saved.Phones) != len(c.Phones)+1 {
+			t.Errorf("GET /v1/contacts shows the saved contact as %+v", saved)
+		}
+		var primary []string
+		for _, ph := range saved.Phones {
+			if ph.IsPrimary {
+				primary = append(primary, ph.E164+" "+ph.Label)
+			}
+		}
+		if strings.Join(primary, ",") != "+447700900555 workshop" {
+			t.Errorf("the primary numbers are %v; want the one added, +447700900555 workshop", primary)
+		}
+		p.b.run("the edit form again", chromedp.Navigate(p.base+"/portal/contacts/"+c.PublicID+"/edit"), chromedp.WaitVisible("#contact-form"))
+		p.checkNarrow("contact edit", true)
 	})
 
 	t.Run("a member sees no block form and may not block", func(t *testing.T) {
@@ -111,4 +169,41 @@ func TestPortalInboxEdits(t *testing.T) {
 		p.signOut()
 		p.signIn(p.demo.OwnerEmail)
 	})
+}
+
+// apiContact is a contact as GET /v1/contacts answers it.
+type apiContact struct {
+	PublicID    string  `json:"public_id"`
+	DisplayName string  `json:"display_name"`
+	Company     *string `json:"company"`
+	Email       *string `json:"email"`
+	Phones      []struct {
+		E164      string `json:"e164"`
+		Label     string `json:"label"`
+		IsPrimary bool   `json:"is_primary"`
+	} `json:"phones"`
+}
+
+// apiRefusal sends body to PUT /v1/contacts/{contact} and returns the first message of each
+// field of its 422 (the contact is left as it was).
+func (p *portalTest) apiRefusal(contact string, body map[string]any) map[string]string {
+	p.t.Helper()
+	raw, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPut, p.base+"/v1/contacts/"+contact, bytes.NewReader(raw))
+	req.Header.Set("Authorization", "Bearer "+p.demo.OwnerKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var answer struct{ Errors map[string][]string }
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || resp.StatusCode != http.StatusUnprocessableEntity {
+		p.t.Fatalf("PUT /v1/contacts/%s answered %d (%v); want 422", contact, resp.StatusCode, err)
+	}
+	out := map[string]string{}
+	for field, msgs := range answer.Errors {
+		out[field] = msgs[0]
+	}
+	return out
 }

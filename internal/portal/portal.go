@@ -170,6 +170,8 @@ func (p *Portal) Handler() http.Handler {
 	mux.HandleFunc("POST /portal/blocked/{blocked}/remove", p.signedIn(p.unblockCaller))
 	mux.HandleFunc("GET /portal/texts", p.signedIn(p.texts))
 	mux.HandleFunc("GET /portal/contacts", p.signedIn(p.contacts))
+	mux.HandleFunc("GET /portal/contacts/{contact}/edit", p.signedIn(p.editContact))
+	mux.HandleFunc("POST /portal/contacts/{contact}", p.signedIn(p.saveContact))
 	mux.HandleFunc("GET /portal/texts/{conversation}", p.signedIn(p.textThread))
 	mux.HandleFunc("GET /portal/team", p.signedIn(p.team))
 	mux.HandleFunc("POST /portal/team/invite", p.signedIn(p.invite))

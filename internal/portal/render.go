@@ -39,6 +39,7 @@ type page struct {
 	Blocked       *blockedView
 	Texts         *textsView
 	Contacts      *contactsView
+	ContactForm   *contactForm
 	Outbox        *outboxView
 	// DevOutbox links the development outbox from the header; render sets it.
 	DevOutbox bool
@@ -67,7 +68,12 @@ var funcs = template.FuncMap{
 		}
 		return t.In(loc).Format("2 Jan 15:04")
 	},
-	"join":      strings.Join,
+	"join": strings.Join,
+	"inc":  func(i int) int { return i + 1 },
+	// fieldOf bundles a form field for the "field" template.
+	"fieldOf": func(name, label, value, err, typ string) map[string]string {
+		return map[string]string{"Name": name, "Label": label, "Value": value, "Error": err, "Type": typ}
+	},
 	"effective": func(as auth.Abilities) string { return strings.Join(as.Effective(), ", ") },
 	"isOwner":   func(u store.User) bool { return u.Role == "owner" },
 	// statusLabel words an endpoint's status for people.
