@@ -2081,6 +2081,35 @@ CREATE TABLE public.webhook_endpoint_writes (
 );
 
 --
+-- Name: webhook_secret_reveals; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_secret_reveals (
+    id bigint NOT NULL,
+    account_id bigint NOT NULL,
+    endpoint_public_id text NOT NULL,
+    user_id bigint NOT NULL,
+    revealed_at timestamp with time zone NOT NULL
+);
+
+--
+-- Name: webhook_secret_reveals_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.webhook_secret_reveals_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: webhook_secret_reveals_id_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.webhook_secret_reveals_id_seq OWNED BY public.webhook_secret_reveals.id;
+
+--
 -- Name: webhook_switchoff_notices; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -2247,6 +2276,12 @@ ALTER TABLE ONLY public.users ALTER COLUMN id SET DEFAULT nextval('public.users_
 --
 
 ALTER TABLE ONLY public.webhook_delivery_history ALTER COLUMN id SET DEFAULT nextval('public.webhook_deliveries_id_seq'::regclass);
+
+--
+-- Name: webhook_secret_reveals id; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_secret_reveals ALTER COLUMN id SET DEFAULT nextval('public.webhook_secret_reveals_id_seq'::regclass);
 
 --
 -- Name: accounts accounts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -2725,6 +2760,13 @@ ALTER TABLE ONLY public.webhook_endpoint_writes
     ADD CONSTRAINT webhook_endpoint_writes_pkey PRIMARY KEY (account_id);
 
 --
+-- Name: webhook_secret_reveals webhook_secret_reveals_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_secret_reveals
+    ADD CONSTRAINT webhook_secret_reveals_pkey PRIMARY KEY (id);
+
+--
 -- Name: webhook_switchoff_notices webhook_switchoff_notices_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -3150,6 +3192,12 @@ CREATE INDEX webhook_delivery_history_defa_account_id_endpoint_public_id_idx ON 
 --
 
 CREATE UNIQUE INDEX webhook_delivery_history_default_delivery_name_created_at_idx ON public.webhook_delivery_history_default USING btree (delivery_name, created_at);
+
+--
+-- Name: webhook_secret_reveals_endpoint; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_secret_reveals_endpoint ON public.webhook_secret_reveals USING btree (account_id, endpoint_public_id, revealed_at DESC);
 
 --
 -- Name: events_before_partitioning_pkey; Type: INDEX ATTACH; Schema: public; Owner: -
@@ -3857,6 +3905,20 @@ ALTER TABLE public.webhook_delivery_history
 
 ALTER TABLE ONLY public.webhook_endpoint_writes
     ADD CONSTRAINT webhook_endpoint_writes_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
+
+--
+-- Name: webhook_secret_reveals webhook_secret_reveals_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_secret_reveals
+    ADD CONSTRAINT webhook_secret_reveals_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
+
+--
+-- Name: webhook_secret_reveals webhook_secret_reveals_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_secret_reveals
+    ADD CONSTRAINT webhook_secret_reveals_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 --
 -- Name: webhook_switchoff_notices webhook_switchoff_notices_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
