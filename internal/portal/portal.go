@@ -184,6 +184,7 @@ func (p *Portal) Handler() http.Handler {
 	mux.HandleFunc("POST /portal/webhooks/{endpoint}", p.signedIn(p.owner(p.updateWebhook)))
 	mux.HandleFunc("POST /portal/webhooks/{endpoint}/status", p.signedIn(p.owner(p.setWebhookStatus)))
 	mux.HandleFunc("POST /portal/webhooks/{endpoint}/rotate", p.signedIn(p.owner(p.rotateWebhook)))
+	mux.HandleFunc("POST /portal/webhooks/{endpoint}/reveal", p.signedIn(p.owner(p.revealSecret)))
 	mux.HandleFunc("POST /portal/webhooks/{endpoint}/recover", p.signedIn(p.owner(p.recoverWebhook)))
 	mux.HandleFunc("POST /portal/webhooks/{endpoint}/rate-limit", p.signedIn(p.owner(p.setWebhookRateLimit)))
 	mux.HandleFunc("POST /portal/webhooks/{endpoint}/test", p.signedIn(p.owner(p.testWebhook)))
