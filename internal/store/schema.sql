@@ -3200,6 +3200,12 @@ CREATE UNIQUE INDEX webhook_delivery_history_default_delivery_name_created_at_id
 CREATE INDEX webhook_secret_reveals_endpoint ON public.webhook_secret_reveals USING btree (account_id, endpoint_public_id, revealed_at DESC);
 
 --
+-- Name: webhook_secret_reveals_revealed_at; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_secret_reveals_revealed_at ON public.webhook_secret_reveals USING btree (revealed_at);
+
+--
 -- Name: events_before_partitioning_pkey; Type: INDEX ATTACH; Schema: public; Owner: -
 --
 

@@ -22,21 +22,26 @@ type SecretReveal struct {
 func MayRevealSecrets(u User) bool { return u.Role == "owner" && u.LeftAt == nil }
 
 // RecordSecretReveal records that actor had the signing secret of the account's endpoint
-// shown at at, and deletes that endpoint's records older than SecretRevealsKept, in one
-// transaction. The secret is to be shown only once this returns nil.
+// shown at at. The secret is to be shown only once this returns nil.
 func (s *Store) RecordSecretReveal(ctx context.Context, actor User, endpoint string, at time.Time) error {
 	if !MayRevealSecrets(actor) {
 		return fmt.Errorf("%w: only an owner can see a signing secret again", ErrNotAllowed)
 	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO webhook_secret_reveals (account_id, endpoint_public_id, user_id, revealed_at)
-			VALUES ($1, $2, $3, $4)`, actor.AccountID, endpoint, actor.ID, at); err != nil {
-			return fmt.Errorf("record a secret reveal: %w", err)
-		}
-		_, err := tx.Exec(ctx, `DELETE FROM webhook_secret_reveals WHERE account_id = $1 AND endpoint_public_id = $2 AND revealed_at < $3`,
-			actor.AccountID, endpoint, at.Add(-SecretRevealsKept))
-		return err
-	})
+	if _, err := s.pool.Exec(ctx, `INSERT INTO webhook_secret_reveals (account_id, endpoint_public_id, user_id, revealed_at)
+		VALUES ($1, $2, $3, $4)`, actor.AccountID, endpoint, actor.ID, at); err != nil {
+		return fmt.Errorf("record a secret reveal: %w", err)
+	}
+	return nil
+}
+
+// PruneSecretReveals deletes the records of reveals made before `before` (the retention
+// maintainer keeps SecretRevealsKept).
+func (s *Store) PruneSecretReveals(ctx context.Context, before time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM webhook_secret_reveals WHERE revealed_at < $1`, before)
+	if err != nil {
+		return 0, fmt.Errorf("prune secret reveals: %w", err)
+	}
+	return tag.RowsAffected(), nil
 }
 
 // SecretReveals lists the newest limit reveals of the account's endpoint, newest first.

@@ -13,8 +13,8 @@ import (
 	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
 
-// Reveals are recorded for owners only, listed newest first per endpoint, and a reveal drops
-// the endpoint's records older than 90 days.
+// Reveals are recorded for owners only, listed newest first per endpoint, and pruning drops
+// the records made before its cutoff.
 func TestSecretReveals(t *testing.T) {
 	st := storetest.NewStore(t)
 	ctx := context.Background()
@@ -34,6 +34,9 @@ func TestSecretReveals(t *testing.T) {
 	}
 	if err := st.RecordSecretReveal(ctx, a.Owner, "whep-b", t0.Add(time.Hour)); err != nil {
 		t.Fatal(err)
+	}
+	if n, err := st.PruneSecretReveals(ctx, t0.Add(-store.SecretRevealsKept)); err != nil || n != 1 {
+		t.Errorf("pruning 90 days back deleted %d (%v); want the 100-day-old record", n, err)
 	}
 	got, err := st.SecretReveals(ctx, a.Account.ID, "whep-a", 10)
 	if err != nil {
