@@ -12,7 +12,7 @@ import (
 )
 
 // DeliveryAttemptsTable keeps each attempt of a webhook delivery that needed more than one,
-// partitioned and dropped with the retention window like the history (migration 00080).
+// partitioned and dropped with the retention window like the history (migration 00082).
 const DeliveryAttemptsTable = "webhook_delivery_attempts"
 
 // MaxAttemptBody bounds the part of an answer's body kept with an attempt.
