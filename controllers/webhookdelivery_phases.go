@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/metrics"
@@ -87,12 +88,13 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *swi
 	if out.Result.OK {
 		metrics.WebhookEventSucceeded(r.Clock.Since(ev.CreatedAt))
 	}
-	return r.recordAttempt(ctx, d, ep, st, out.SentAt, out.Result)
+	return r.recordAttempt(ctx, d, ep, st, out)
 }
 
 // recordAttempt counts an attempt and decides what follows it.
 func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *switchboardv1alpha1.WebhookDelivery, ep *switchboardv1alpha1.WebhookEndpoint,
-	st *deliveryState, sentAt time.Time, res send.Result) (ctrl.Result, error) {
+	st *deliveryState, out engine.Attempted) (ctrl.Result, error) {
+	sentAt, res := out.SentAt, out.Result
 	d.Status.Attempts++
 	d.Status.LastAttemptAt = &metav1.Time{Time: sentAt}
 	d.Status.LastResponseCode = int32(res.StatusCode)
@@ -101,9 +103,15 @@ func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *switch
 	if res.OK {
 		d.Status.Phase = switchboardv1alpha1.WebhookDeliveryPhaseSucceeded
 		engine.SetDeliveryConditions(d, switchboardv1alpha1.ReasonSucceeded, fmt.Sprintf("The endpoint answered %d", res.StatusCode))
+		r.keepAttempt(ctx, d, out, nil)
 		return ctrl.Result{}, r.finish(ctx, d, st)
 	}
 	next, ok := send.NextAttempt(int(d.Status.Attempts), sentAt)
+	var nextAt *time.Time
+	if ok {
+		nextAt = &next
+	}
+	r.keepAttempt(ctx, d, out, nextAt)
 	if !ok {
 		d.Status.Phase = switchboardv1alpha1.WebhookDeliveryPhaseFailed
 		engine.SetDeliveryConditions(d, switchboardv1alpha1.ReasonRetriesExhausted, "The last retry failed: "+d.Status.LastError)
@@ -117,6 +125,17 @@ func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *switch
 	d.Status.NextAttemptAt = &metav1.Time{Time: next}
 	engine.SetDeliveryConditions(d, switchboardv1alpha1.ReasonRetryScheduled, "Attempt failed ("+d.Status.LastError+"); retry at "+next.UTC().Format(time.RFC3339))
 	return ctrl.Result{RequeueAfter: capWait(next.Sub(r.Clock.Now()), r.MaxRequeue)}, nil
+}
+
+// keepAttempt writes the attempt just counted (the delivery page lists them), before its
+// outcome is written to the history. Failing to keep it must not repeat the attempt, so it
+// is only logged.
+func (r *WebhookDeliveryReconciler) keepAttempt(ctx context.Context, d *switchboardv1alpha1.WebhookDelivery, out engine.Attempted, next *time.Time) {
+	id, _ := uuid.Parse(d.Spec.EventID)
+	if err := r.Engine.RecordAttempt(ctx, engine.AttemptRecord{AccountPublicID: d.Spec.AccountID, EndpointPublicID: d.Spec.EndpointName,
+		DeliveryName: d.Name, EventID: id, Attempt: int(d.Status.Attempts), Out: out, NextAttemptAt: next}); err != nil && ctx.Err() == nil {
+		logf.FromContext(ctx).Error(err, "keep a delivery attempt", "delivery", d.Name)
+	}
 }
 
 // cancel ends a delivery as cancelled (resendable).

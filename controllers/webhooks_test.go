@@ -357,6 +357,30 @@ func (e *whEnv) history(eventID uuid.UUID) []historyRow {
 	return out
 }
 
+// attemptRow is an attempt kept of a delivery (webhook_delivery_attempts).
+type attemptRow struct {
+	Attempt int
+	Code    int
+	Next    time.Time // zero: no retry followed
+}
+
+func (e *whEnv) attempts(eventID uuid.UUID) []attemptRow {
+	rows, err := storetest.SQL(GinkgoT(), e.st).Query(ctx, `SELECT attempt, coalesce(response_code, 0), coalesce(next_attempt_at, 'epoch')
+		FROM webhook_delivery_attempts WHERE event_id = $1 ORDER BY created_at`, eventID)
+	Expect(err).NotTo(HaveOccurred())
+	var out []attemptRow
+	for rows.Next() {
+		var a attemptRow
+		Expect(rows.Scan(&a.Attempt, &a.Code, &a.Next)).To(Succeed())
+		if a.Next.Equal(time.Unix(0, 0)) {
+			a.Next = time.Time{}
+		}
+		a.Next = a.Next.UTC()
+		out = append(out, a)
+	}
+	return out
+}
+
 // live returns the live delivery resources of an event.
 func (e *whEnv) live(eventID uuid.UUID) []switchboardv1alpha1.WebhookDelivery {
 	list := &switchboardv1alpha1.WebhookDeliveryList{}
@@ -489,6 +513,9 @@ var _ = Describe("Webhook delivery", func() {
 		e.clk.Step(time.Minute)
 		Eventually(func() []historyRow { return e.history(failing) }).WithTimeout(20 * time.Second).Should(
 			Equal([]historyRow{{Status: "succeeded", Attempts: 2, Code: 200, Endpoint: ep.Name}}))
+		By("each attempt of the delivery that retried is kept; the one that succeeded first time wrote none")
+		Expect(e.attempts(failing)).To(Equal([]attemptRow{{Attempt: 1, Code: 500, Next: t0.Add(time.Minute).UTC()}, {Attempt: 2, Code: 200}}))
+		Expect(e.attempts(id)).To(BeEmpty())
 	})
 
 	It("keeps a burst to one fast endpoint as first attempts, each sent once, however few may wait", func() {
@@ -573,6 +600,13 @@ var _ = Describe("Webhook delivery", func() {
 		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
 			Equal([]historyRow{{Status: "failed", Attempts: 6, Code: 500, Err: "HTTP 500: the endpoint did not answer with a 2xx status", Endpoint: ep.Name}}))
 		Expect(e.rcv.all()).To(HaveLen(6))
+		want := []attemptRow{}
+		sent := t0
+		for i, delay := range send.RetryDelays {
+			want = append(want, attemptRow{Attempt: i + 1, Code: 500, Next: sent.Add(delay).UTC()})
+			sent = sent.Add(delay)
+		}
+		Expect(e.attempts(id)).To(Equal(append(want, attemptRow{Attempt: 6, Code: 500})), "every attempt kept, each with its retry's time")
 		for _, r := range e.rcv.all() {
 			Expect(r.header.Get("X-Service-Delivery")).To(Equal(id.String()), "the same event id on every retry")
 		}

@@ -138,6 +138,10 @@ type WebhookOptions struct {
 	// StopGrace is how long first attempts already sent may finish once the process stops
 	// (default engine.DefaultStopGrace; negative: none).
 	StopGrace time.Duration
+	// MaxRequeue caps how long the webhook controllers wait before looking again at a
+	// delivery's retry or an endpoint's deadline (0: no cap). Only for tests that move a fake
+	// Clock: the waits themselves run in real time.
+	MaxRequeue time.Duration
 }
 
 // Scheme has the built-in kinds and ours.
@@ -360,11 +364,11 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Opt
 	}
 	recorder := mgr.GetEventRecorder("switchboard-webhooks")
 	if err := (&controllers.WebhookEndpointReconciler{Client: mgr.GetClient(), Store: st, Clock: o.Clock, Mailer: mailer,
-		Recorder: recorder}).SetupWithManager(mgr); err != nil {
+		Recorder: recorder, MaxRequeue: w.MaxRequeue}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if err := (&controllers.WebhookDeliveryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
-		Engine: eng, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, Recorder: recorder}).SetupWithManager(ctx, mgr); err != nil {
+		Engine: eng, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, MaxRequeue: w.MaxRequeue, Recorder: recorder}).SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
 	return mgr.Add(&engine.OrphanEndpoints{Reader: mgr.GetAPIReader(), Store: st})

@@ -38,12 +38,14 @@ type urgencyCount struct {
 }
 
 type homeView struct {
-	Zone      string
-	Windows   []windowCounts
-	ByDay     barChart
-	ByHour    barChart
-	Sentiment store.AnalyticsSentiment
-	Urgency   []urgencyCount
+	Zone    string
+	Windows []windowCounts
+	ByDay   barChart
+	ByHour  barChart
+	// ByWeekHour is the last 30 days' calls by weekday and hour (store.CallsByWeekHour).
+	ByWeekHour weekChart
+	Sentiment  store.AnalyticsSentiment
+	Urgency    []urgencyCount
 	// Tasks are the newest open to-dos of TasksOpen; Jobs the newest new job requests of JobsNew.
 	Tasks        []store.Task
 	TasksOpen    int
@@ -92,6 +94,12 @@ func (p *Portal) home(w http.ResponseWriter, r *http.Request, v viewer) {
 		hours[h] = fmt.Sprintf("%02d:00", h)
 	}
 	view.ByHour = newBarChart(month.ByHour, hours, hourTick)
+	week, err := p.store.CallsByWeekHour(ctx, v.Account.ID, month.Days, loc, now)
+	if err != nil {
+		p.fail(w, r, err)
+		return
+	}
+	view.ByWeekHour = newWeekChart(week)
 	view.Sentiment = month.Sentiment
 	// Urgency is not in the analytics; each count is the calls list's total for the filter
 	// (GET /v1/calls?period=30d&urgency=...), and links to that list.
@@ -105,7 +113,6 @@ func (p *Portal) home(w http.ResponseWriter, r *http.Request, v viewer) {
 		}
 		view.Urgency = append(view.Urgency, urgencyCount{Urgency: u, Calls: total, Link: "/portal/calls?period=30d&urgency=" + u})
 	}
-	var err error
 	if view.Tasks, view.TasksOpen, err = p.store.ListTasks(ctx, v.Account.ID, "open", homeListed, 0); err != nil {
 		p.fail(w, r, err)
 		return

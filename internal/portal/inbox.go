@@ -9,7 +9,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/links"
-	"github.com/switchboard-dev/switchboard/internal/period"
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
@@ -260,16 +259,6 @@ func (p *Portal) messages(w http.ResponseWriter, r *http.Request, v viewer) {
 	p.render(w, r, http.StatusOK, "messages.html", page{Title: "Message slips", Viewer: &v, Messages: view})
 }
 
-// blocked lists the account's blocked callers as GET /v1/blocked-callers does.
-func (p *Portal) blocked(w http.ResponseWriter, r *http.Request, v viewer) {
-	list, err := p.store.ListBlockedCallers(r.Context(), v.Account.ID, period.Location(v.Account.TimeZone))
-	if err != nil {
-		p.fail(w, r, err)
-		return
-	}
-	p.render(w, r, http.StatusOK, "blocked.html", page{Title: "Blocked callers", Viewer: &v, Blocked: list})
-}
-
 type textsView struct {
 	Conversations []store.SMSConversation
 	Conversation  *store.SMSConversation
@@ -308,9 +297,10 @@ func (p *Portal) textThread(w http.ResponseWriter, r *http.Request, v viewer) {
 }
 
 type contactsView struct {
-	Search   string
-	Contacts []store.Contact
-	Pager    pager
+	Search    string
+	Contacts  []store.Contact
+	MayChange bool
+	Pager     pager
 }
 
 // contacts lists and searches the contact directory as GET /v1/contacts?search= does.
@@ -330,6 +320,6 @@ func (p *Portal) contacts(w http.ResponseWriter, r *http.Request, v viewer) {
 	if search != "" {
 		filter.Set("search", search)
 	}
-	p.render(w, r, http.StatusOK, "contacts.html", page{Title: "Contacts", Viewer: &v,
-		Contacts: &contactsView{Search: search, Contacts: list, Pager: newPager("/portal/contacts", filter, pageNo, total)}})
+	p.render(w, r, http.StatusOK, "contacts.html", page{Title: "Contacts", Viewer: &v, Notice: contactNotice(q.Get("done")),
+		Contacts: &contactsView{Search: search, Contacts: list, MayChange: mayEditContacts(v.User), Pager: newPager("/portal/contacts", filter, pageNo, total)}})
 }

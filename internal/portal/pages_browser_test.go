@@ -155,6 +155,34 @@ func TestPortalPagesMatchTheAPI(t *testing.T) {
 		if _, hours := p.chartRows("by-hour"); !slices.Equal(hours, month.ByHour) {
 			t.Errorf("the calls-by-hour chart has %v; the API's by_hour is %v", hours, month.ByHour)
 		}
+		// The hour-of-the-week chart's numbers: each hour summed over the weekdays is by_hour,
+		// each weekday summed over its hours is by_day's dates of that weekday.
+		weekNumbers := value(p.b, "the hour-of-the-week numbers", chromedp.Evaluate[map[string][]int](`Object.fromEntries([...document.querySelectorAll("#by-week-hour tr[data-day]")].map(tr =>
+			[tr.dataset.day, [...tr.querySelectorAll("td[data-hour]")].map(td => +td.textContent)]))`))
+		hourSums, dayWant, dayShown := make([]int, 24), map[string]int{}, map[string]int{}
+		for day, hours := range weekNumbers {
+			if len(hours) != 24 {
+				t.Fatalf("the hour-of-the-week numbers give %s %d hours", day, len(hours))
+			}
+			for h, n := range hours {
+				hourSums[h] += n
+				dayShown[day] += n
+			}
+		}
+		for d, n := range month.ByDay {
+			date, err := time.Parse(time.DateOnly, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dayWant[date.Weekday().String()] += n
+		}
+		if month.Summary.Total == 0 {
+			t.Error("the demo has no calls in the last 30 days: the charts are not compared")
+		}
+		if len(weekNumbers) != 7 || !slices.Equal(hourSums, month.ByHour) || !maps.Equal(dayShown, dayWant) {
+			t.Errorf("the hour-of-the-week chart sums to %v by hour and %v by weekday; the API's by_hour is %v and by_day by weekday %v",
+				hourSums, dayShown, month.ByHour, dayWant)
+		}
 		sentiment := value(p.b, "sentiment", chromedp.Evaluate[[]int](
 			`(d => [+d.positive, +d.neutral, +d.negative])(document.getElementById("sentiment").dataset)`))
 		if want := []int{month.Sentiment.Positive, month.Sentiment.Neutral, month.Sentiment.Negative}; !slices.Equal(sentiment, want) {

@@ -36,9 +36,10 @@ type page struct {
 	Voicemails    *voicemailsView
 	Jobs          *jobsView
 	Messages      *messagesView
-	Blocked       []store.BlockedCaller
+	Blocked       *blockedView
 	Texts         *textsView
 	Contacts      *contactsView
+	ContactForm   *contactForm
 	Outbox        *outboxView
 	// DevOutbox links the development outbox from the header; render sets it.
 	DevOutbox bool
@@ -57,6 +58,8 @@ var funcs = template.FuncMap{
 		}
 		return ""
 	},
+	// whenSec is when to the second, for attempts that may be seconds apart.
+	"whenSec": func(t time.Time) string { return t.UTC().Format("2 Jan 2006 15:04:05 UTC") },
 	// whenIn formats a time in the named time zone (the account's); UTC when it is unknown.
 	"whenIn": func(t time.Time, zone string) string {
 		loc, err := time.LoadLocation(zone)
@@ -65,7 +68,12 @@ var funcs = template.FuncMap{
 		}
 		return t.In(loc).Format("2 Jan 15:04")
 	},
-	"join":      strings.Join,
+	"join": strings.Join,
+	"inc":  func(i int) int { return i + 1 },
+	// fieldOf bundles a form field for the "field" template.
+	"fieldOf": func(name, label, value, err, typ string) map[string]string {
+		return map[string]string{"Name": name, "Label": label, "Value": value, "Error": err, "Type": typ}
+	},
 	"effective": func(as auth.Abilities) string { return strings.Join(as.Effective(), ", ") },
 	"isOwner":   func(u store.User) bool { return u.Role == "owner" },
 	// statusLabel words an endpoint's status for people.

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/kubeapi"
 	"github.com/switchboard-dev/switchboard/internal/period"
 	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/webhook/endpoints"
 	"github.com/switchboard-dev/switchboard/internal/webhook/events"
 )
@@ -59,8 +60,12 @@ type webhookView struct {
 	DeliveryStatuses []string
 	// Zone is the account's time zone, in which the recover form's time is read.
 	Zone string
-	// Secret is a new signing secret, shown this once (after creation or rotation).
-	Secret string
+	// Secret is a new signing secret, shown this once (after creation or rotation), or the
+	// current one an owner asked to see again (Revealed).
+	Secret   string
+	Revealed bool
+	// Reveals are the latest showings of the secret again: who and when.
+	Reveals []store.SecretReveal
 }
 
 // owner runs h for an owner; a member gets a 403 page (the API: webhooks are owner-only).
@@ -136,6 +141,17 @@ func (p *Portal) createWebhook(w http.ResponseWriter, r *http.Request, v viewer)
 
 // endpointPage shows one endpoint: its settings, actions and delivery log.
 func (p *Portal) endpointPage(w http.ResponseWriter, r *http.Request, v viewer, status int, id, secret string, form webhookForm, notice, errMsg string) {
+	p.endpointPageWith(w, r, v, status, id, secret, false, form, notice, errMsg)
+}
+
+// endpointPageRevealed is the endpoint page showing its current secret again.
+func (p *Portal) endpointPageRevealed(w http.ResponseWriter, r *http.Request, v viewer, id, secret string) {
+	p.endpointPageWith(w, r, v, http.StatusOK, id, secret, true, webhookForm{},
+		"The signing secret is shown below. This showing is recorded: the page lists who saw it and when.", "")
+}
+
+func (p *Portal) endpointPageWith(w http.ResponseWriter, r *http.Request, v viewer, status int, id, secret string, revealed bool,
+	form webhookForm, notice, errMsg string) {
 	ctx := r.Context()
 	ep, err := p.cfg.Webhooks.Get(ctx, v.Account.PublicID, id)
 	if err != nil {
@@ -149,7 +165,7 @@ func (p *Portal) endpointPage(w http.ResponseWriter, r *http.Request, v viewer, 
 	}
 	q := r.URL.Query()
 	filter := endpoints.DeliveryFilter{Event: choice(q, "event", "", endpoints.DeliveryEvents()), Status: choice(q, "status", "", endpoints.DeliveryStatuses)}
-	view := &webhookView{Endpoint: endpoints.ViewOf(ep), Events: endpoints.Subscribable(), Deliveries: filter.Apply(ds), Secret: secret, Form: form,
+	view := &webhookView{Endpoint: endpoints.ViewOf(ep), Events: endpoints.Subscribable(), Deliveries: filter.Apply(ds), Secret: secret, Revealed: revealed, Form: form,
 		Filter: filter, DeliveryEvents: endpoints.DeliveryEvents(), DeliveryStatuses: endpoints.DeliveryStatuses}
 	if form.Events == nil {
 		view.Form = webhookForm{Name: view.Endpoint.Name, URL: view.Endpoint.URL, Events: map[string]bool{}}
@@ -159,6 +175,10 @@ func (p *Portal) endpointPage(w http.ResponseWriter, r *http.Request, v viewer, 
 	}
 	view.Form.Since, view.Form.SinceErrors = form.Since, form.SinceErrors
 	view.Zone = period.Location(v.Account.TimeZone).String()
+	if view.Reveals, err = p.store.SecretReveals(ctx, v.Account.ID, ep.Name, secretRevealsListed); err != nil {
+		p.webhookFail(w, r, v, err)
+		return
+	}
 	if form.RateErrors != nil {
 		view.Form.RateLimit, view.Form.RateErrors = form.RateLimit, form.RateErrors
 	} else if rl := view.Endpoint.RateLimit; rl != nil {
@@ -294,6 +314,21 @@ func (p *Portal) rotateWebhook(w http.ResponseWriter, r *http.Request, v viewer)
 		"A new signing secret was issued; later attempts are signed with it. Copy it now: it is shown only this once.", "")
 }
 
+// secretRevealsListed is how many showings of the secret the endpoint page lists.
+const secretRevealsListed = 10
+
+// revealSecret shows the endpoint's current signing secret again, to an owner, once the
+// showing is recorded (endpoints.RevealSecret); the page lists who saw it and when.
+func (p *Portal) revealSecret(w http.ResponseWriter, r *http.Request, v viewer) {
+	id := r.PathValue("endpoint")
+	secret, err := p.cfg.Webhooks.RevealSecret(r.Context(), v.User, v.Account.PublicID, id)
+	if err != nil {
+		p.webhookFail(w, r, v, err)
+		return
+	}
+	p.endpointPageRevealed(w, r, v, id, secret)
+}
+
 func (p *Portal) testWebhook(w http.ResponseWriter, r *http.Request, v viewer) {
 	id := r.PathValue("endpoint")
 	if err := p.cfg.Webhooks.Test(r.Context(), endpoints.AccountOf(v.Account), id, nil); err != nil {
@@ -316,6 +351,8 @@ func (p *Portal) resendDelivery(w http.ResponseWriter, r *http.Request, v viewer
 type deliveryView struct {
 	Endpoint endpoints.View
 	Event    endpoints.EventDeliveries
+	// Deliveries are Event.Deliveries, each with its attempts.
+	Deliveries []deliveryAttempts
 	// Payload is the event's body indented for reading; empty once the outbox no longer keeps it.
 	Payload string
 }
@@ -332,7 +369,19 @@ func (p *Portal) delivery(w http.ResponseWriter, r *http.Request, v viewer) {
 		p.webhookFail(w, r, v, err)
 		return
 	}
+	names := make([]string, len(ev.Deliveries))
+	for i, d := range ev.Deliveries {
+		names[i] = d.Name
+	}
+	kept, err := p.store.DeliveryAttempts(ctx, v.Account.ID, ep.Name, names, attemptsSince(ev.Deliveries))
+	if err != nil {
+		p.webhookFail(w, r, v, err)
+		return
+	}
 	view := &deliveryView{Endpoint: endpoints.ViewOf(ep), Event: ev, Payload: indentJSON(ev.Payload)}
+	for _, d := range ev.Deliveries {
+		view.Deliveries = append(view.Deliveries, deliveryAttempts{Delivery: d, Attempts: attemptsOf(d, kept[d.Name])})
+	}
 	p.render(w, r, http.StatusOK, "webhook-delivery.html", page{Title: ev.Event + " delivery", Viewer: &v, Delivery: view})
 }
 

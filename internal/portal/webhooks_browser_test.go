@@ -55,6 +55,19 @@ func (p *portalTest) checkDeliveryPage(endpoint string, got delivered) {
 	if len(want) == 0 || !reflect.DeepEqual(shown, want) {
 		p.t.Errorf("the delivery page of %s shows %+v; the API's deliveries of that event are %+v", got.ID, shown, want)
 	}
+	// Each delivery that finished at its first attempt shows that attempt, from its history
+	// row: its code, and no body (none is kept for it).
+	wantAttempts := []string{}
+	for _, d := range list.Deliveries {
+		if d.EventID == got.ID && d.Attempts == 1 {
+			wantAttempts = append(wantAttempts, strconv.Itoa(d.ResponseCode)+" not kept")
+		}
+	}
+	shownAttempts := value(p.b, "the attempts", chromedp.Evaluate[[]string](`[...document.querySelectorAll("li.attempt")].map(li =>
+		li.querySelector(".attempt-code").textContent + " " + (li.querySelector(".attempt-no-body") ? "not kept" : "kept"))`))
+	if len(wantAttempts) == 0 || !reflect.DeepEqual(shownAttempts, wantAttempts) {
+		p.t.Errorf("the delivery page of %s shows the attempts %v; want %v (from the API's deliveries)", got.ID, shownAttempts, wantAttempts)
+	}
 	if typ := p.b.text("#event-type"); typ != got.Event {
 		p.t.Errorf("the delivery page says the event is %q; the receiver got %q", typ, got.Event)
 	}

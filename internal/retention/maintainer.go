@@ -21,6 +21,7 @@ type Store interface {
 	TableBytes(ctx context.Context, table string) (int64, error)
 	PruneCallProgress(ctx context.Context, before time.Time, batch int) (int64, error)
 	PruneSwitchOffNotices(ctx context.Context, before time.Time) (int64, error)
+	PruneSecretReveals(ctx context.Context, before time.Time) (int64, error)
 }
 
 // maxInterval bounds the time between runs, so the alerts' gauges stay fresh.
@@ -77,6 +78,11 @@ func (m *Maintainer) Run(ctx context.Context) error {
 		errs = append(errs, err)
 	} else {
 		metrics.RetentionPruned("webhook_switchoff_notices", n)
+	}
+	if n, err := m.Store.PruneSecretReveals(ctx, now.Add(-store.SecretRevealsKept)); err != nil {
+		errs = append(errs, err)
+	} else {
+		metrics.RetentionPruned("webhook_secret_reveals", n)
 	}
 	err := errors.Join(errs...)
 	metrics.RetentionRun(err == nil)

@@ -162,3 +162,31 @@ func TestPruneCallProgress(t *testing.T) {
 		t.Errorf("%d call progress rows left, want those under a day old (1439)", left)
 	}
 }
+
+// Records of a signing secret shown again go after 90 days; newer ones stay.
+func TestPruneSecretReveals(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.NewStore(t)
+	acct, err := st.CreateAccount(ctx, store.NewAccount{Name: "Reveals", Plan: "team"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, err := st.CreateUser(ctx, store.NewUser{AccountID: acct.ID, Name: "Owen", Email: "owen@reveals.example", Role: "owner"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	for _, age := range []time.Duration{91 * 24 * time.Hour, 89 * 24 * time.Hour} {
+		if err := st.RecordSecretReveal(ctx, owner, "whep-a", now.Add(-age)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := &Maintainer{Store: st, Clock: clocktesting.NewFakeClock(now), Log: logr.Discard()}
+	if err := m.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	left, err := st.SecretReveals(ctx, acct.ID, "whep-a", 10)
+	if err != nil || len(left) != 1 || !left[0].At.Equal(now.Add(-89*24*time.Hour)) {
+		t.Errorf("after a run the records are %+v (%v); want the 89-day-old one only", left, err)
+	}
+}

@@ -11,7 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
-// Partitions of the outbox (events) and of the delivery history (webhook_delivery_history):
+// Partitions of the outbox (events), the delivery history (webhook_delivery_history) and its
+// attempts (webhook_delivery_attempts):
 // range partitions on created_at, created ahead and dropped whole by the retention maintainer
 // (internal/retention). Every statement that changes the partition set waits for its locks at
 // most lockTimeout per attempt, so inserts never queue behind it for longer.
@@ -27,7 +28,7 @@ type Partition struct {
 }
 
 // PartitionedTables are the tables the retention maintainer keeps.
-var PartitionedTables = []string{EventsTable, DeliveryHistoryTable}
+var PartitionedTables = []string{EventsTable, DeliveryHistoryTable, DeliveryAttemptsTable}
 
 // PartitionName is the name of table's partition starting at from.
 func PartitionName(table string, from time.Time) string {
@@ -76,7 +77,7 @@ func (s *Store) CreatePartition(ctx context.Context, table string, from, to time
 // DropPartition detaches and drops table's partition name. For the outbox it refuses
 // (ErrUndispatched) while the partition holds an event not yet dispatched.
 func (s *Store) DropPartition(ctx context.Context, table, name string) error {
-	if table != EventsTable && table != DeliveryHistoryTable {
+	if table != EventsTable && table != DeliveryHistoryTable && table != DeliveryAttemptsTable {
 		return fmt.Errorf("drop partition: unknown table %q", table)
 	}
 	part := quoteIdent(name)

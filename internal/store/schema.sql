@@ -2348,6 +2348,43 @@ CREATE TABLE public.webhook_deliveries (
 );
 
 --
+-- Name: webhook_delivery_attempts; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_delivery_attempts (
+    account_id bigint NOT NULL,
+    endpoint_public_id text NOT NULL,
+    delivery_name text NOT NULL,
+    event_id uuid NOT NULL,
+    attempt integer NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    response_code integer,
+    error text DEFAULT ''::text NOT NULL,
+    duration_ms integer NOT NULL,
+    response_body bytea DEFAULT '\x'::bytea NOT NULL,
+    next_attempt_at timestamp with time zone
+)
+PARTITION BY RANGE (created_at);
+
+--
+-- Name: webhook_delivery_attempts_default; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_delivery_attempts_default (
+    account_id bigint NOT NULL,
+    endpoint_public_id text NOT NULL,
+    delivery_name text NOT NULL,
+    event_id uuid NOT NULL,
+    attempt integer NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    response_code integer,
+    error text DEFAULT ''::text NOT NULL,
+    duration_ms integer NOT NULL,
+    response_body bytea DEFAULT '\x'::bytea NOT NULL,
+    next_attempt_at timestamp with time zone
+);
+
+--
 -- Name: webhook_delivery_history_default; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -2378,6 +2415,35 @@ CREATE TABLE public.webhook_endpoint_writes (
 );
 
 --
+-- Name: webhook_secret_reveals; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_secret_reveals (
+    id bigint NOT NULL,
+    account_id bigint NOT NULL,
+    endpoint_public_id text NOT NULL,
+    user_id bigint NOT NULL,
+    revealed_at timestamp with time zone NOT NULL
+);
+
+--
+-- Name: webhook_secret_reveals_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.webhook_secret_reveals_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: webhook_secret_reveals_id_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.webhook_secret_reveals_id_seq OWNED BY public.webhook_secret_reveals.id;
+
+--
 -- Name: webhook_switchoff_notices; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -2406,6 +2472,12 @@ ALTER TABLE ONLY public.events ATTACH PARTITION public.events_default DEFAULT;
 --
 
 ALTER TABLE ONLY public.webhook_delivery_history ATTACH PARTITION public.webhook_deliveries FOR VALUES FROM (MINVALUE) TO ('<the day migration 00030 ran, see internal/store/partition_migration.go>');
+
+--
+-- Name: webhook_delivery_attempts_default; Type: TABLE ATTACH; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_delivery_attempts ATTACH PARTITION public.webhook_delivery_attempts_default DEFAULT;
 
 --
 -- Name: webhook_delivery_history_default; Type: TABLE ATTACH; Schema: public; Owner: -
@@ -2538,6 +2610,12 @@ ALTER TABLE ONLY public.users ALTER COLUMN id SET DEFAULT nextval('public.users_
 --
 
 ALTER TABLE ONLY public.webhook_delivery_history ALTER COLUMN id SET DEFAULT nextval('public.webhook_deliveries_id_seq'::regclass);
+
+--
+-- Name: webhook_secret_reveals id; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_secret_reveals ALTER COLUMN id SET DEFAULT nextval('public.webhook_secret_reveals_id_seq'::regclass);
 
 --
 -- Name: accounts accounts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -2995,11 +3073,32 @@ ALTER TABLE ONLY public.webhook_deliveries
     ADD CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (id);
 
 --
+-- Name: webhook_delivery_attempts webhook_delivery_attempts_delivery_name_created_at_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_delivery_attempts
+    ADD CONSTRAINT webhook_delivery_attempts_delivery_name_created_at_key UNIQUE (delivery_name, created_at);
+
+--
+-- Name: webhook_delivery_attempts_default webhook_delivery_attempts_default_delivery_name_created_at_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_delivery_attempts_default
+    ADD CONSTRAINT webhook_delivery_attempts_default_delivery_name_created_at_key UNIQUE (delivery_name, created_at);
+
+--
 -- Name: webhook_endpoint_writes webhook_endpoint_writes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.webhook_endpoint_writes
     ADD CONSTRAINT webhook_endpoint_writes_pkey PRIMARY KEY (account_id);
+
+--
+-- Name: webhook_secret_reveals webhook_secret_reveals_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_secret_reveals
+    ADD CONSTRAINT webhook_secret_reveals_pkey PRIMARY KEY (id);
 
 --
 -- Name: webhook_switchoff_notices webhook_switchoff_notices_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -3405,6 +3504,18 @@ CREATE UNIQUE INDEX webhook_delivery_history_name ON ONLY public.webhook_deliver
 CREATE UNIQUE INDEX webhook_deliveries_name_created_at ON public.webhook_deliveries USING btree (delivery_name, created_at);
 
 --
+-- Name: webhook_delivery_attempts_delivery; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_delivery_attempts_delivery ON ONLY public.webhook_delivery_attempts USING btree (account_id, endpoint_public_id, delivery_name, created_at);
+
+--
+-- Name: webhook_delivery_attempts_def_account_id_endpoint_public_id_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_delivery_attempts_def_account_id_endpoint_public_id_idx ON public.webhook_delivery_attempts_default USING btree (account_id, endpoint_public_id, delivery_name, created_at);
+
+--
 -- Name: webhook_delivery_history_defa_account_id_endpoint_public_i_idx1; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -3421,6 +3532,18 @@ CREATE INDEX webhook_delivery_history_defa_account_id_endpoint_public_id_idx ON 
 --
 
 CREATE UNIQUE INDEX webhook_delivery_history_default_delivery_name_created_at_idx ON public.webhook_delivery_history_default USING btree (delivery_name, created_at);
+
+--
+-- Name: webhook_secret_reveals_endpoint; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_secret_reveals_endpoint ON public.webhook_secret_reveals USING btree (account_id, endpoint_public_id, revealed_at DESC);
+
+--
+-- Name: webhook_secret_reveals_revealed_at; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_secret_reveals_revealed_at ON public.webhook_secret_reveals USING btree (revealed_at);
 
 --
 -- Name: events_before_partitioning_pkey; Type: INDEX ATTACH; Schema: public; Owner: -
@@ -3475,6 +3598,18 @@ ALTER INDEX public.webhook_delivery_history_event ATTACH PARTITION public.webhoo
 --
 
 ALTER INDEX public.webhook_delivery_history_name ATTACH PARTITION public.webhook_deliveries_name_created_at;
+
+--
+-- Name: webhook_delivery_attempts_def_account_id_endpoint_public_id_idx; Type: INDEX ATTACH; Schema: public; Owner: -
+--
+
+ALTER INDEX public.webhook_delivery_attempts_delivery ATTACH PARTITION public.webhook_delivery_attempts_def_account_id_endpoint_public_id_idx;
+
+--
+-- Name: webhook_delivery_attempts_default_delivery_name_created_at_key; Type: INDEX ATTACH; Schema: public; Owner: -
+--
+
+ALTER INDEX public.webhook_delivery_attempts_delivery_name_created_at_key ATTACH PARTITION public.webhook_delivery_attempts_default_delivery_name_created_at_key;
 
 --
 -- Name: webhook_delivery_history_defa_account_id_endpoint_public_i_idx1; Type: INDEX ATTACH; Schema: public; Owner: -
@@ -4145,6 +4280,13 @@ ALTER TABLE ONLY public.webhook_deferred_deliveries
     ADD CONSTRAINT webhook_deferred_deliveries_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
 
 --
+-- Name: webhook_delivery_attempts webhook_delivery_attempts_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE public.webhook_delivery_attempts
+    ADD CONSTRAINT webhook_delivery_attempts_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
+
+--
 -- Name: webhook_delivery_history webhook_delivery_history_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -4157,6 +4299,20 @@ ALTER TABLE public.webhook_delivery_history
 
 ALTER TABLE ONLY public.webhook_endpoint_writes
     ADD CONSTRAINT webhook_endpoint_writes_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
+
+--
+-- Name: webhook_secret_reveals webhook_secret_reveals_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_secret_reveals
+    ADD CONSTRAINT webhook_secret_reveals_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
+
+--
+-- Name: webhook_secret_reveals webhook_secret_reveals_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_secret_reveals
+    ADD CONSTRAINT webhook_secret_reveals_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
 --
 -- Name: webhook_switchoff_notices webhook_switchoff_notices_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

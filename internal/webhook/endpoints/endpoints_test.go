@@ -88,6 +88,42 @@ func TestEndpoints(t *testing.T) {
 		}
 	})
 
+	t.Run("an owner sees the secret in force again, each showing recorded; nobody else does", func(t *testing.T) {
+		ctx := context.Background()
+		tenant := apitest.NewTenant(t, st, plans.Business)
+		acct := endpoints.AccountOf(tenant.Account)
+		ep, secret, err := svc.Create(ctx, acct, input())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := svc.RevealSecret(ctx, tenant.Owner, acct.PublicID, ep.Name)
+		if err != nil || got != secret {
+			t.Fatalf("RevealSecret = %q, %v; the secret made is %q", got, err, secret)
+		}
+		_, rotated, err := svc.Rotate(ctx, acct.PublicID, ep.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := svc.RevealSecret(ctx, tenant.Owner, acct.PublicID, ep.Name); err != nil || got != rotated {
+			t.Errorf("after rotating, RevealSecret = %q, %v; want %q", got, err, rotated)
+		}
+		member, err := st.CreateUser(ctx, store.NewUser{AccountID: tenant.Account.ID, Name: "M", Email: tenant.Owner.Email + ".member", Role: "member"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.RevealSecret(ctx, member, acct.PublicID, ep.Name); !errors.Is(err, store.ErrNotAllowed) {
+			t.Errorf("a member's RevealSecret: %v, want ErrNotAllowed", err)
+		}
+		other := apitest.NewTenant(t, st, plans.Business)
+		if _, err := svc.RevealSecret(ctx, other.Owner, other.Account.PublicID, ep.Name); !errors.Is(err, endpoints.ErrEndpointNotFound) {
+			t.Errorf("another account's owner: %v, want ErrEndpointNotFound", err)
+		}
+		reveals, err := st.SecretReveals(ctx, tenant.Account.ID, ep.Name, 10)
+		if err != nil || len(reveals) != 2 || reveals[0].UserEmail != tenant.Owner.Email || !reveals[0].At.Equal(clk.Now()) {
+			t.Errorf("the showings recorded: %+v, %v; want the owner's two at %s", reveals, err, clk.Now())
+		}
+	})
+
 	t.Run("another account's endpoint is not found", func(t *testing.T) {
 		owner, other := newAccount(t), newAccount(t)
 		ep, _, err := svc.Create(context.Background(), owner, input())

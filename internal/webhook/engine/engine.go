@@ -43,6 +43,8 @@ type Engine struct {
 	// ends (outliving); StopTimer measures it.
 	StopGrace time.Duration
 	StopTimer clock.Clock
+	// Log reports what the engine cannot keep and goes on without (a zero Logger: nothing).
+	Log logr.Logger
 }
 
 // EngineOptions configure NewEngine; zero values take the defaults.
@@ -91,7 +93,7 @@ func NewEngine(ctx context.Context, mgr ctrl.Manager, o EngineOptions) (*Engine,
 		o.StopGrace = DefaultStopGrace
 	}
 	e := &Engine{Sender: o.Sender, Store: o.Store, Clock: o.Clock, InFlight: NewInFlight(), Removed: NewRemoved(DefaultRemovedKept),
-		StopGrace: o.StopGrace, StopTimer: clock.RealClock{},
+		StopGrace: o.StopGrace, StopTimer: clock.RealClock{}, Log: o.Log.WithName("webhook-engine"),
 		Health:  NewHealthWriter(mgr.GetClient(), o.HealthWriteGap, o.WriteTimer, o.Log.WithName("webhook-endpoint-health")),
 		Backlog: NewBacklog(o.Clock)}
 	// Until a reconciler takes the parked deliveries (ListenParked), a released slot wakes none.
@@ -138,6 +140,8 @@ type AttemptRequest struct {
 type Attempted struct {
 	Result send.Result
 	SentAt time.Time
+	// Duration is from the send to the answer (or the failure).
+	Duration time.Duration
 	// EndpointRemoved: the endpoint was removed during the attempt (which is not counted).
 	EndpointRemoved bool
 	// Stopped: ctx ended (the manager is stopping); nothing is recorded.
@@ -156,11 +160,12 @@ func (e *Engine) Attempt(ctx context.Context, release func(), a AttemptRequest) 
 	sentAt := e.Clock.Now()
 	res := e.Sender.Send(attemptCtx, send.Request{URL: a.Endpoint.Spec.URL, Secret: a.Secret, EventType: a.EventType,
 		EventID: a.EventID, Body: a.Body, SentAt: sentAt})
+	took := e.Clock.Since(sentAt)
 	removed := attemptCtx.Err() != nil && ctx.Err() == nil
 	untrack()
 	cancel()
 	release()
-	out := Attempted{Result: res, SentAt: sentAt, EndpointRemoved: removed, Stopped: ctx.Err() != nil}
+	out := Attempted{Result: res, SentAt: sentAt, Duration: took, EndpointRemoved: removed, Stopped: ctx.Err() != nil}
 	if !out.EndpointRemoved && !out.Stopped {
 		e.Health.Record(a.Endpoint, res.OK, res.StatusCode, sentAt)
 	}

@@ -409,6 +409,13 @@ func (e *Engine) FirstAttempt(ctx context.Context, a FirstAttempt) (send.Result,
 	}
 	e.First.noteOutcome(epKey, out.Result.OK, out.SentAt)
 	if !out.Result.OK {
+		// The delivery becomes retrying: its first attempt is kept beside the retries. Not
+		// being able to keep it must not send the event again, so it is only logged.
+		next, _ := send.NextAttempt(1, out.SentAt)
+		if err := e.RecordAttempt(ctx, AttemptRecord{AccountPublicID: a.AccountPublicID, EndpointPublicID: a.Endpoint.Name,
+			DeliveryName: a.DeliveryName, EventID: a.EventID, Attempt: 1, Out: out, NextAttemptAt: &next}); err != nil && ctx.Err() == nil {
+			e.Log.Error(err, "keep a failed first attempt", "delivery", a.DeliveryName)
+		}
 		return out.Result, out.SentAt, NeedsRetry, nil
 	}
 	// The delivery's final outcome is known here for a first attempt that succeeds.

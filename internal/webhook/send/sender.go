@@ -108,7 +108,13 @@ type Result struct {
 	StatusCode int
 	// Error says why it failed, for people (API last_error); empty when OK.
 	Error string
+	// Body is the first MaxBodyExcerpt bytes of the answer's body (the portal shows them
+	// with the delivery's attempts).
+	Body []byte
 }
+
+// MaxBodyExcerpt bounds the part of an answer's body kept in Result.Body.
+const MaxBodyExcerpt = 4 << 10
 
 // Send makes one attempt. A 3xx is a failure (redirects are not followed); so is any
 // answer other than 2xx, a timeout, a refused address and a cancelled ctx.
@@ -132,8 +138,11 @@ func (s *Sender) Send(ctx context.Context, r Request) Result {
 	}
 	defer resp.Body.Close()
 	countAttempt(ctx, resp.StatusCode, nil)
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	res := Result{StatusCode: resp.StatusCode}
+	if resp.ContentLength != 0 {
+		res.Body, _ = io.ReadAll(io.LimitReader(resp.Body, MaxBodyExcerpt))
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10-MaxBodyExcerpt))
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		res.OK = true

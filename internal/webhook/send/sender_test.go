@@ -214,3 +214,31 @@ func TestCancelledContextStopsAnAttempt(t *testing.T) {
 		t.Errorf("result %+v", res)
 	}
 }
+
+// The first 4 KiB of an answer's body come back with the result, whatever the status.
+func TestSendKeepsTheAnswersFirstBytes(t *testing.T) {
+	long := strings.Repeat("0123456789abcdef", send.MaxBodyExcerpt/16+10)
+	for _, tc := range []struct {
+		status int
+		body   string
+		want   string
+	}{
+		{503, "down for maintenance", "down for maintenance"},
+		{200, `{"ok":true}`, `{"ok":true}`},
+		{500, long, long[:send.MaxBodyExcerpt]},
+		{204, "", ""},
+	} {
+		srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(tc.status)
+			_, _ = io.WriteString(w, tc.body)
+		}))
+		pool := x509.NewCertPool()
+		pool.AddCert(srv.Certificate())
+		res := send.NewSender(send.SenderConfig{RootCAs: pool, AllowPrivateTargets: true}).Send(context.Background(), request(srv.URL))
+		srv.Close()
+		if res.StatusCode != tc.status || string(res.Body) != tc.want {
+			t.Errorf("an answer %d with %d bytes gave %d and %d bytes %.40q; want %d bytes", tc.status, len(tc.body),
+				res.StatusCode, len(res.Body), res.Body, len(tc.want))
+		}
+	}
+}
