@@ -21,7 +21,7 @@ import (
 // Engine is the delivery engine: the per-endpoint slots, the attempts in flight, the
 // endpoints' health, the admission of first attempts and the backlog of live deliveries, with
 // the one way an attempt is made (Attempt) and the one writer of finished deliveries
-// (Finish). It is built once per process (internal/app, on the always-on manager) and shared
+// (Finish). It is built once per process (internal/serve, on the always-on manager) and shared
 // by the Dispatcher, which makes first attempts, and each leader term's WebhookDelivery
 // reconciler, which makes the others, so an endpoint's bounds and status hold whoever attempts.
 type Engine struct {

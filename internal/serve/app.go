@@ -1,7 +1,7 @@
 // Package app runs the whole service in one process: the public and platform APIs (on every
 // replica, always) and the leader-only parts (controllers, dispatcher, sweepers) in terms of
 // leader election (see leaderTerms).
-package app
+package serve
 
 import (
 	"context"
