@@ -26,7 +26,7 @@ import (
 // reconciler, which makes the others, so an endpoint's bounds and status hold whoever attempts.
 type Engine struct {
 	Sender *send.Sender
-	Store  *store.Store
+	Store  store.DeliveryHistory
 	Clock  clock.PassiveClock
 
 	Slots    *Slots
@@ -48,7 +48,7 @@ type Engine struct {
 // EngineOptions configure NewEngine; zero values take the defaults.
 type EngineOptions struct {
 	Sender *send.Sender
-	Store  *store.Store
+	Store  store.DeliveryHistory
 	Clock  clock.PassiveClock
 	// PerEndpoint bounds the attempts in flight to one endpoint (default 8).
 	PerEndpoint int
