@@ -213,11 +213,25 @@ var (
 	dispositions = []string{"answered", "answered", "answered", "voicemail", "no-answer", "answered", "busy", "answered", "failed"}
 )
 
+// Store is what the demo account is written to: every domain it seeds, and the numbers
+// service's share.
+type Store interface {
+	numbers.Store
+	store.Users
+	store.Keys
+	store.Contacts
+	store.Billing
+	store.Calls
+	store.Recordings
+	store.Messages
+	store.Inbox
+}
+
 // Demo creates the demo account: Business plan with the Integrations add-on, an owner and a
 // member with keys, two numbers, contacts, a month of calls (some recorded and transcribed), a
 // text thread, to-dos, notifications, a message slip, a job request, a blocked caller and a
 // topped-up balance.
-func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, error) {
+func Demo(ctx context.Context, st Store, o DemoOptions) (DemoAccount, error) {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
