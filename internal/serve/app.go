@@ -1,4 +1,4 @@
-// Package app runs the whole service in one process: the public and platform APIs (on every
+// Package serve runs the whole service in one process: the public and platform APIs (on every
 // replica, always) and the leader-only parts (controllers, dispatcher, sweepers) in terms of
 // leader election (see leaderTerms).
 package serve
