@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/switchboard-dev/switchboard/apiserver"
-	"github.com/switchboard-dev/switchboard/internal/app"
 	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/serve"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 	"github.com/switchboard-dev/switchboard/test/support/apitest"
@@ -86,7 +86,7 @@ func TestIdempotentRoutesCommitTheirClaim(t *testing.T) {
 	srv := httptest.NewUnstartedServer(nil)
 	c := apiserver.New(apiserver.Config{
 		BaseURL: "http://" + srv.Listener.Addr().String(), Clock: clocktesting.NewFakeClock(transcribeNow), Log: logs.logger(),
-		RequestsPerMinute: 100000, Kube: fake.NewClientBuilder().WithScheme(app.Scheme()).Build(),
+		RequestsPerMinute: 100000, Kube: fake.NewClientBuilder().WithScheme(serve.Scheme()).Build(),
 	}, st, apiserver.UnclaimedWrite)
 	srv.Config.Handler = c
 	srv.Start()

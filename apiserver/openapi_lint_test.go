@@ -118,7 +118,7 @@ func asSlice(v any) []any {
 }
 
 // TestCommittedOpenAPIIsCurrent: api/openapi/v1.json (the clients' source) is current; the
-// end-to-end test in internal/app checks the running service serves it. make generate rewrites it.
+// end-to-end test in internal/serve checks the running service serves it. make generate rewrites it.
 func TestCommittedOpenAPIIsCurrent(t *testing.T) {
 	committed, err := os.ReadFile("../api/openapi/v1.json")
 	if err != nil {

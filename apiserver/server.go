@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
+	"github.com/switchboard-dev/switchboard/internal/webhook/endpoints"
 )
 
 // APIRoot is the path of the v1 API.
@@ -47,10 +48,28 @@ type Resource interface {
 	AddToContainer(c *restful.Container)
 }
 
+// Store is what the API reads and writes: authentication, idempotency, each resource's
+// domain, and what the transcription and webhooks services it builds need.
+type Store interface {
+	store.Accounts
+	store.Keys
+	store.Idempotency
+	store.Calls
+	store.Recordings
+	store.Contacts
+	store.Inbox
+	store.Messages
+	store.Billing
+	store.Numbers
+	store.Realtime
+	store.Transcriptions
+	endpoints.Store
+}
+
 // Server holds what every resource needs.
 type Server struct {
 	cfg   Config
-	store *store.Store
+	store Store
 	// anonymousPrefixes are paths served without an API key (signed links carry their own proof).
 	anonymousPrefixes []string
 	// realtime is the live channel's configuration when it is served (realtime.go).
@@ -64,7 +83,7 @@ func (s *Server) allowAnonymous(prefix string) {
 }
 
 // New builds the container with the core resources and any extra ones.
-func New(cfg Config, st *store.Store, extra ...func(*Server) Resource) *restful.Container {
+func New(cfg Config, st Store, extra ...func(*Server) Resource) *restful.Container {
 	if cfg.RequestsPerMinute == 0 {
 		cfg.RequestsPerMinute = 60
 	}

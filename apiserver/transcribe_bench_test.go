@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/switchboard-dev/switchboard/apiserver"
-	"github.com/switchboard-dev/switchboard/internal/app"
 	"github.com/switchboard-dev/switchboard/internal/billing"
 	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/serve"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
 	"github.com/switchboard-dev/switchboard/test/support/apitest"
@@ -45,7 +45,7 @@ func BenchmarkTranscribeCall(b *testing.B) {
 		kube = testenv.Client(b, testenv.ControlPlane(b))
 	} else {
 		b.Log("KUBEBUILDER_ASSETS is unset: jobs are created in an in-memory client")
-		kube = fake.NewClientBuilder().WithScheme(app.Scheme()).Build()
+		kube = fake.NewClientBuilder().WithScheme(serve.Scheme()).Build()
 	}
 	st := storetest.NewStore(b)
 	qctx, stop := context.WithCancel(ctx)

@@ -15,8 +15,8 @@ import (
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/apiserver"
-	"github.com/switchboard-dev/switchboard/internal/app"
 	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/serve"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
@@ -32,7 +32,7 @@ var transcribeNow = time.Date(2026, 6, 15, 11, 0, 0, 0, time.UTC)
 // real job creation against a kube-apiserver is covered by the controllers' envtest suite).
 func newTranscribeHarness(t *testing.T) (*harness, client.Client) {
 	t.Helper()
-	kube := fake.NewClientBuilder().WithScheme(app.Scheme()).Build()
+	kube := fake.NewClientBuilder().WithScheme(serve.Scheme()).Build()
 	h := newHarness(t, func(c *apiserver.Config) {
 		c.Clock = clocktesting.NewFakeClock(transcribeNow)
 		c.RequestsPerMinute = 100000

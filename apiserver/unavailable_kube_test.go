@@ -12,9 +12,9 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/apiserver"
-	"github.com/switchboard-dev/switchboard/internal/app"
 	"github.com/switchboard-dev/switchboard/internal/kubeapi"
 	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/serve"
 	"github.com/switchboard-dev/switchboard/test/support/apitest"
 	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
@@ -54,7 +54,7 @@ func TestWebhookRoutesAnswer503WhenKubeAPIServerIsUnavailable(t *testing.T) {
 	const deadline = 500 * time.Millisecond
 	for name, addr := range map[string]string{"frozen": frozen.Addr().String(), "gone": goneAddr} {
 		t.Run(name, func(t *testing.T) {
-			kube, err := kubeapi.NewClient(&rest.Config{Host: "http://" + addr}, app.Scheme(), deadline)
+			kube, err := kubeapi.NewClient(&rest.Config{Host: "http://" + addr}, serve.Scheme(), deadline)
 			if err != nil {
 				t.Fatal(err)
 			}

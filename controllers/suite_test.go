@@ -137,5 +137,5 @@ func eventReasons(g Gomega, obj client.Object) []string {
 
 // testControllers is the controller settings of the tests' managers: each test starts a new
 // manager with the same controllers, and controller names are unique per process unless
-// name validation is skipped (as each leader term does, see internal/app).
+// name validation is skipped (as each leader term does, see internal/serve).
 var testControllers = config.Controller{SkipNameValidation: ptr.To(true)}

@@ -48,7 +48,7 @@ const nextPhase = 200 * time.Millisecond
 // TTL after they finish.
 type TranscriptionJobReconciler struct {
 	client.Client
-	Store        *store.Store
+	Store        store.Transcriptions
 	Recordings   recordingstore.Store
 	SpeechToText transcription.SpeechToText
 	Summarizer   transcription.Summarizer

@@ -45,7 +45,7 @@ type WebhookDeliveryReconciler struct {
 	// APIReader reads past the cache where a miss would be acted on (an endpoint that looks
 	// absent only because the cache has not seen it yet).
 	APIReader client.Reader
-	Store     *store.Store
+	Store     store.DeliveryHistory
 	Clock     clock.PassiveClock
 	// Engine makes the attempts (in its per-endpoint slots, which park a delivery that finds
 	// them taken) and writes finished deliveries; the dispatcher shares it.

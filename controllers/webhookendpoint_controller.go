@@ -24,6 +24,14 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
+// WebhookEndpointStore is what the WebhookEndpointReconciler needs of the database: the
+// switch-off notices, and the account's owners to email.
+type WebhookEndpointStore interface {
+	store.WebhookEndpoints
+	store.Accounts
+	store.Users
+}
+
 // WebhookEndpointReconciler keeps an endpoint's signing secret, phase (Active, Paused,
 // SwitchedOff) and conditions, switches it off after 24 hours of continuous failure and
 // emails the account's owners once when it does.
@@ -32,7 +40,7 @@ type WebhookEndpointReconciler struct {
 	// APIReader reads Secrets the cache does not hold (see CacheOptions); default the
 	// manager's.
 	APIReader client.Reader
-	Store     *store.Store
+	Store     WebhookEndpointStore
 	Clock     clock.PassiveClock
 	Mailer    send.Mailer
 	// Recorder, when set, records Kubernetes Events on endpoints (never with the secret).

@@ -19,12 +19,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/switchboard-dev/switchboard/internal/app"
 	"github.com/switchboard-dev/switchboard/internal/devoutbox"
 	"github.com/switchboard-dev/switchboard/internal/devoutbox/smtpd"
 	"github.com/switchboard-dev/switchboard/internal/portal"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/seed"
+	"github.com/switchboard-dev/switchboard/internal/serve"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/test/support/controlplane"
 	"github.com/switchboard-dev/switchboard/test/support/pgcluster"
@@ -126,7 +126,7 @@ func run() error {
 	defer func() { _ = mailServer.Close() }()
 
 	step("starting the controller manager and the API")
-	return app.Run(ctx, app.Options{
+	return serve.Run(ctx, serve.Options{
 		DatabaseURL:       dbURL,
 		APIAddr:           apiAddr,
 		PublicBaseURL:     "http://" + apiAddr,
@@ -141,9 +141,9 @@ func run() error {
 		LinkSigningKey:    signingKey,
 		PlatformAddr:      platformAddr,
 		PlatformToken:     platformToken,
-		Realtime:          app.RealtimeOptions{AppKey: "switchboard", Secret: realtimeSecret},
-		Portal:            app.PortalOptions{DevOutbox: outbox},
-		Webhooks: app.WebhookOptions{SMTPAddr: mailServer.Addr(), MailFrom: "switchboard@localhost",
+		Realtime:          serve.RealtimeOptions{AppKey: "switchboard", Secret: realtimeSecret},
+		Portal:            serve.PortalOptions{DevOutbox: outbox},
+		Webhooks: serve.WebhookOptions{SMTPAddr: mailServer.Addr(), MailFrom: "switchboard@localhost",
 			// Receivers on this machine; a self-signed one is trusted through this file.
 			AllowPrivateTargets: true, CAFile: os.Getenv("SWITCHBOARD_WEBHOOK_CA_FILE")},
 		Ready: func() {

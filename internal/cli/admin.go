@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/internal/auth"
+	"github.com/switchboard-dev/switchboard/internal/numbers"
 	"github.com/switchboard-dev/switchboard/internal/portal"
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
@@ -20,8 +21,18 @@ func ownerKeyAbilities() auth.Abilities {
 	return slices.DeleteFunc(slices.Clone(auth.AllAbilities), func(a auth.Ability) bool { return a == auth.AutoTranscribe })
 }
 
+// adminStore is what the admin commands read and change: accounts, users, keys, balances,
+// sign-in links, and numbers through the numbers service.
+type adminStore interface {
+	numbers.Store
+	store.Users
+	store.Keys
+	store.Billing
+	store.SignIn
+}
+
 // storeRunner opens the database for one admin command and closes it when fn returns.
-type storeRunner func(cmd *cobra.Command, fn func(*store.Store) error) error
+type storeRunner func(cmd *cobra.Command, fn func(adminStore) error) error
 
 // newAdminCommand holds operator tasks that the public API does not offer: creating accounts
 // and users, issuing and revoking keys, and topping up balances.
@@ -30,7 +41,7 @@ func newAdminCommand() *cobra.Command {
 	admin := &cobra.Command{Use: "admin", Short: "Operator tasks: accounts, users, API keys, balances and numbers"}
 	admin.PersistentFlags().StringVar(&dbURL, "database-url", "", "PostgreSQL connection URL (default $DATABASE_URL)")
 	// The flag is read when a subcommand runs, after parsing, hence the pointer.
-	withStore := adminStore(&dbURL)
+	withStore := openAdminStore(&dbURL)
 	admin.AddCommand(
 		newCreateAccountCommand(withStore),
 		newUpdateAccountCommand(withStore),
@@ -45,9 +56,9 @@ func newAdminCommand() *cobra.Command {
 	return admin
 }
 
-// adminStore opens the store at *dbURL, or at $DATABASE_URL when the flag is empty.
-func adminStore(dbURL *string) storeRunner {
-	return func(cmd *cobra.Command, fn func(*store.Store) error) error {
+// openAdminStore opens the store at *dbURL, or at $DATABASE_URL when the flag is empty.
+func openAdminStore(dbURL *string) storeRunner {
+	return func(cmd *cobra.Command, fn func(adminStore) error) error {
 		url := *dbURL
 		if url == "" {
 			url = envDatabaseURL()
@@ -68,7 +79,7 @@ func newCreateAccountCommand(withStore storeRunner) *cobra.Command {
 		Use:   "create-account",
 		Short: "Create an account with its owner and print the owner's key (every permission but auto-transcribe)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withStore(cmd, func(st *store.Store) error {
+			return withStore(cmd, func(st adminStore) error {
 				acct, err := st.CreateAccount(cmd.Context(), store.NewAccount{Name: name, Plan: plan, Addons: addons, TimeZone: timeZone})
 				if err != nil {
 					return err
@@ -112,7 +123,7 @@ func newCreateKeyCommand(withStore storeRunner) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withStore(cmd, func(st *store.Store) error {
+			return withStore(cmd, func(st adminStore) error {
 				u, err := st.GetUserByPublicID(cmd.Context(), userID)
 				if err != nil {
 					return fmt.Errorf("user %s: %w", userID, err)
@@ -140,7 +151,7 @@ func newRevokeKeyCommand(withStore storeRunner) *cobra.Command {
 		Short: "Revoke an API key by its public id (key_...); it gets 401 from then on",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withStore(cmd, func(st *store.Store) error {
+			return withStore(cmd, func(st adminStore) error {
 				if err := st.RevokeAPIKey(cmd.Context(), args[0], clock.RealClock{}.Now()); err != nil {
 					return err
 				}
@@ -161,7 +172,7 @@ func newTopUpCommand(withStore storeRunner) *cobra.Command {
 			if amount <= 0 {
 				return fmt.Errorf("--pence must be a positive whole number of pence")
 			}
-			return withStore(cmd, func(st *store.Store) error {
+			return withStore(cmd, func(st adminStore) error {
 				acct, err := st.GetAccountByPublicID(cmd.Context(), args[0])
 				if err != nil {
 					return fmt.Errorf("account %s: %w", args[0], err)
@@ -196,7 +207,7 @@ func newUpdateAccountCommand(withStore storeRunner) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in := a.settings(cmd)
-			return withStore(cmd, func(st *store.Store) error {
+			return withStore(cmd, func(st adminStore) error {
 				acct, err := st.GetAccountByPublicID(cmd.Context(), args[0])
 				if err != nil {
 					return fmt.Errorf("account %s: %w", args[0], err)
@@ -256,7 +267,7 @@ func newCreateUserCommand(withStore storeRunner) *cobra.Command {
 		Use:   "create-user",
 		Short: "Add a user (owner or member) to an account",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withStore(cmd, func(st *store.Store) error {
+			return withStore(cmd, func(st adminStore) error {
 				acct, err := st.GetAccountByPublicID(cmd.Context(), account)
 				if err != nil {
 					return fmt.Errorf("account %s: %w", account, err)
@@ -290,7 +301,7 @@ func newRemoveUserCommand(withStore storeRunner) *cobra.Command {
 		Short: "Mark a user as gone from the account; their keys get 401 from then on",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withStore(cmd, func(st *store.Store) error {
+			return withStore(cmd, func(st adminStore) error {
 				u, err := st.GetUserByPublicID(cmd.Context(), args[0])
 				if err != nil {
 					return fmt.Errorf("user %s: %w", args[0], err)
@@ -311,7 +322,7 @@ func newPortalLinkCommand(withStore storeRunner) *cobra.Command {
 		Use:   "portal-link",
 		Short: "Print a one-time sign-in link to the account portal for a user (valid 15 minutes), for operators without SMTP",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withStore(cmd, func(st *store.Store) error {
+			return withStore(cmd, func(st adminStore) error {
 				user, err := portalLinkUser(cmd, st, email, account)
 				if err != nil {
 					return err
@@ -335,7 +346,7 @@ func newPortalLinkCommand(withStore storeRunner) *cobra.Command {
 }
 
 // portalLinkUser is the one user with this email, on the given account when account is set.
-func portalLinkUser(cmd *cobra.Command, st *store.Store, email, account string) (store.User, error) {
+func portalLinkUser(cmd *cobra.Command, st adminStore, email, account string) (store.User, error) {
 	users, err := st.UsersByEmail(cmd.Context(), email)
 	if err != nil {
 		return store.User{}, err

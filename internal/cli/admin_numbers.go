@@ -12,7 +12,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/internal/numbers"
-	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
 // settingsFlags binds the number settings as flags; only the flags given change a number.
@@ -85,7 +84,7 @@ func parseTimeFlag(name, v string) (*time.Time, error) {
 // numberCommands are the operator's number commands; they call internal/numbers, the same
 // code as the platform's ingestion routes, and print the number (or routing) as JSON.
 func numberCommands(withStore storeRunner) []*cobra.Command {
-	service := func(st *store.Store) *numbers.Service { return numbers.New(st, clock.RealClock{}) }
+	service := func(st numbers.Store) *numbers.Service { return numbers.New(st, clock.RealClock{}) }
 
 	var account, number string
 	var portingIn bool
@@ -95,7 +94,7 @@ func numberCommands(withStore storeRunner) []*cobra.Command {
 		Short: "Give an account a phone number (repeating it changes nothing); prints the number",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			in := numbers.Provision{Account: account, Number: number, PortingIn: portingIn, Settings: addSettings.settings(cmd.Flags())}
-			return withStore(cmd, func(st *store.Store) error {
+			return withStore(cmd, func(st adminStore) error {
 				n, err := service(st).Provision(cmd.Context(), in)
 				if err != nil {
 					return err
@@ -119,7 +118,7 @@ func numberCommands(withStore storeRunner) []*cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in := updateSettings.settings(cmd.Flags())
-			return withStore(cmd, func(st *store.Store) error {
+			return withStore(cmd, func(st adminStore) error {
 				n, err := service(st).Update(cmd.Context(), args[0], in)
 				if err != nil {
 					return err
@@ -135,7 +134,7 @@ func numberCommands(withStore storeRunner) []*cobra.Command {
 		Short: "Print a number with its account, status and settings",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withStore(cmd, func(st *store.Store) error {
+			return withStore(cmd, func(st adminStore) error {
 				n, err := service(st).Number(cmd.Context(), args[0])
 				if err != nil {
 					return err
@@ -155,7 +154,7 @@ func numberCommands(withStore storeRunner) []*cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withStore(cmd, func(st *store.Store) error {
+			return withStore(cmd, func(st adminStore) error {
 				n, err := service(st).Port(cmd.Context(), args[0], direction, step, at)
 				if err != nil {
 					return err
@@ -181,7 +180,7 @@ func numberCommands(withStore storeRunner) []*cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withStore(cmd, func(st *store.Store) error {
+			return withStore(cmd, func(st adminStore) error {
 				n, err := service(st).Release(cmd.Context(), args[0], at)
 				if err != nil {
 					return err
@@ -213,7 +212,7 @@ func numberCommands(withStore storeRunner) []*cobra.Command {
 			if err := dec.Decode(&in); err != nil {
 				return fmt.Errorf("read the routing from %s: %w", routingFile, err)
 			}
-			return withStore(cmd, func(st *store.Store) error {
+			return withStore(cmd, func(st adminStore) error {
 				r, err := service(st).SetRouting(cmd.Context(), args[0], in)
 				if err != nil {
 					return err

@@ -12,17 +12,17 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/switchboard-dev/switchboard/internal/app"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/portal"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/retention"
+	"github.com/switchboard-dev/switchboard/internal/serve"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
 	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
 )
 
 func newServeCommand() *cobra.Command {
-	var o app.Options
+	var o serve.Options
 	var linkKeyFile, realtimeSecretFile string
 	zapOpts := zap.Options{}
 	cmd := &cobra.Command{
@@ -54,7 +54,7 @@ func newServeCommand() *cobra.Command {
 			if o.Webhooks.StopGrace == 0 {
 				o.Webhooks.StopGrace = -1 // the flag's 0: none (the option's 0 is the default)
 			}
-			return app.Run(ctrl.SetupSignalHandler(), o)
+			return serve.Run(ctrl.SetupSignalHandler(), o)
 		},
 	}
 	databaseURLFlag(cmd, &o.DatabaseURL)
@@ -75,13 +75,13 @@ func newServeCommand() *cobra.Command {
 	leaderElectionFlags(f, &o)
 	f.IntVar(&o.RequestsPerMinute, "requests-per-minute", 60, "per-user API request limit (the spec's 60; raise for benchmarks)")
 	f.StringVar(&o.PlatformAddr, "platform-bind-address", ingest.DefaultAddr, "address of the internal ingestion API for the telephony platform (token from $SWITCHBOARD_PLATFORM_TOKEN; off without one)")
-	f.DurationVar(&o.HTTPTimeouts.ReadHeader, "http-read-header-timeout", app.DefaultReadHeaderTimeout, "time a client has to send a request's headers (public and platform listeners)")
-	f.DurationVar(&o.HTTPTimeouts.Read, "http-read-timeout", app.DefaultReadTimeout, "time a client has to send a whole request, body included, to the public API")
+	f.DurationVar(&o.HTTPTimeouts.ReadHeader, "http-read-header-timeout", serve.DefaultReadHeaderTimeout, "time a client has to send a request's headers (public and platform listeners)")
+	f.DurationVar(&o.HTTPTimeouts.Read, "http-read-timeout", serve.DefaultReadTimeout, "time a client has to send a whole request, body included, to the public API")
 	f.IntVar(&o.PlatformCallBatchSize, "platform-call-batch-size", ingest.DefaultCallBatchSize, "most call reports the ingestion API records in one transaction (reports that arrive together share one)")
 	f.IntVar(&o.PlatformCallBatches, "platform-call-batches", ingest.DefaultCallBatchesAtOnce, "how many of those transactions of call reports run at once")
-	f.DurationVar(&o.PlatformReadTimeout, "platform-read-timeout", app.DefaultPlatformReadTimeout, "time the platform has to send a whole report, audio included, to the ingestion API")
-	f.DurationVar(&o.HTTPTimeouts.Write, "http-write-timeout", app.DefaultWriteTimeout, "time to write a response once the request is read (recording audio extends it per chunk)")
-	f.DurationVar(&o.HTTPTimeouts.Idle, "http-idle-timeout", app.DefaultIdleTimeout, "time a keep-alive connection may wait for its next request")
+	f.DurationVar(&o.PlatformReadTimeout, "platform-read-timeout", serve.DefaultPlatformReadTimeout, "time the platform has to send a whole report, audio included, to the ingestion API")
+	f.DurationVar(&o.HTTPTimeouts.Write, "http-write-timeout", serve.DefaultWriteTimeout, "time to write a response once the request is read (recording audio extends it per chunk)")
+	f.DurationVar(&o.HTTPTimeouts.Idle, "http-idle-timeout", serve.DefaultIdleTimeout, "time a keep-alive connection may wait for its next request")
 	f.StringVar(&o.DashboardURL, "dashboard-url", "", "address of the web app, for links.dashboard in webhook events: a call is at <dashboard-url>/calls/<id> (default <public-base-url>/portal, the account portal)")
 	f.DurationVar(&o.Portal.IdleTimeout, "portal-idle-timeout", portal.DefaultIdleTimeout, "the account portal signs out a session unused this long")
 	f.DurationVar(&o.Portal.Lifetime, "portal-session-lifetime", portal.DefaultLifetime, "the account portal signs out every session this long after sign-in")

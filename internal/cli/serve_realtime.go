@@ -7,11 +7,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/switchboard-dev/switchboard/internal/app"
+	"github.com/switchboard-dev/switchboard/internal/serve"
 )
 
 // addRealtimeFlags adds the live channel's flags to serve.
-func addRealtimeFlags(f *pflag.FlagSet, o *app.RealtimeOptions, secretFile *string) {
+func addRealtimeFlags(f *pflag.FlagSet, o *serve.RealtimeOptions, secretFile *string) {
 	f.StringVar(&o.AppKey, "realtime-app-key", "switchboard", "public app key of the live channel (GET /me realtime.key; clients connect to /app/<key>)")
 	f.StringVar(secretFile, "realtime-secret-file", "", "file holding the secret (at least 16 bytes) that signs live channel subscriptions, shared by every replica (default $SWITCHBOARD_REALTIME_SECRET; none: the live channel is off)")
 	f.StringVar(&o.PublicHost, "realtime-public-host", "", "host clients reach the live channel at (default the host of --public-base-url)")

@@ -56,10 +56,19 @@ type Config struct {
 	CallBatchesAtOnce int
 }
 
+// Store is what the ingestion API needs of the database: the numbers service's share, the
+// call reports, texts and message slips.
+type Store interface {
+	numbers.Store
+	store.Calls
+	store.Messages
+	store.Inbox
+}
+
 // Handler serves the ingestion API.
 type Handler struct {
 	cfg     Config
-	store   *store.Store
+	store   Store
 	numbers *numbers.Service
 	mux     *http.ServeMux
 	// callGroups records call reports in groups (call_batch.go).
@@ -67,7 +76,7 @@ type Handler struct {
 }
 
 // New builds the handler.
-func New(cfg Config, st *store.Store) *Handler {
+func New(cfg Config, st Store) *Handler {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}

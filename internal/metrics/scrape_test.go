@@ -22,16 +22,16 @@ import (
 	"github.com/prometheus/common/model"
 	"k8s.io/utils/clock"
 
-	"github.com/switchboard-dev/switchboard/internal/app"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/seed"
+	"github.com/switchboard-dev/switchboard/internal/serve"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
 	"github.com/switchboard-dev/switchboard/test/support/storetest"
 	"github.com/switchboard-dev/switchboard/test/support/testenv"
 )
 
 // Its own test binary: controller-runtime refuses a second manager with the same controller
-// names in one process, and internal/app's test starts one.
+// names in one process, and internal/serve's test starts one.
 func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 
 // scrape is one reading of /metrics: metric families by name.
@@ -113,11 +113,11 @@ func TestMetricsCountRealTraffic(t *testing.T) {
 	ready := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- app.Run(ctx, app.Options{DatabaseURL: env.DatabaseURL, APIAddr: apiAddr, MetricsAddr: metricsAddr, ProbeAddr: probeAddr,
+		done <- serve.Run(ctx, serve.Options{DatabaseURL: env.DatabaseURL, APIAddr: apiAddr, MetricsAddr: metricsAddr, ProbeAddr: probeAddr,
 			RequestsPerMinute: perMinute, RestConfig: env.ControlPlane.Config, Clock: clock.RealClock{}, Log: logr.Discard(),
 			Recordings: recordingstore.Config{Dir: t.TempDir()}, LinkSigningKey: []byte(strings.Repeat("k", 32)),
 			PlatformAddr: platformAddr, PlatformToken: "platform-secret", Ready: func() { close(ready) },
-			Webhooks:      app.WebhookOptions{AllowPrivateTargets: true, CAFile: caFile},
+			Webhooks:      serve.WebhookOptions{AllowPrivateTargets: true, CAFile: caFile},
 			Transcription: transcription.EngineConfig{Speech: transcription.SpeechOpenAI, SpeechURL: speech.URL, SpeechAPIKey: "test"}})
 	}()
 	select {

@@ -22,14 +22,21 @@ type NotFoundError struct{ Kind, ID string }
 
 func (e *NotFoundError) Error() string { return fmt.Sprintf("no %s %s", e.Kind, e.ID) }
 
+// Store is what the service needs of the database.
+type Store interface {
+	store.Accounts
+	store.Numbers
+	store.Transactions
+}
+
 // Service changes numbers.
 type Service struct {
-	Store *store.Store
+	Store Store
 	Clock clock.PassiveClock
 }
 
 // New builds the service.
-func New(st *store.Store, clk clock.PassiveClock) *Service {
+func New(st Store, clk clock.PassiveClock) *Service {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}

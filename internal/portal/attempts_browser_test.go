@@ -14,7 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/switchboard-dev/switchboard/internal/app"
+	"github.com/switchboard-dev/switchboard/internal/serve"
 )
 
 // answer is what a scripted receiver answers to one request.
@@ -76,7 +76,7 @@ type shownAttempt struct {
 // fake clock, moved past each retry's time and otherwise still.
 func TestPortalShowsEveryAttemptOfADelivery(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Now().Truncate(time.Second))
-	p := startPortalWith(t, 5, func(o *app.Options) {
+	p := startPortalWith(t, 5, func(o *serve.Options) {
 		o.Clock = clk
 		o.Webhooks.MaxRequeue = 100 * time.Millisecond
 	})

@@ -27,9 +27,9 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/api/webhookverify"
-	"github.com/switchboard-dev/switchboard/internal/app"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/seed"
+	"github.com/switchboard-dev/switchboard/internal/serve"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/test/support/storetest"
 	"github.com/switchboard-dev/switchboard/test/support/testenv"
@@ -253,7 +253,7 @@ func (rc *receiver) count(match func(delivered) bool) int {
 	return n
 }
 
-// portalTest is the whole service (app.Run) with a real SMTP sink, a real HTTPS webhook
+// portalTest is the whole service (serve.Run) with a real SMTP sink, a real HTTPS webhook
 // receiver and a browser.
 type portalTest struct {
 	t        *testing.T
@@ -275,7 +275,7 @@ func startPortal(t *testing.T) *portalTest { return startPortalWith(t, 5) }
 
 // startPortalWith starts the service on a demo account with calls calls of history; configure,
 // when given, changes the service's options before it starts.
-func startPortalWith(t *testing.T, calls int, configure ...func(*app.Options)) *portalTest {
+func startPortalWith(t *testing.T, calls int, configure ...func(*serve.Options)) *portalTest {
 	ctx, cancel := context.WithCancel(context.Background())
 	env := testenv.Start(t)
 	box := startMailbox(t)
@@ -299,16 +299,16 @@ func startPortalWith(t *testing.T, calls int, configure ...func(*app.Options)) *
 	apiAddr, platformAddr := testenv.FreeAddr(t), testenv.FreeAddr(t)
 	ready := make(chan struct{})
 	done := make(chan error, 1)
-	opts := app.Options{DatabaseURL: env.DatabaseURL, APIAddr: apiAddr, MetricsAddr: "0", ProbeAddr: "0",
+	opts := serve.Options{DatabaseURL: env.DatabaseURL, APIAddr: apiAddr, MetricsAddr: "0", ProbeAddr: "0",
 		PublicBaseURL: "http://" + apiAddr, RequestsPerMinute: 600, RestConfig: env.ControlPlane.Config, Clock: clock.RealClock{},
 		Log: logr.Discard(), Recordings: recordingstore.Config{Dir: recordings}, LinkSigningKey: []byte(strings.Repeat("k", 32)),
 		PlatformAddr: platformAddr, PlatformToken: platformToken,
-		Webhooks: app.WebhookOptions{SMTPAddr: box.addr, MailFrom: "portal@switchboard.test", AllowPrivateTargets: true, CAFile: caFile},
+		Webhooks: serve.WebhookOptions{SMTPAddr: box.addr, MailFrom: "portal@switchboard.test", AllowPrivateTargets: true, CAFile: caFile},
 		Ready:    func() { close(ready) }}
 	for _, c := range configure {
 		c(&opts)
 	}
-	go func() { done <- app.Run(ctx, opts) }()
+	go func() { done <- serve.Run(ctx, opts) }()
 	t.Cleanup(func() {
 		cancel()
 		select {

@@ -9,9 +9,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/switchboard-dev/switchboard/internal/app"
 	"github.com/switchboard-dev/switchboard/internal/devoutbox"
 	"github.com/switchboard-dev/switchboard/internal/devoutbox/smtpd"
+	"github.com/switchboard-dev/switchboard/internal/serve"
 )
 
 // startDevOutboxPortal starts the service configured as `make run` configures it: its mail goes
@@ -23,7 +23,7 @@ func startDevOutboxPortal(t *testing.T) *portalTest {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	return startPortalWith(t, 1, func(o *app.Options) {
+	return startPortalWith(t, 1, func(o *serve.Options) {
 		o.Portal.DevOutbox = box
 		o.Webhooks.SMTPAddr = srv.Addr()
 	})

@@ -78,10 +78,29 @@ type Config struct {
 	EventLinks events.Links
 }
 
+// Store is what the portal's pages read and change: the account, its people and keys, the
+// sign-ins, and what the inbox, calls and balance pages show.
+type Store interface {
+	store.Accounts
+	store.Users
+	store.Keys
+	store.SignIn
+	store.RateLimits
+	store.Calls
+	store.Recordings
+	store.Contacts
+	store.Inbox
+	store.Messages
+	store.Billing
+	store.Numbers
+	store.WebhookEndpoints
+	store.DeliveryHistory
+}
+
 // Portal serves the pages.
 type Portal struct {
 	cfg      Config
-	store    *store.Store
+	store    Store
 	sessions *scs.SessionManager
 	pages    map[string]*template.Template
 	mails    chan struct{}
@@ -100,7 +119,7 @@ var staticFiles embed.FS
 const sessionUserKey = "user_id"
 
 // New builds the portal on st.
-func New(cfg Config, st *store.Store) *Portal {
+func New(cfg Config, st Store) *Portal {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
@@ -269,7 +288,7 @@ func safeNext(next string) string {
 
 // SignInLink mints a one-time sign-in link for userID valid for ttl, returning to next.
 // The operator's `admin portal-link` and the emailed links are made by this one function.
-func SignInLink(ctx context.Context, st *store.Store, now time.Time, ttl time.Duration, baseURL string, userID int64, next string) (string, error) {
+func SignInLink(ctx context.Context, st store.SignIn, now time.Time, ttl time.Duration, baseURL string, userID int64, next string) (string, error) {
 	secret, err := st.NewSignInLink(ctx, userID, now, now.Add(ttl))
 	if err != nil {
 		return "", err

@@ -59,7 +59,7 @@ func (l *Limits) defaults() {
 // Config configures a Hub.
 type Config struct {
 	Signer Signer
-	Store  *store.Store
+	Store  store.Realtime
 	// DatabaseURL is where the listener LISTENs (its own connection, outside the pool).
 	DatabaseURL     string
 	Clock           clock.WithTicker

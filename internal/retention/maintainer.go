@@ -12,18 +12,6 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
-// Store is what the Maintainer needs of the database (store.Store implements it).
-type Store interface {
-	Partitions(ctx context.Context, table string) ([]store.Partition, error)
-	CreatePartition(ctx context.Context, table string, from, to time.Time) error
-	DropPartition(ctx context.Context, table, name string) error
-	DefaultPartitionRows(ctx context.Context, table string, limit int) (int64, error)
-	TableBytes(ctx context.Context, table string) (int64, error)
-	PruneCallProgress(ctx context.Context, before time.Time, batch int) (int64, error)
-	PruneSwitchOffNotices(ctx context.Context, before time.Time) (int64, error)
-	PruneSecretReveals(ctx context.Context, before time.Time) (int64, error)
-}
-
 // maxInterval bounds the time between runs, so the alerts' gauges stay fresh.
 const maxInterval = 5 * time.Minute
 
@@ -31,7 +19,7 @@ const maxInterval = 5 * time.Minute
 // Plan asks for, drops the expired ones and prunes the smaller tables. One run's failure is
 // logged and counted (switchboard_retention_runs_total); the next run tries again.
 type Maintainer struct {
-	Store  Store
+	Store  store.Retention
 	Config Config
 	Clock  clock.WithTicker
 	Log    logr.Logger

@@ -27,7 +27,7 @@ type BulkOptions struct {
 // BulkCalls adds n calls to an account with PostgreSQL's COPY, spread over numberIDs, for
 // benchmarks. The statement-level count triggers run once per COPY batch, so the call counts
 // stay exact.
-func BulkCalls(ctx context.Context, st *store.Store, accountID int64, numberIDs []int64, n int, o BulkOptions) error {
+func BulkCalls(ctx context.Context, st store.BulkCalls, accountID int64, numberIDs []int64, n int, o BulkOptions) error {
 	if o.History == 0 {
 		o.History = 120 * 24 * time.Hour
 	}

@@ -213,245 +213,338 @@ var (
 	dispositions = []string{"answered", "answered", "answered", "voicemail", "no-answer", "answered", "busy", "answered", "failed"}
 )
 
+// Store is what the demo account is written to: every domain it seeds, and the numbers
+// service's share.
+type Store interface {
+	numbers.Store
+	store.Users
+	store.Keys
+	store.Contacts
+	store.Billing
+	store.Calls
+	store.Recordings
+	store.Messages
+	store.Inbox
+}
+
 // Demo creates the demo account: Business plan with the Integrations add-on, an owner and a
 // member with keys, two numbers, contacts, a month of calls (some recorded and transcribed), a
 // text thread, to-dos, notifications, a message slip, a job request, a blocked caller and a
 // topped-up balance.
-func Demo(ctx context.Context, st *store.Store, o DemoOptions) (DemoAccount, error) {
+func Demo(ctx context.Context, st Store, o DemoOptions) (DemoAccount, error) {
+	d := newDemo(st, o)
+	if err := d.createAccount(ctx); err != nil {
+		return DemoAccount{}, err
+	}
+	if err := d.addNumbers(ctx); err != nil {
+		return DemoAccount{}, err
+	}
+	if err := d.addContacts(ctx); err != nil {
+		return DemoAccount{}, err
+	}
+	if err := d.addCallHistory(ctx); err != nil {
+		return DemoAccount{}, err
+	}
+	if err := d.addInbox(ctx); err != nil {
+		return DemoAccount{}, err
+	}
+	return d.out, nil
+}
+
+// demo is the demo account as Demo builds it, step by step.
+type demo struct {
+	st  Store
+	o   DemoOptions
+	now time.Time
+	rng *rand.Rand
+
+	out           DemoAccount
+	acct          store.Account
+	owner, member store.User
+	main          store.PlatformNumber
+	lines         []store.PlatformNumber // the main and emergency lines, which calls alternate
+}
+
+func newDemo(st Store, o DemoOptions) *demo {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
 	if o.Calls == 0 {
 		o.Calls = DefaultDemoCalls
 	}
-	say := func(format string, args ...any) {
-		if o.Progress != nil {
-			fmt.Fprintf(o.Progress, "    "+format+"\n", args...)
-		}
-	}
-	now := o.Clock.Now().UTC().Truncate(time.Second)
-	rng := rand.New(rand.NewPCG(7, 11))
+	return &demo{st: st, o: o, now: o.Clock.Now().UTC().Truncate(time.Second), rng: rand.New(rand.NewPCG(7, 11))}
+}
 
-	acct, err := st.CreateAccount(ctx, store.NewAccount{Name: "Acme Plumbing Ltd", Plan: plans.Business,
+// say writes one line of progress.
+func (d *demo) say(format string, args ...any) {
+	if d.o.Progress != nil {
+		fmt.Fprintf(d.o.Progress, "    "+format+"\n", args...)
+	}
+}
+
+// createAccount creates the account, its owner and a member, and a key for each.
+func (d *demo) createAccount(ctx context.Context) error {
+	acct, err := d.st.CreateAccount(ctx, store.NewAccount{Name: "Acme Plumbing Ltd", Plan: plans.Business,
 		Addons: []string{plans.AddonIntegrations}, TimeZone: "Europe/London"})
 	if err != nil {
-		return DemoAccount{}, fmt.Errorf("create the demo account: %w", err)
+		return fmt.Errorf("create the demo account: %w", err)
 	}
-	out := DemoAccount{AccountID: acct.ID, AccountPublicID: acct.PublicID, OwnerEmail: fmt.Sprintf("owner+%s@acme-plumbing.example", acct.PublicID)}
-	owner, err := st.CreateUser(ctx, store.NewUser{AccountID: acct.ID, Name: "Alex Acme", Email: out.OwnerEmail, Role: "owner",
-		CanManageAPIKeys: true, CanTranscribe: true})
+	d.acct = acct
+	d.out = DemoAccount{AccountID: acct.ID, AccountPublicID: acct.PublicID, OwnerEmail: fmt.Sprintf("owner+%s@acme-plumbing.example", acct.PublicID)}
+	if d.owner, err = d.st.CreateUser(ctx, store.NewUser{AccountID: acct.ID, Name: "Alex Acme", Email: d.out.OwnerEmail, Role: "owner",
+		CanManageAPIKeys: true, CanTranscribe: true}); err != nil {
+		return fmt.Errorf("create the demo owner: %w", err)
+	}
+	if d.member, err = d.st.CreateUser(ctx, store.NewUser{AccountID: acct.ID, Name: "Sam Support",
+		Email: fmt.Sprintf("sam+%s@acme-plumbing.example", acct.PublicID), Role: "member", CanManageAPIKeys: true}); err != nil {
+		return fmt.Errorf("create the demo member: %w", err)
+	}
+	ownerKey, err := d.st.CreateAPIKey(ctx, d.owner.ID, "demo owner key", auth.Abilities(auth.AllAbilities))
 	if err != nil {
-		return DemoAccount{}, fmt.Errorf("create the demo owner: %w", err)
+		return fmt.Errorf("create the demo key: %w", err)
 	}
-	member, err := st.CreateUser(ctx, store.NewUser{AccountID: acct.ID, Name: "Sam Support",
-		Email: fmt.Sprintf("sam+%s@acme-plumbing.example", acct.PublicID), Role: "member", CanManageAPIKeys: true})
+	memberKey, err := d.st.CreateAPIKey(ctx, d.member.ID, "demo read-only key", auth.Abilities{auth.Read})
 	if err != nil {
-		return DemoAccount{}, fmt.Errorf("create the demo member: %w", err)
+		return fmt.Errorf("create the member key: %w", err)
 	}
-	ownerKey, err := st.CreateAPIKey(ctx, owner.ID, "demo owner key", auth.Abilities(auth.AllAbilities))
-	if err != nil {
-		return DemoAccount{}, fmt.Errorf("create the demo key: %w", err)
-	}
-	memberKey, err := st.CreateAPIKey(ctx, member.ID, "demo read-only key", auth.Abilities{auth.Read})
-	if err != nil {
-		return DemoAccount{}, fmt.Errorf("create the member key: %w", err)
-	}
-	out.OwnerKey, out.MemberKey = ownerKey.Token, memberKey.Token
+	d.out.OwnerKey, d.out.MemberKey = ownerKey.Token, memberKey.Token
+	d.say("account %s (%s), owner %s", acct.Name, acct.PublicID, d.out.OwnerEmail)
+	return nil
+}
 
-	say("account %s (%s), owner %s", acct.Name, acct.PublicID, out.OwnerEmail)
-
+// addNumbers adds the main line (office hours, then voicemail) and the emergency line, as the
+// platform adds numbers: through the numbers service.
+func (d *demo) addNumbers(ctx context.Context) error {
 	weekdays := []numbers.Window{{Days: []int{1, 2, 3, 4, 5}, Start: "08:00", End: "18:00"}}
 	office := numbers.Route{Mode: "forward", RecordingEnabled: true, VoicemailFallback: true, AICover: "off",
 		ForwardTargets: []numbers.ForwardTarget{{Kind: "staff", E164: "+447700900900", StaffLabel: "Office", RingSeconds: 20}}}
 	afterHours := numbers.Route{Mode: "voicemail", RecordingEnabled: true, AICover: "off"}
-	// The demo's numbers are added as the platform adds numbers, through the numbers service.
-	service := numbers.New(st, o.Clock)
+	service := numbers.New(d.st, d.o.Clock)
 	yes := true
-	main, err := service.Provision(ctx, numbers.Provision{Account: acct.PublicID, Number: "+442079460000", Settings: numbers.Settings{
+	var err error
+	d.main, err = service.Provision(ctx, numbers.Provision{Account: d.acct.PublicID, Number: "+442079460000", Settings: numbers.Settings{
 		Label: ptr("Main line"), BusinessProfile: ptr("Acme Plumbing"), SMSCapable: &yes, SMSReady: &yes, CLIEligible: &yes,
 		CLIVerified: &yes, IsDefaultCallerID: &yes, VoicemailTranscriptionEnabled: &yes, CallTranscriptionEnabled: &yes}})
 	if err == nil {
-		_, err = service.SetRouting(ctx, main.E164, numbers.Routing{Default: &afterHours,
+		_, err = service.SetRouting(ctx, d.main.E164, numbers.Routing{Default: &afterHours,
 			Schedules: []numbers.ScheduledRoute{{Name: "Office hours", Windows: weekdays, Route: office}}})
 	}
 	if err != nil {
-		return DemoAccount{}, fmt.Errorf("create the main number: %w", err)
+		return fmt.Errorf("create the main number: %w", err)
 	}
-	emergency, err := service.Provision(ctx, numbers.Provision{Account: acct.PublicID, Number: "+441614960000",
+	emergency, err := service.Provision(ctx, numbers.Provision{Account: d.acct.PublicID, Number: "+441614960000",
 		Settings: numbers.Settings{Label: ptr("Emergency line")}})
 	if err == nil {
 		_, err = service.SetRouting(ctx, emergency.E164, numbers.Routing{Default: &office})
 	}
 	if err != nil {
-		return DemoAccount{}, fmt.Errorf("create the emergency number: %w", err)
+		return fmt.Errorf("create the emergency number: %w", err)
 	}
-	lines := []store.PlatformNumber{main, emergency}
-	say("numbers %s and %s", main.E164, emergency.E164)
+	d.lines = []store.PlatformNumber{d.main, emergency}
+	d.say("numbers %s and %s", d.main.E164, emergency.E164)
+	return nil
+}
 
+// addContacts puts the named demo callers in the directory, as a CRM sync would.
+func (d *demo) addContacts(ctx context.Context) error {
 	for i, c := range demoCallers {
 		if c.name == "" {
 			continue
 		}
 		ext := fmt.Sprintf("crm-%03d", i+1)
-		if _, err := st.UpsertContact(ctx, acct.ID, store.ContactInput{Source: "hubspot", ExternalID: &ext, DisplayName: c.name,
-			Phones: []store.ContactPhoneInput{{Number: c.e164, Label: "mobile"}}}, now, nil); err != nil {
-			return DemoAccount{}, fmt.Errorf("create contact %s: %w", c.name, err)
+		if _, err := d.st.UpsertContact(ctx, d.acct.ID, store.ContactInput{Source: "hubspot", ExternalID: &ext, DisplayName: c.name,
+			Phones: []store.ContactPhoneInput{{Number: c.e164, Label: "mobile"}}}, d.now, nil); err != nil {
+			return fmt.Errorf("create contact %s: %w", c.name, err)
 		}
 	}
-	say("%d contacts", len(demoCallers)-3)
+	d.say("%d contacts", len(demoCallers)-3)
+	return nil
+}
 
-	recordings, err := demoRecordings(ctx, say)
+// demoTopUp is one top-up of the demo's balance.
+type demoTopUp struct {
+	pence int64
+	at    time.Time
+}
+
+// addCallHistory makes the calls, oldest first, with the top-ups in between, so every ledger
+// entry's balance_after_pence follows from the one before it.
+func (d *demo) addCallHistory(ctx context.Context) error {
+	recordings, err := demoRecordings(ctx, d.say)
 	if err != nil {
-		return DemoAccount{}, err
+		return err
 	}
-	recorded := 0
-	// Calls are made oldest first, with the top-ups in between, so every ledger entry's
-	// balance_after_pence follows from the one before it.
-	starts := make([]time.Time, o.Calls)
-	for i := range starts {
-		starts[i] = now.Add(-time.Duration(rng.Int64N(int64(demoHistory)))).Truncate(time.Second)
-	}
-	slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
-	for i := range min(3, len(starts)) { // a few calls today
-		starts[len(starts)-1-i] = now.Add(-time.Duration(i+1) * 17 * time.Minute)
-	}
-	topUps := []struct {
-		pence int64
-		at    time.Time
-	}{{2000, now.Add(-88 * 24 * time.Hour)}, {2500, now.Add(-20 * 24 * time.Hour)}}
+	starts := d.callStarts()
+	topUps := []demoTopUp{{2000, d.now.Add(-88 * 24 * time.Hour)}, {2500, d.now.Add(-20 * 24 * time.Hour)}}
 	topUpDue := func(before time.Time) error {
 		for len(topUps) > 0 && topUps[0].at.Before(before) {
-			if _, err := st.TopUp(ctx, acct.ID, topUps[0].pence, topUps[0].at); err != nil {
+			if _, err := d.st.TopUp(ctx, d.acct.ID, topUps[0].pence, topUps[0].at); err != nil {
 				return fmt.Errorf("top up: %w", err)
 			}
 			topUps = topUps[1:]
 		}
 		return nil
 	}
-	for i := range o.Calls {
+	recorded := 0
+	for i := range d.o.Calls {
 		if i > 0 && i%100 == 0 {
-			say("%d of %d calls", i, o.Calls)
+			d.say("%d of %d calls", i, d.o.Calls)
 		}
-		started := starts[i]
-		if err := topUpDue(started); err != nil {
-			return DemoAccount{}, err
-		}
-		caller := demoCallers[rng.IntN(len(demoCallers))]
-		num := lines[i%len(lines)]
-		disposition := dispositions[rng.IntN(len(dispositions))]
-		// A call with a recording lasts as long as its recording plus the ringing before it.
-		rec := recordings[rng.IntN(len(recordings))]
-		heard := rec.call
-		if disposition == "voicemail" {
-			heard = rec.voicemail
-		}
-		duration, talk := 0, 0
-		if disposition == "answered" || disposition == "voicemail" {
-			talk = heard.seconds
-			duration = talk + 5 + rng.IntN(15)
-		}
-		filtered := i%13 == 12
-		callID, _, err := st.CreateCall(ctx, store.NewCall{AccountID: acct.ID, NumberID: &num.ID, FromE164: caller.e164,
-			ToE164: num.E164, CallerName: caller.name, Disposition: disposition, Filtered: filtered, StartedAt: started,
-			DurationSeconds: duration, TalkSeconds: talk, ForwardSeconds: min(talk, 300), RatedPence: int64(duration/60) * 3})
-		if err != nil {
-			return DemoAccount{}, fmt.Errorf("create a call: %w", err)
-		}
-		if filtered || (disposition != "answered" && disposition != "voicemail") {
-			continue
-		}
-		kind := "call"
-		if disposition == "voicemail" {
-			kind = "voicemail"
-		}
-		recording, err := st.CreateRecording(ctx, store.NewRecording{AccountID: acct.ID, CallID: &callID, Kind: kind,
-			StorageKey: fmt.Sprintf("%s/%d.wav", acct.PublicID, callID), DurationSeconds: heard.seconds,
-			SizeBytes: int64(len(heard.audio)), CreatedAt: started.Add(time.Duration(duration) * time.Second)})
-		if err != nil {
-			return DemoAccount{}, fmt.Errorf("create a recording: %w", err)
-		}
-		if o.Recordings != nil {
-			if err := o.Recordings.Put(ctx, recording.StorageKey, bytes.NewReader(heard.audio)); err != nil {
-				return DemoAccount{}, fmt.Errorf("store demo audio: %w", err)
-			}
-		}
-		recorded++
-		if i%3 == 0 {
-			continue // left untranscribed, so it can be transcribed through the API
-		}
-		s := rec.story
-		minutes := (heard.seconds + 59) / 60
-		if err := st.InTx(ctx, func(tx *store.Tx) error {
-			_, err := tx.ApplyLedgerEntry(ctx, acct.ID, store.LedgerCharge, -int64(minutes*5),
-				fmt.Sprintf("Transcription, %d min", minutes), "", started.Add(time.Duration(duration)*time.Second))
+		if err := topUpDue(starts[i]); err != nil {
 			return err
-		}); err != nil && !errors.Is(err, store.ErrInsufficientBalance) {
-			return DemoAccount{}, fmt.Errorf("charge a transcription: %w", err)
 		}
-		callback := s.callback
-		segments := make([]store.TranscriptSegment, len(heard.turns))
-		texts := make([]string, len(heard.turns))
-		for i, t := range heard.turns {
-			segments[i] = store.TranscriptSegment{StartSeconds: t.start, EndSeconds: t.end, Speaker: t.speaker, Text: t.text}
-			texts[i] = t.text
-		}
-		_, err = st.CreateCompletedTranscript(ctx, store.NewTranscript{AccountID: acct.ID, RecordingID: recording.ID, CallID: &callID,
-			Text: strings.Join(texts, " "), Language: "en-GB", Minutes: minutes, RatedPence: int64(minutes * 5),
-			Summary: &s.summary, Intent: &s.intent, Sentiment: &s.sentiment, Urgency: &s.urgency,
-			ActionItems: []string{"Call back " + callback}, CallbackNumber: &callback,
-			Segments:    segments,
-			CompletedAt: started.Add(time.Duration(duration+90) * time.Second)})
+		wasRecorded, err := d.addCall(ctx, i, starts[i], recordings)
 		if err != nil {
-			return DemoAccount{}, fmt.Errorf("create a transcript: %w", err)
+			return err
+		}
+		if wasRecorded {
+			recorded++
 		}
 	}
-	if err := topUpDue(now.Add(time.Second)); err != nil {
-		return DemoAccount{}, err
+	if err := topUpDue(d.now.Add(time.Second)); err != nil {
+		return err
 	}
-	say("%d calls, %d recorded", o.Calls, recorded)
+	d.say("%d calls, %d recorded", d.o.Calls, recorded)
+	return nil
+}
 
+// callStarts spreads the calls over demoHistory, oldest first, with a few calls today.
+func (d *demo) callStarts() []time.Time {
+	starts := make([]time.Time, d.o.Calls)
+	for i := range starts {
+		starts[i] = d.now.Add(-time.Duration(d.rng.Int64N(int64(demoHistory)))).Truncate(time.Second)
+	}
+	slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
+	for i := range min(3, len(starts)) {
+		starts[len(starts)-1-i] = d.now.Add(-time.Duration(i+1) * 17 * time.Minute)
+	}
+	return starts
+}
+
+// addCall makes the i-th call; an answered call or voicemail gets a recording (reported in
+// recorded), and two in three of those a transcript.
+func (d *demo) addCall(ctx context.Context, i int, started time.Time, recordings []demoRecording) (recorded bool, err error) {
+	caller := demoCallers[d.rng.IntN(len(demoCallers))]
+	num := d.lines[i%len(d.lines)]
+	disposition := dispositions[d.rng.IntN(len(dispositions))]
+	// A call with a recording lasts as long as its recording plus the ringing before it.
+	rec := recordings[d.rng.IntN(len(recordings))]
+	heard := rec.call
+	if disposition == "voicemail" {
+		heard = rec.voicemail
+	}
+	duration, talk := 0, 0
+	if disposition == "answered" || disposition == "voicemail" {
+		talk = heard.seconds
+		duration = talk + 5 + d.rng.IntN(15)
+	}
+	filtered := i%13 == 12
+	callID, _, err := d.st.CreateCall(ctx, store.NewCall{AccountID: d.acct.ID, NumberID: &num.ID, FromE164: caller.e164,
+		ToE164: num.E164, CallerName: caller.name, Disposition: disposition, Filtered: filtered, StartedAt: started,
+		DurationSeconds: duration, TalkSeconds: talk, ForwardSeconds: min(talk, 300), RatedPence: int64(duration/60) * 3})
+	if err != nil {
+		return false, fmt.Errorf("create a call: %w", err)
+	}
+	if filtered || (disposition != "answered" && disposition != "voicemail") {
+		return false, nil
+	}
+	kind := "call"
+	if disposition == "voicemail" {
+		kind = "voicemail"
+	}
+	ended := started.Add(time.Duration(duration) * time.Second)
+	recording, err := d.st.CreateRecording(ctx, store.NewRecording{AccountID: d.acct.ID, CallID: &callID, Kind: kind,
+		StorageKey: fmt.Sprintf("%s/%d.wav", d.acct.PublicID, callID), DurationSeconds: heard.seconds,
+		SizeBytes: int64(len(heard.audio)), CreatedAt: ended})
+	if err != nil {
+		return false, fmt.Errorf("create a recording: %w", err)
+	}
+	if d.o.Recordings != nil {
+		if err := d.o.Recordings.Put(ctx, recording.StorageKey, bytes.NewReader(heard.audio)); err != nil {
+			return false, fmt.Errorf("store demo audio: %w", err)
+		}
+	}
+	if i%3 == 0 {
+		return true, nil // left untranscribed, so it can be transcribed through the API
+	}
+	return true, d.transcribe(ctx, callID, recording.ID, rec.story, heard, started, duration)
+}
+
+// transcribe charges a recorded call's transcription to the balance (skipped when the balance
+// cannot cover it) and stores its transcript: the story's summary and the audio's turns.
+func (d *demo) transcribe(ctx context.Context, callID, recordingID int64, s demoStory, heard demoAudio, started time.Time, duration int) error {
+	minutes := (heard.seconds + 59) / 60
+	if err := d.st.InTx(ctx, func(tx *store.Tx) error {
+		_, err := tx.ApplyLedgerEntry(ctx, d.acct.ID, store.LedgerCharge, -int64(minutes*5),
+			fmt.Sprintf("Transcription, %d min", minutes), "", started.Add(time.Duration(duration)*time.Second))
+		return err
+	}); err != nil && !errors.Is(err, store.ErrInsufficientBalance) {
+		return fmt.Errorf("charge a transcription: %w", err)
+	}
+	callback := s.callback
+	segments := make([]store.TranscriptSegment, len(heard.turns))
+	texts := make([]string, len(heard.turns))
+	for i, t := range heard.turns {
+		segments[i] = store.TranscriptSegment{StartSeconds: t.start, EndSeconds: t.end, Speaker: t.speaker, Text: t.text}
+		texts[i] = t.text
+	}
+	_, err := d.st.CreateCompletedTranscript(ctx, store.NewTranscript{AccountID: d.acct.ID, RecordingID: recordingID, CallID: &callID,
+		Text: strings.Join(texts, " "), Language: "en-GB", Minutes: minutes, RatedPence: int64(minutes * 5),
+		Summary: &s.summary, Intent: &s.intent, Sentiment: &s.sentiment, Urgency: &s.urgency,
+		ActionItems: []string{"Call back " + callback}, CallbackNumber: &callback,
+		Segments:    segments,
+		CompletedAt: started.Add(time.Duration(duration+90) * time.Second)})
+	if err != nil {
+		return fmt.Errorf("create a transcript: %w", err)
+	}
+	return nil
+}
+
+// addInbox adds a text thread, to-dos, notifications for both users, a message slip, a job
+// request and a blocked caller.
+func (d *demo) addInbox(ctx context.Context) error {
 	for i, body := range []string{"Hi, is anyone free to look at a dripping tap tomorrow?", "Yes, we can come at 10am.", "Perfect, thanks!"} {
 		dir := "inbound"
 		if i == 1 {
 			dir = "outbound"
 		}
-		if _, err := st.AddSMSMessage(ctx, store.NewSMSMessage{AccountID: acct.ID, NumberID: main.ID,
+		if _, err := d.st.AddSMSMessage(ctx, store.NewSMSMessage{AccountID: d.acct.ID, NumberID: d.main.ID,
 			CounterpartyE164: demoCallers[0].e164, Direction: dir, Body: body,
-			ReceivedAt: now.Add(-time.Duration(3-i) * time.Hour)}); err != nil {
-			return DemoAccount{}, fmt.Errorf("create a text: %w", err)
+			ReceivedAt: d.now.Add(-time.Duration(3-i) * time.Hour)}); err != nil {
+			return fmt.Errorf("create a text: %w", err)
 		}
 	}
 	callback := demoCallers[1].e164
 	high, snippet := "high", "Boiler has no hot water since this morning"
-	if _, err := st.CreateTask(ctx, store.NewTask{AccountID: acct.ID, Text: "Call Tom back about the boiler", CallbackE164: &callback,
-		Urgency: &high, SummarySnippet: &snippet, CreatedAt: now.Add(-2 * time.Hour)}); err != nil {
-		return DemoAccount{}, fmt.Errorf("create a to-do: %w", err)
+	if _, err := d.st.CreateTask(ctx, store.NewTask{AccountID: d.acct.ID, Text: "Call Tom back about the boiler", CallbackE164: &callback,
+		Urgency: &high, SummarySnippet: &snippet, CreatedAt: d.now.Add(-2 * time.Hour)}); err != nil {
+		return fmt.Errorf("create a to-do: %w", err)
 	}
-	if _, err := st.CreateTask(ctx, store.NewTask{AccountID: acct.ID, Text: "Order a replacement radiator valve", CreatedAt: now.Add(-26 * time.Hour)}); err != nil {
-		return DemoAccount{}, fmt.Errorf("create a to-do: %w", err)
+	if _, err := d.st.CreateTask(ctx, store.NewTask{AccountID: d.acct.ID, Text: "Order a replacement radiator valve", CreatedAt: d.now.Add(-26 * time.Hour)}); err != nil {
+		return fmt.Errorf("create a to-do: %w", err)
 	}
-	for _, u := range []int64{owner.ID, member.ID} {
-		if _, err := st.CreateNotification(ctx, store.NewNotification{AccountID: acct.ID, UserID: u, Type: "voicemail",
-			Title: "New voicemail", Body: "Tom Baker left a 1 minute voicemail", URL: "/calls", CreatedAt: now.Add(-90 * time.Minute)}); err != nil {
-			return DemoAccount{}, fmt.Errorf("create a notification: %w", err)
+	for _, u := range []int64{d.owner.ID, d.member.ID} {
+		if _, err := d.st.CreateNotification(ctx, store.NewNotification{AccountID: d.acct.ID, UserID: u, Type: "voicemail",
+			Title: "New voicemail", Body: "Tom Baker left a 1 minute voicemail", URL: "/calls", CreatedAt: d.now.Add(-90 * time.Minute)}); err != nil {
+			return fmt.Errorf("create a notification: %w", err)
 		}
 	}
-	if _, err := st.CreateMessageSlip(ctx, store.NewMessageSlip{AccountID: acct.ID, NumberID: &main.ID, FromE164: demoCallers[3].e164,
-		Department: "Sales", CallerName: demoCallers[3].name, ReceivedAt: now.Add(-5 * time.Hour), NameRecording: true, MessageRecording: true}); err != nil {
-		return DemoAccount{}, fmt.Errorf("create a message slip: %w", err)
+	if _, err := d.st.CreateMessageSlip(ctx, store.NewMessageSlip{AccountID: d.acct.ID, NumberID: &d.main.ID, FromE164: demoCallers[3].e164,
+		Department: "Sales", CallerName: demoCallers[3].name, ReceivedAt: d.now.Add(-5 * time.Hour), NameRecording: true, MessageRecording: true}); err != nil {
+		return fmt.Errorf("create a message slip: %w", err)
 	}
 	address, postcode, when := "12 Mill Lane, London", "E1 6AN", "morning"
-	if _, err := st.CreateJobRequest(ctx, store.NewJobRequest{AccountID: acct.ID, NumberID: &main.ID, CallerName: demoCallers[5].name,
+	if _, err := d.st.CreateJobRequest(ctx, store.NewJobRequest{AccountID: d.acct.ID, NumberID: &d.main.ID, CallerName: demoCallers[5].name,
 		CallerE164: demoCallers[5].e164, JobType: "Leak repair", Description: "Water coming through the kitchen ceiling",
-		Address: &address, Postcode: &postcode, PreferredWhen: &when, CreatedAt: now.Add(-4 * time.Hour)}); err != nil {
-		return DemoAccount{}, fmt.Errorf("create a job request: %w", err)
+		Address: &address, Postcode: &postcode, PreferredWhen: &when, CreatedAt: d.now.Add(-4 * time.Hour)}); err != nil {
+		return fmt.Errorf("create a job request: %w", err)
 	}
-	if _, err := st.CreateBlockedCaller(ctx, store.NewBlockedCaller{AccountID: acct.ID, E164: "+447700900666", Action: "reject",
-		Label: "Cold caller", CreatedAt: now.Add(-72 * time.Hour)}); err != nil {
-		return DemoAccount{}, fmt.Errorf("create a blocked caller: %w", err)
+	if _, err := d.st.CreateBlockedCaller(ctx, store.NewBlockedCaller{AccountID: d.acct.ID, E164: "+447700900666", Action: "reject",
+		Label: "Cold caller", CreatedAt: d.now.Add(-72 * time.Hour)}); err != nil {
+		return fmt.Errorf("create a blocked caller: %w", err)
 	}
-	say("a text thread, to-dos, notifications, a message slip, a job request and a blocked caller")
-	return out, nil
+	d.say("a text thread, to-dos, notifications, a message slip, a job request and a blocked caller")
+	return nil
 }
 
 // ToneWAV is seconds of a quiet 440 Hz tone as 8 kHz 16-bit mono PCM WAV, so the demo's

@@ -1,4 +1,3 @@
-// Package store is the PostgreSQL data layer shared by the API facade and the controllers.
 package store
 
 import (

@@ -15,10 +15,10 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/switchboard-dev/switchboard/internal/app"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
+	"github.com/switchboard-dev/switchboard/internal/serve"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
 	"github.com/switchboard-dev/switchboard/internal/webhook/events"
@@ -30,7 +30,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 
 // A recorded call reported by the platform is transcribed automatically through ingestion's
-// RecordedCall hook (as app.Run wires it); a voicemail and a call on a privacy-mode number are not.
+// RecordedCall hook (as serve.Run wires it); a voicemail and a call on a privacy-mode number are not.
 func TestPlatformRecordedCallsAreAutoTranscribed(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.NewStore(t)
@@ -48,7 +48,7 @@ func TestPlatformRecordedCallsAreAutoTranscribed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	kube := fake.NewClientBuilder().WithScheme(app.Scheme()).Build()
+	kube := fake.NewClientBuilder().WithScheme(serve.Scheme()).Build()
 	links := events.Links{APIBaseURL: "https://api.example.test", DashboardURL: "https://app.example.test"}
 	svc := &transcription.Service{Store: st, Kube: kube, Clock: clock, Links: links, Log: logr.Discard()}
 	srv := httptest.NewServer(ingest.New(ingest.Config{Token: "tok", LinkSigningKey: []byte("a link signing key of 32 bytes!!"),

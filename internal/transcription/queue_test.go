@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/app"
 	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/serve"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
@@ -27,7 +27,7 @@ func TestJobQueueCreatesJobsInTheBackground(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.NewStore(t)
 	clock := clocktesting.NewFakeClock(time.Date(2026, 6, 15, 11, 0, 0, 0, time.UTC))
-	kube := fake.NewClientBuilder().WithScheme(app.Scheme()).Build()
+	kube := fake.NewClientBuilder().WithScheme(serve.Scheme()).Build()
 	tenant := apitest.NewTenant(t, st, plans.Business)
 	svc := &transcription.Service{Store: st, Kube: kube, Clock: clock, Log: logr.Discard()}
 	svc.Queue = transcription.NewJobQueue(svc, 1, 1)

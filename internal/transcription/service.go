@@ -78,7 +78,7 @@ func EnsureJob(ctx context.Context, c client.Client, ch store.TranscriptionCharg
 
 // Service starts transcriptions: the charge, then the job.
 type Service struct {
-	Store *store.Store
+	Store store.Transcriptions
 	// Kube creates TranscriptionJobs; nil leaves them to the sweeper (JobSweeper).
 	Kube  client.Client
 	Clock clock.PassiveClock

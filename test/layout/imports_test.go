@@ -23,6 +23,7 @@ var testSupportUsersAllowed = []string{
 type goPackage struct {
 	ImportPath string
 	Dir        string
+	GoFiles    []string
 	Imports    []string
 	Deps       []string
 }

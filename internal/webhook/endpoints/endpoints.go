@@ -229,13 +229,23 @@ type Delivery struct {
 	NextAttemptAt *time.Time
 }
 
+// Store is what Endpoints needs of the database: the per-account limits and lock, the
+// outbox for tests, resends and recovery, and the delivery history.
+type Store interface {
+	store.RateLimits
+	store.WebhookEndpoints
+	store.Outbox
+	store.DeliveryHistory
+	store.Transactions
+}
+
 // Endpoints manages an account's WebhookEndpoints (in its namespace; the API keeps no copy,
 // so kubectl and the API see the same) and their deliveries.
 type Endpoints struct {
 	// Kube writes; Reader reads past the manager's cache (read-after-write for the caller).
 	Kube   client.Client
 	Reader client.Reader
-	Store  *store.Store
+	Store  Store
 	Clock  clock.PassiveClock
 	// URLPolicy checks endpoint addresses (https, public internet only).
 	URLPolicy send.URLPolicy

@@ -26,6 +26,14 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
+// Store is what the Dispatcher needs of the database: the outbox, the deferred deliveries,
+// and the history for the engine it builds when given none.
+type Store interface {
+	store.Outbox
+	store.Deferred
+	store.DeliveryHistory
+}
+
 // Dispatcher fans undispatched outbox events out to deliveries: one per endpoint of
 // the event's account that subscribes to its type. It runs on every replica (the serve
 // process starts it while the replica stands in the delivery fleet, internal/webhook/fleet); claims
@@ -51,7 +59,7 @@ type Dispatcher struct {
 	// Endpoints lists the endpoints an event is fanned out to (default: live, through Reader;
 	// serve uses WatchedEndpoints).
 	Endpoints EndpointLister
-	Store     *store.Store
+	Store     Store
 	Clock     clock.PassiveClock
 	// Interval is how often the outbox is polled when it was empty (default 1 s). It is the
 	// fallback only: a commit that queues events wakes the dispatcher at once

@@ -2,7 +2,7 @@
 // WebhookDelivery reconciler dispatches over, the way cluster-api keeps drain logic out of
 // its reconcilers: each part a small type with its own tests.
 //
-//   - Engine, built once in internal/app, owns the parts below and makes every attempt
+//   - Engine, built once in internal/serve, owns the parts below and makes every attempt
 //     (Attempt) and writes every finished delivery (Finish), for the dispatcher and the
 //     WebhookDelivery reconciler alike.
 //   - Dispatcher claims outbox events and fans them out to deliveries, making first attempts

@@ -21,12 +21,12 @@ import (
 // Engine is the delivery engine: the per-endpoint slots, the attempts in flight, the
 // endpoints' health, the admission of first attempts and the backlog of live deliveries, with
 // the one way an attempt is made (Attempt) and the one writer of finished deliveries
-// (Finish). It is built once per process (internal/app, on the always-on manager) and shared
+// (Finish). It is built once per process (internal/serve, on the always-on manager) and shared
 // by the Dispatcher, which makes first attempts, and each leader term's WebhookDelivery
 // reconciler, which makes the others, so an endpoint's bounds and status hold whoever attempts.
 type Engine struct {
 	Sender *send.Sender
-	Store  *store.Store
+	Store  store.DeliveryHistory
 	Clock  clock.PassiveClock
 
 	Slots    *Slots
@@ -50,7 +50,7 @@ type Engine struct {
 // EngineOptions configure NewEngine; zero values take the defaults.
 type EngineOptions struct {
 	Sender *send.Sender
-	Store  *store.Store
+	Store  store.DeliveryHistory
 	Clock  clock.PassiveClock
 	// PerEndpoint bounds the attempts in flight to one endpoint (default 8).
 	PerEndpoint int

@@ -18,7 +18,7 @@ import (
 // the line says so and what to do, so the operator need not find it by its silence.
 type OrphanEndpoints struct {
 	Reader client.Reader
-	Store  *store.Store
+	Store  store.Accounts
 }
 
 // Start runs the check once and returns; a failure is logged, never fatal (the service

@@ -13,12 +13,6 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/store"
 )
 
-// Heartbeats is where members announce themselves: PostgreSQL (store.Store).
-type Heartbeats interface {
-	BeatDeliveryMember(ctx context.Context, id string, now time.Time, forget time.Duration) ([]store.DeliveryMember, error)
-	LeaveDeliveryMember(ctx context.Context, id string) error
-}
-
 // Defaults of Membership.
 const (
 	DefaultHeartbeatInterval = 2 * time.Second
@@ -29,7 +23,8 @@ const (
 // Interval, keeps the live members it read back, and answers what share of an endpoint's
 // slots this replica holds now. It runs on every replica (not only the leader).
 type Membership struct {
-	Store Heartbeats
+	// Store is where members announce themselves.
+	Store store.DeliveryMembers
 	Clock clock.WithTicker
 	// ID names this replica's row; default the host name and a random suffix.
 	ID string

@@ -21,8 +21,8 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/yaml"
 
-	"github.com/switchboard-dev/switchboard/internal/app"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
+	"github.com/switchboard-dev/switchboard/internal/serve"
 	"github.com/switchboard-dev/switchboard/test/support/storetest"
 	"github.com/switchboard-dev/switchboard/test/support/testenv"
 )
@@ -48,7 +48,7 @@ func serviceAccountToken(ctx context.Context, t *testing.T, kube kubernetes.Inte
 	return tr.Status.Token
 }
 
-// Secure metrics as serve runs them (app.Run with serve's defaults): HTTPS, and only for tokens the kube-apiserver
+// Secure metrics as serve runs them (serve.Run with serve's defaults): HTTPS, and only for tokens the kube-apiserver
 // authenticates and authorizes for GET /metrics, with the shipped metrics-reader role.
 func TestSecureMetricsAnswerOnlyAuthorizedTokens(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -79,7 +79,7 @@ func TestSecureMetricsAnswerOnlyAuthorizedTokens(t *testing.T) {
 	metricsAddr := testenv.FreeAddr(t)
 	done := make(chan error, 1)
 	go func() {
-		done <- app.Run(ctx, app.Options{DatabaseURL: storetest.NewDatabaseURL(t), APIAddr: testenv.FreeAddr(t), ProbeAddr: testenv.FreeAddr(t),
+		done <- serve.Run(ctx, serve.Options{DatabaseURL: storetest.NewDatabaseURL(t), APIAddr: testenv.FreeAddr(t), ProbeAddr: testenv.FreeAddr(t),
 			MetricsAddr: metricsAddr, MetricsSecure: true,
 			RequestsPerMinute: 60, RestConfig: cp.Config, Clock: clock.RealClock{}, Log: logr.Discard(),
 			Recordings: recordingstore.Config{Dir: t.TempDir()}, LinkSigningKey: []byte(strings.Repeat("k", 32))})

@@ -29,7 +29,7 @@ type Env struct {
 	ControlPlane *controlplane.Env
 	// Kube talks to the kube-apiserver directly (no cache): what a test writes it reads back at once.
 	Kube client.Client
-	// DatabaseURL is the test's own database, for a process or app.Run that opens its own pool.
+	// DatabaseURL is the test's own database, for a process or serve.Run that opens its own pool.
 	DatabaseURL string
 	// Store is open on DatabaseURL.
 	Store *store.Store
@@ -68,7 +68,7 @@ func Client(tb TB, cp *controlplane.Env) client.Client {
 }
 
 // FreeAddr is a loopback address with a port free just now, for a listener the test starts
-// by address (a flag, app.Options).
+// by address (a flag, serve.Options).
 func FreeAddr(tb TB) string {
 	tb.Helper()
 	port, err := freeport.Get()

@@ -1,4 +1,4 @@
-package app_test
+package serve_test
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
 
-	"github.com/switchboard-dev/switchboard/internal/app"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/retention"
+	"github.com/switchboard-dev/switchboard/internal/serve"
 	"github.com/switchboard-dev/switchboard/test/support/storetest"
 	"github.com/switchboard-dev/switchboard/test/support/testenv"
 )
@@ -27,10 +27,10 @@ func TestRunFailsFastOnALeaderOnlySettingError(t *testing.T) {
 	defer cancel()
 	cp := testenv.ControlPlane(t)
 	served := false
-	err := app.Run(ctx, app.Options{DatabaseURL: storetest.NewDatabaseURL(t), APIAddr: "127.0.0.1:0", MetricsAddr: "0",
+	err := serve.Run(ctx, serve.Options{DatabaseURL: storetest.NewDatabaseURL(t), APIAddr: "127.0.0.1:0", MetricsAddr: "0",
 		RestConfig: cp.Config, Clock: clock.RealClock{}, Log: logr.Discard(),
 		Recordings: recordingstore.Config{Dir: t.TempDir()}, LinkSigningKey: []byte(strings.Repeat("k", 32)),
-		Webhooks: app.WebhookOptions{CAFile: filepath.Join(t.TempDir(), "missing.pem")}, Ready: func() { served = true }})
+		Webhooks: serve.WebhookOptions{CAFile: filepath.Join(t.TempDir(), "missing.pem")}, Ready: func() { served = true }})
 	if err == nil || !strings.Contains(err.Error(), "read the webhook CA file") || served {
 		t.Fatalf("Run = %v (served: %v), want the CA file error before serving", err, served)
 	}
@@ -42,7 +42,7 @@ func TestRunRefusesARetentionShorterThanTheRetries(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	served := false
-	err := app.Run(ctx, app.Options{DatabaseURL: "postgres://127.0.0.1:1/none", APIAddr: "127.0.0.1:0", MetricsAddr: "0",
+	err := serve.Run(ctx, serve.Options{DatabaseURL: "postgres://127.0.0.1:1/none", APIAddr: "127.0.0.1:0", MetricsAddr: "0",
 		Clock: clock.RealClock{}, Log: logr.Discard(), Retention: retention.Config{Window: 6 * time.Hour},
 		Ready: func() { served = true }})
 	if err == nil || served || !strings.Contains(err.Error(), "--webhook-retention=6h0m0s is shorter than") ||
@@ -66,7 +66,7 @@ func TestRunRefusesAnS3BucketThatDoesNotExist(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	served := false
-	err := app.Run(ctx, app.Options{DatabaseURL: "postgres://127.0.0.1:1/none", APIAddr: "127.0.0.1:0", MetricsAddr: "0",
+	err := serve.Run(ctx, serve.Options{DatabaseURL: "postgres://127.0.0.1:1/none", APIAddr: "127.0.0.1:0", MetricsAddr: "0",
 		Clock: clock.RealClock{}, Log: logr.Discard(), LinkSigningKey: []byte(strings.Repeat("k", 32)),
 		Recordings: recordingstore.Config{Backend: recordingstore.BackendS3, S3: recordingstore.S3Config{
 			Endpoint: strings.TrimPrefix(s3.URL, "http://"), Bucket: "recordings", AccessKey: "a", SecretKey: "b", Region: "eu-west-2"}},

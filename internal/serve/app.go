@@ -1,7 +1,7 @@
-// Package app runs the whole service in one process: the public and platform APIs (on every
+// Package serve runs the whole service in one process: the public and platform APIs (on every
 // replica, always) and the leader-only parts (controllers, dispatcher, sweepers) in terms of
 // leader election (see leaderTerms).
-package app
+package serve
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/apiserver"
@@ -169,187 +170,277 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer p.closeListeners()
-	if o.LeaderElection {
-		var err error
-		if o.Election, err = o.Election.resolve(); err != nil {
-			return err
-		}
-	} else {
-		o.Log.Info("WARNING: leader election is off: run one replica only; two replicas would both run the controllers and could retry a delivery twice (--leader-elect=true)")
-	}
-	if _, err := store.Migrate(ctx, o.DatabaseURL); err != nil {
+	if err := resolveLeaderElection(&o); err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, o.DatabaseURL)
+	st, err := migrateAndOpen(ctx, o.DatabaseURL)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-
-	// mgr runs what every replica runs, always: the APIs, probes and metrics. The leader-only
-	// parts run in managers of their own (leaderTerms), so losing the Lease never stops the API.
-	managerOptions := ctrl.Options{
-		Scheme:  Scheme(),
-		Logger:  o.Log,
-		Metrics: metricsServerOptions(o),
-		Cache:   controllers.CacheOptions(),
-	}
-	mgr, err := ctrl.NewManager(o.RestConfig, managerOptions)
-	if err != nil {
-		return fmt.Errorf("create manager: %w", err)
+	s := &service{o: o, prepared: p, store: st}
+	if err := s.newManager(); err != nil {
+		return err
 	}
 	// Gauges read at scrape time: the outbox from PostgreSQL, webhook resources from the cache.
 	defer metrics.SetGaugeSources(metrics.GaugeSources{Outbox: outboxBacklog(st),
-		Webhooks: metrics.CacheWebhookResources{Reader: mgr.GetClient()}, Clock: o.Clock})()
-	// The API's client: uncached (no informers on every replica) and every call bounded.
-	kube, err := kubeapi.NewClient(o.RestConfig, Scheme(), o.KubeAPITimeout)
-	if err != nil {
+		Webhooks: metrics.CacheWebhookResources{Reader: s.mgr.GetClient()}, Clock: o.Clock})()
+	if err := s.connectKube(); err != nil {
 		return err
 	}
-	kubePing, err := kubeapi.NewPing(o.RestConfig, probeTimeout)
-	if err != nil {
+	if err := s.addProbes(); err != nil {
 		return err
 	}
-	if o.ProbeAddr != "" && o.ProbeAddr != "0" {
-		probes := probeHandler(st.Ping, kubePing)
-		if o.Pprof {
-			probes = withPprof(probes)
-		}
-		if err := mgr.Add(&httpRunnable{name: "the health probes", addr: o.ProbeAddr, ln: p.probes, log: o.Log.WithName("probes"),
-			handler: probes}); err != nil {
-			return err
-		}
-	}
-
-	base := o.PublicBaseURL
-	if base == "" {
-		base = "http://" + o.APIAddr
-	}
-	recordings := p.recordings
-	// Paid transcriptions: the controller with the configured engines, the sweeper of charges
-	// whose job a crash left uncreated, and automatic transcription of new recorded calls.
-	// links.dashboard points at the portal's call page unless another web app is configured.
-	if o.DashboardURL == "" {
-		o.DashboardURL = strings.TrimRight(base, "/") + strings.TrimSuffix(portal.Root, "/")
-	}
-	eventLinks := events.Links{APIBaseURL: base, DashboardURL: o.DashboardURL}
-	stt, summarizer, err := transcription.NewEngines(o.Transcription)
-	if err != nil {
+	s.resolveLinks()
+	if err := s.startTranscriptions(); err != nil {
 		return err
 	}
-	if local, ok := stt.(interface{ Available() bool }); ok && !local.Available() {
-		o.Log.Info("the local speech engine is not installed: transcriptions will fail and be refunded; run hack/install-speech-tools.sh (and hack/install-vosk.sh for vosk) or configure --speech-engine=openai",
-			"engine", o.Transcription.Speech)
-	}
-	transcriptions := &transcription.Service{Store: st, Kube: kube, Clock: o.Clock, Links: eventLinks, Log: o.Log.WithName("transcription")}
-	// Jobs are created in the background after the charge commits (the API answers without
-	// waiting on the kube-apiserver); the sweeper catches any a crash or a full queue left.
-	transcriptions.Queue = transcription.NewJobQueue(transcriptions, 10000, 4)
-	if err := mgr.Add(transcriptions.Queue); err != nil {
-		return err
-	}
-	// Reported calls leave their counts as deltas; every replica folds them (one at a time).
-	if err := mgr.Add(&ingest.CountFolder{Store: st, Clock: o.Clock, Log: o.Log.WithName("call-counts")}); err != nil {
+	if err := s.foldCallCounts(); err != nil {
 		return err
 	}
 	// Webhook first attempts run on every replica; the leader's controllers share the engine.
-	eng, err := newDeliveryEngine(ctx, mgr, o.RestConfig, st, o)
+	if s.engine, err = newDeliveryEngine(ctx, s.mgr, s.o.RestConfig, st, s.o); err != nil {
+		return err
+	}
+	if err := s.addLeaderTerms(ctx); err != nil {
+		return err
+	}
+	api, err := s.publicAPI()
 	if err != nil {
 		return err
 	}
-	// The leader-only parts, registered afresh on each term's manager.
-	leaderOnly := func(mo ctrl.Options) (ctrl.Manager, error) {
-		lm, err := ctrl.NewManager(o.RestConfig, mo)
+	accountPortal := s.accountPortal()
+	defer accountPortal.Wait()
+	if err := s.servePublic(api, accountPortal); err != nil {
+		return err
+	}
+	if err := s.servePlatform(); err != nil {
+		return err
+	}
+	return s.mgr.Start(ctx)
+}
+
+// service is what Run assembles, step by step: each step adds its parts to the always-on
+// manager and keeps what later steps share.
+type service struct {
+	o        Options
+	prepared *prepared
+	store    *store.Store
+
+	// mgr runs what every replica runs, always: the APIs, probes and metrics. The leader-only
+	// parts run in managers of their own (leaderTerms), so losing the Lease never stops the API.
+	mgr        ctrl.Manager
+	mgrOptions ctrl.Options
+	// kube is the API's client: uncached (no informers on every replica) and every call bounded.
+	kube     client.Client
+	kubePing func(context.Context) error
+
+	base           string
+	eventLinks     events.Links
+	stt            transcription.SpeechToText
+	summarizer     transcription.Summarizer
+	transcriptions *transcription.Service
+	engine         *engine.Engine
+	// hooks is the one webhooks service of the API and the portal: the same rules, limits and gate.
+	hooks *endpoints.Endpoints
+}
+
+// resolveLeaderElection fills in the election's settings, or warns that it is off.
+func resolveLeaderElection(o *Options) error {
+	if !o.LeaderElection {
+		o.Log.Info("WARNING: leader election is off: run one replica only; two replicas would both run the controllers and could retry a delivery twice (--leader-elect=true)")
+		return nil
+	}
+	var err error
+	o.Election, err = o.Election.resolve()
+	return err
+}
+
+// migrateAndOpen brings the schema up to date and opens the pool.
+func migrateAndOpen(ctx context.Context, url string) (*store.Store, error) {
+	if _, err := store.Migrate(ctx, url); err != nil {
+		return nil, err
+	}
+	return store.Open(ctx, url)
+}
+
+// newManager creates the always-on manager.
+func (s *service) newManager() error {
+	s.mgrOptions = ctrl.Options{
+		Scheme:  Scheme(),
+		Logger:  s.o.Log,
+		Metrics: metricsServerOptions(s.o),
+		Cache:   controllers.CacheOptions(),
+	}
+	var err error
+	if s.mgr, err = ctrl.NewManager(s.o.RestConfig, s.mgrOptions); err != nil {
+		return fmt.Errorf("create manager: %w", err)
+	}
+	return nil
+}
+
+// connectKube makes the API's kube-apiserver client and the probes' ping.
+func (s *service) connectKube() error {
+	var err error
+	if s.kube, err = kubeapi.NewClient(s.o.RestConfig, Scheme(), s.o.KubeAPITimeout); err != nil {
+		return err
+	}
+	s.kubePing, err = kubeapi.NewPing(s.o.RestConfig, probeTimeout)
+	return err
+}
+
+// addProbes serves the health probes (and pprof when asked), unless they are off.
+func (s *service) addProbes() error {
+	if s.o.ProbeAddr == "" || s.o.ProbeAddr == "0" {
+		return nil
+	}
+	probes := probeHandler(s.store.Ping, s.kubePing)
+	if s.o.Pprof {
+		probes = withPprof(probes)
+	}
+	return s.mgr.Add(&httpRunnable{name: "the health probes", addr: s.o.ProbeAddr, ln: s.prepared.probes, log: s.o.Log.WithName("probes"),
+		handler: probes})
+}
+
+// resolveLinks settles the addresses events and notifications point at: links.dashboard is
+// the portal's call page unless another web app is configured.
+func (s *service) resolveLinks() {
+	s.base = s.o.PublicBaseURL
+	if s.base == "" {
+		s.base = "http://" + s.o.APIAddr
+	}
+	if s.o.DashboardURL == "" {
+		s.o.DashboardURL = strings.TrimRight(s.base, "/") + strings.TrimSuffix(portal.Root, "/")
+	}
+	s.eventLinks = events.Links{APIBaseURL: s.base, DashboardURL: s.o.DashboardURL}
+}
+
+// startTranscriptions sets up paid transcriptions: the configured engines (for the leader's
+// controller), the service, and its background job queue. The sweeper of charges whose job a
+// crash left uncreated runs on the leader (addLeaderTerms).
+func (s *service) startTranscriptions() error {
+	var err error
+	if s.stt, s.summarizer, err = transcription.NewEngines(s.o.Transcription); err != nil {
+		return err
+	}
+	if local, ok := s.stt.(interface{ Available() bool }); ok && !local.Available() {
+		s.o.Log.Info("the local speech engine is not installed: transcriptions will fail and be refunded; run hack/install-speech-tools.sh (and hack/install-vosk.sh for vosk) or configure --speech-engine=openai",
+			"engine", s.o.Transcription.Speech)
+	}
+	s.transcriptions = &transcription.Service{Store: s.store, Kube: s.kube, Clock: s.o.Clock, Links: s.eventLinks, Log: s.o.Log.WithName("transcription")}
+	// Jobs are created in the background after the charge commits (the API answers without
+	// waiting on the kube-apiserver); the sweeper catches any a crash or a full queue left.
+	s.transcriptions.Queue = transcription.NewJobQueue(s.transcriptions, 10000, 4)
+	return s.mgr.Add(s.transcriptions.Queue)
+}
+
+// addLeaderTerms runs the leader-only parts, registered afresh on each term's manager, and
+// builds the first term's manager now so a setup error stops the process at once.
+func (s *service) addLeaderTerms(ctx context.Context) error {
+	terms := &leaderTerms{election: s.o.LeaderElection, opts: s.o.Election, newManager: s.leaderOnly(ctx),
+		base: s.mgrOptions, clock: s.o.Clock, log: s.o.Log.WithName("leader")}
+	var err error
+	if s.o.LeaderElection {
+		if terms.lock, err = newLeaseLock(s.o.RestConfig, s.o.Election); err != nil {
+			return fmt.Errorf("leader election: %w", err)
+		}
+	}
+	if terms.first, err = terms.newManager(terms.termOptions()); err != nil {
+		return err
+	}
+	return s.mgr.Add(terms)
+}
+
+// leaderOnly builds one term's manager with the leader-only parts: the transcription job
+// controller and sweeper, the webhook controllers, the rate-limit pruner and retention.
+func (s *service) leaderOnly(ctx context.Context) func(ctrl.Options) (ctrl.Manager, error) {
+	return func(mo ctrl.Options) (ctrl.Manager, error) {
+		lm, err := ctrl.NewManager(s.o.RestConfig, mo)
 		if err != nil {
 			return nil, fmt.Errorf("create the leader-only manager: %w", err)
 		}
-		if err := (&controllers.TranscriptionJobReconciler{Client: lm.GetClient(), Store: st, Recordings: recordings,
-			SpeechToText: stt, Summarizer: summarizer, Links: eventLinks, Clock: o.Clock,
+		if err := (&controllers.TranscriptionJobReconciler{Client: lm.GetClient(), Store: s.store, Recordings: s.prepared.recordings,
+			SpeechToText: s.stt, Summarizer: s.summarizer, Links: s.eventLinks, Clock: s.o.Clock,
 			Recorder: lm.GetEventRecorder("switchboard-transcription")}).SetupWithManager(lm); err != nil {
 			return nil, fmt.Errorf("set up the transcription job controller: %w", err)
 		}
-		if err := lm.Add(&transcription.JobSweeper{Service: transcriptions, Clock: o.Clock}); err != nil {
+		if err := lm.Add(&transcription.JobSweeper{Service: s.transcriptions, Clock: s.o.Clock}); err != nil {
 			return nil, err
 		}
-		if err := setupWebhooks(ctx, lm, st, o, eng); err != nil {
+		if err := setupWebhooks(ctx, lm, s.store, s.o, s.engine); err != nil {
 			return nil, err
 		}
-		if err := lm.Add(&rateLimitPruner{store: st, clock: o.Clock, log: o.Log.WithName("ratelimit")}); err != nil {
+		if err := lm.Add(&rateLimitPruner{store: s.store, clock: s.o.Clock, log: s.o.Log.WithName("ratelimit")}); err != nil {
 			return nil, err
 		}
-		if err := lm.Add(&retention.Maintainer{Store: st, Config: o.Retention, Clock: o.Clock, Log: o.Log.WithName("retention")}); err != nil {
+		if err := lm.Add(&retention.Maintainer{Store: s.store, Config: s.o.Retention, Clock: s.o.Clock, Log: s.o.Log.WithName("retention")}); err != nil {
 			return nil, err
 		}
 		return lm, nil
 	}
-	terms := &leaderTerms{election: o.LeaderElection, opts: o.Election, newManager: leaderOnly,
-		base: managerOptions, clock: o.Clock, log: o.Log.WithName("leader")}
-	if o.LeaderElection {
-		if terms.lock, err = newLeaseLock(o.RestConfig, o.Election); err != nil {
-			return fmt.Errorf("leader election: %w", err)
-		}
-	}
-	if terms.first, err = leaderOnly(terms.termOptions()); err != nil {
-		return err
-	}
-	if err := mgr.Add(terms); err != nil {
-		return err
-	}
-	// One webhooks service for the API and the portal: the same rules, limits and gate.
-	hooks := &endpoints.Endpoints{Kube: kube, Reader: kube, Store: st, Clock: o.Clock,
-		URLPolicy: send.URLPolicy{AllowPrivateTargets: o.Webhooks.AllowPrivateTargets}}
-	resources := []func(*apiserver.Server) apiserver.Resource{apiserver.Webhooks(apiserver.WebhooksConfig{Service: hooks})}
-	live, err := setupRealtime(mgr, st, o)
+}
+
+// publicAPI builds the v1 API with the webhooks service and the live channel.
+func (s *service) publicAPI() (http.Handler, error) {
+	s.hooks = &endpoints.Endpoints{Kube: s.kube, Reader: s.kube, Store: s.store, Clock: s.o.Clock,
+		URLPolicy: send.URLPolicy{AllowPrivateTargets: s.o.Webhooks.AllowPrivateTargets}}
+	resources := []func(*apiserver.Server) apiserver.Resource{apiserver.Webhooks(apiserver.WebhooksConfig{Service: s.hooks})}
+	live, err := setupRealtime(s.mgr, s.store, s.o)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resources = append(resources, live)
-	container := apiserver.New(apiserver.Config{
-		BaseURL:           base,
-		RequestsPerMinute: o.RequestsPerMinute,
-		Clock:             o.Clock,
-		Log:               o.Log.WithName("api"),
-		Media:             apiserver.MediaConfig{SigningKey: o.LinkSigningKey, Recordings: recordings},
-		Kube:              kube,
-		TranscriptionJobs: transcriptions.Queue,
-	}, st, resources...)
-	// The account portal shares the public listener: same origin as the API, so its links and
-	// cookies need no second host name or certificate.
+	return apiserver.New(apiserver.Config{
+		BaseURL:           s.base,
+		RequestsPerMinute: s.o.RequestsPerMinute,
+		Clock:             s.o.Clock,
+		Log:               s.o.Log.WithName("api"),
+		Media:             apiserver.MediaConfig{SigningKey: s.o.LinkSigningKey, Recordings: s.prepared.recordings},
+		Kube:              s.kube,
+		TranscriptionJobs: s.transcriptions.Queue,
+	}, s.store, resources...), nil
+}
+
+// accountPortal builds the account portal; its mails go out through the SMTP relay, if any.
+func (s *service) accountPortal() *portal.Portal {
 	var mailer send.Mailer
-	if o.Webhooks.SMTPAddr != "" {
-		mailer = send.SMTPMailer{Addr: o.Webhooks.SMTPAddr, From: o.Webhooks.MailFrom}
+	if s.o.Webhooks.SMTPAddr != "" {
+		mailer = send.SMTPMailer{Addr: s.o.Webhooks.SMTPAddr, From: s.o.Webhooks.MailFrom}
 	}
-	accountPortal := portal.New(portal.Config{BaseURL: base, Mailer: mailer, Clock: o.Clock, Log: o.Log.WithName("portal"),
-		IdleTimeout: o.Portal.IdleTimeout, Lifetime: o.Portal.Lifetime, Webhooks: hooks, LinkSigningKey: o.LinkSigningKey,
-		Transcriptions: transcriptions, Outbox: o.Portal.DevOutbox, EventLinks: eventLinks}, st)
-	defer accountPortal.Wait()
+	return portal.New(portal.Config{BaseURL: s.base, Mailer: mailer, Clock: s.o.Clock, Log: s.o.Log.WithName("portal"),
+		IdleTimeout: s.o.Portal.IdleTimeout, Lifetime: s.o.Portal.Lifetime, Webhooks: s.hooks, LinkSigningKey: s.o.LinkSigningKey,
+		Transcriptions: s.transcriptions, Outbox: s.o.Portal.DevOutbox, EventLinks: s.eventLinks}, s.store)
+}
+
+// servePublic serves the API and the portal on the public listener: the portal shares the
+// API's origin, so its links and cookies need no second host name or certificate.
+func (s *service) servePublic(api http.Handler, accountPortal *portal.Portal) error {
 	public := http.NewServeMux()
 	public.Handle(portal.Root, accountPortal.Handler())
-	public.Handle("/", container)
-	if err := mgr.Add(&httpRunnable{name: "the v1 API", addr: o.APIAddr, ln: p.api, handler: public, log: o.Log.WithName("api"), ready: o.Ready,
-		timeouts: o.HTTPTimeouts}); err != nil {
-		return err
+	public.Handle("/", api)
+	return s.mgr.Add(&httpRunnable{name: "the v1 API", addr: s.o.APIAddr, ln: s.prepared.api, handler: public, log: s.o.Log.WithName("api"), ready: s.o.Ready,
+		timeouts: s.o.HTTPTimeouts})
+}
+
+// servePlatform serves the platform ingestion API when a platform token is configured.
+func (s *service) servePlatform() error {
+	if s.o.PlatformToken == "" {
+		s.o.Log.Info("platform ingestion is off: no platform token is configured")
+		return nil
 	}
-	if o.PlatformToken != "" {
-		if o.PlatformAddr == "" {
-			o.PlatformAddr = ingest.DefaultAddr
-		}
-		platform := ingest.New(ingest.Config{Token: o.PlatformToken, LinkSigningKey: o.LinkSigningKey, Recordings: recordings,
-			Links: eventLinks, Clock: o.Clock, Log: o.Log.WithName("ingest"), RecordedCall: transcriptions.RecordedCall,
-			CallBatchSize: o.PlatformCallBatchSize, CallBatchesAtOnce: o.PlatformCallBatches}, st)
-		platformTimeouts := o.HTTPTimeouts
-		platformTimeouts.Read = o.PlatformReadTimeout
-		if platformTimeouts.Read <= 0 {
-			platformTimeouts.Read = DefaultPlatformReadTimeout
-		}
-		if err := mgr.Add(&httpRunnable{name: "the platform ingestion API", addr: o.PlatformAddr, ln: p.platform, handler: platform, log: o.Log.WithName("ingest"),
-			timeouts: platformTimeouts}); err != nil {
-			return err
-		}
-	} else {
-		o.Log.Info("platform ingestion is off: no platform token is configured")
+	if s.o.PlatformAddr == "" {
+		s.o.PlatformAddr = ingest.DefaultAddr
 	}
-	return mgr.Start(ctx)
+	platform := ingest.New(ingest.Config{Token: s.o.PlatformToken, LinkSigningKey: s.o.LinkSigningKey, Recordings: s.prepared.recordings,
+		Links: s.eventLinks, Clock: s.o.Clock, Log: s.o.Log.WithName("ingest"), RecordedCall: s.transcriptions.RecordedCall,
+		CallBatchSize: s.o.PlatformCallBatchSize, CallBatchesAtOnce: s.o.PlatformCallBatches}, s.store)
+	platformTimeouts := s.o.HTTPTimeouts
+	platformTimeouts.Read = s.o.PlatformReadTimeout
+	if platformTimeouts.Read <= 0 {
+		platformTimeouts.Read = DefaultPlatformReadTimeout
+	}
+	return s.mgr.Add(&httpRunnable{name: "the platform ingestion API", addr: s.o.PlatformAddr, ln: s.prepared.platform, handler: platform, log: s.o.Log.WithName("ingest"),
+		timeouts: platformTimeouts})
 }
 
 // setupWebhooks registers the webhook controllers (leader only) on a term's manager, with
@@ -411,6 +502,12 @@ func (a *httpRunnable) Start(ctx context.Context) error {
 	case err := <-errc:
 		return err
 	}
+}
+
+// foldCallCounts folds the counts reported calls leave as deltas, on every replica (the
+// database lets one fold at a time).
+func (s *service) foldCallCounts() error {
+	return s.mgr.Add(&ingest.CountFolder{Store: s.store, Clock: s.o.Clock, Log: s.o.Log.WithName("call-counts")})
 }
 
 // rateLimitPruner deletes finished rate-limit windows and expired portal sessions (leader only: one deleter is enough).

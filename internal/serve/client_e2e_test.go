@@ -1,4 +1,4 @@
-package app_test
+package serve_test
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package app
+package serve
 
 import (
 	"net/http"

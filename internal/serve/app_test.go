@@ -1,4 +1,4 @@
-package app_test
+package serve_test
 
 import (
 	"context"
@@ -14,9 +14,9 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
 
-	"github.com/switchboard-dev/switchboard/internal/app"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/seed"
+	"github.com/switchboard-dev/switchboard/internal/serve"
 	"github.com/switchboard-dev/switchboard/test/support/storetest"
 	"github.com/switchboard-dev/switchboard/test/support/testenv"
 )
@@ -40,7 +40,7 @@ func TestRunServesBothAPIsAndStops(t *testing.T) {
 	ready := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- app.Run(ctx, app.Options{DatabaseURL: env.DatabaseURL, APIAddr: apiAddr, MetricsAddr: "0", ProbeAddr: probeAddr,
+		done <- serve.Run(ctx, serve.Options{DatabaseURL: env.DatabaseURL, APIAddr: apiAddr, MetricsAddr: "0", ProbeAddr: probeAddr,
 			RequestsPerMinute: 60, RestConfig: env.ControlPlane.Config, Clock: clock.RealClock{}, Log: logr.Discard(),
 			Recordings: recordingstore.Config{Dir: recordingsDir}, LinkSigningKey: []byte(strings.Repeat("k", 32)),
 			PlatformAddr: platformAddr, PlatformToken: "platform-secret", Ready: func() { close(ready) }})
