@@ -43,14 +43,14 @@ manifests: controller-gen ## Generate CRDs and RBAC from kubebuilder markers.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/..." paths="./controllers/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
 .PHONY: generate
-generate: controller-gen tools ## Generate DeepCopy methods, internal/store/schema.sql, api/openapi/v1.json, the Go client (api/client) and the summarizer's classifiers (internal/transcription/intent_model.json).
+generate: controller-gen tools ## Generate DeepCopy methods, internal/store/schema.sql, api/openapi/v1.json, the Go client (api/client) and the summarizer's intent classifier (internal/transcription/intent_model.json).
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
 	go run ./hack/schemadump internal/store/schema.sql
 	hack/generate-openapi.sh
 	go generate ./internal/transcription/
 
 .PHONY: verify-generated
-verify-generated: controller-gen tools ## Fail when committed CRDs, RBAC, deepcopy, schema.sql, OpenAPI description, Go client or summarizer classifiers are stale.
+verify-generated: controller-gen tools ## Fail when committed CRDs, RBAC, deepcopy, schema.sql, OpenAPI description, Go client or summarizer intent classifier are stale.
 	@hack/verify-generated.sh "$(CONTROLLER_GEN)"
 
 .PHONY: verify-tracked

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates CRDs, RBAC, deepcopy, internal/store/schema.sql, the OpenAPI description, the
-# Go client and the summarizer's classifiers, and fails when anything committed was stale.
+# Go client and the summarizer's intent classifier, and fails when anything committed was stale.
 set -euo pipefail
 CONTROLLER_GEN="$1"
 cd "$(dirname "$0")/.."
@@ -19,4 +19,4 @@ if [[ "$before" != "$after" ]]; then
   diff <(echo "$before") <(echo "$after") >&2 || true
   exit 1
 fi
-echo "generated CRDs, RBAC, deepcopy, schema.sql, OpenAPI description, Go client and summarizer classifiers are current"
+echo "generated CRDs, RBAC, deepcopy, schema.sql, OpenAPI description, Go client and summarizer intent classifier are current"

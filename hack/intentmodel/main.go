@@ -1,5 +1,5 @@
-// Command intentmodel trains the built-in summarizer's intent and urgency classifiers from
-// their corpus and writes the model file the summarizer embeds (go generate
+// Command intentmodel trains the built-in summarizer's intent classifier from its
+// corpus and writes the model file the summarizer embeds (go generate
 // ./internal/transcription/ runs it).
 package main
 
@@ -26,7 +26,7 @@ func run(corpusPath, outPath string) error {
 	if err != nil {
 		return err
 	}
-	model, err := transcription.TrainSummaryModels(corpus)
+	model, err := transcription.TrainIntentModel(corpus)
 	if err != nil {
 		return fmt.Errorf("%s: %w", corpusPath, err)
 	}

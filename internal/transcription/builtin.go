@@ -8,8 +8,8 @@ import (
 )
 
 // BuiltinSummarizer makes summaries without a network: the first sentences as the gist, the
-// intent and urgency from small naive Bayes classifiers (intent.go), sentiment from word lists,
-// action items from the caller's requests, and the callback number (written or read aloud, see
+// intent from a small naive Bayes classifier (intent.go), urgency and sentiment from word
+// lists, action items from the caller's requests, and the callback number (written or read aloud, see
 // FindCallbackNumber; national numbers read as UK numbers; nil when the caller says none). It
 // is the default; a large language model does better.
 type BuiltinSummarizer struct{}
@@ -26,6 +26,11 @@ func emptySummary() Summary {
 
 // Word lists (lower case; phrases match on word boundaries).
 var (
+	highUrgency = []string{"urgent", "urgently", "emergency", "asap", "as soon as possible", "immediately", "right away",
+		"straight away", "today", "tonight", "leak", "leaking", "flooding", "flooded", "burst", "no heating", "no hot water",
+		"no power", "dangerous", "smell of gas", "locked out", "critical"}
+	lowUrgency = []string{"no rush", "no hurry", "not urgent", "whenever", "when you get a chance", "when you have a moment",
+		"next week", "next month", "at some point", "just letting you know", "for your information", "no need to call back"}
 	positiveWords = []string{"thank", "thanks", "thank you", "great", "happy", "pleased", "brilliant", "lovely", "perfect",
 		"excellent", "appreciate", "wonderful", "fantastic", "delighted", "glad", "good job", "well done"}
 	negativeWords = []string{"complain", "complaint", "unhappy", "angry", "disappointed", "terrible", "awful", "problem",
@@ -38,6 +43,19 @@ var (
 		"call me on", "reach me on", "contact me", "get back to me"}
 )
 
+// messageUrgency is the urgency of a message (lower case, padded with spaces): low when the
+// caller says it can wait, unless they also call it an emergency; else high when a word of
+// need or damage occurs; else normal. Low goes first because "not urgent" holds "urgent".
+func messageUrgency(lower string) string {
+	switch {
+	case containsAny(lower, lowUrgency) && !containsAny(lower, []string{"emergency"}):
+		return "low"
+	case containsAny(lower, highUrgency):
+		return "high"
+	}
+	return "normal"
+}
+
 var sentenceEnd = regexp.MustCompile(`[^.!?]+[.!?]*`)
 
 func extract(in SummaryInput) Summary {
@@ -46,7 +64,7 @@ func extract(in SummaryInput) Summary {
 		return emptySummary()
 	}
 	lower := " " + normalizeSpace(strings.ToLower(text)) + " "
-	s := Summary{Intent: messageIntent(text), Sentiment: "neutral", Urgency: messageUrgency(text)}
+	s := Summary{Intent: messageIntent(text), Sentiment: "neutral", Urgency: messageUrgency(lower)}
 	score := countAny(lower, positiveWords) - countAny(lower, negativeWords)
 	switch {
 	case score > 0:

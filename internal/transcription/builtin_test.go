@@ -3,6 +3,7 @@ package transcription
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -30,9 +31,9 @@ func TestBuiltinSummarizer(t *testing.T) {
 			Summary{Summary: "Thanks for the great job last time. Could you send me a quote for a new kitchen tap?", Intent: "request_quote",
 				Sentiment: "positive", Urgency: "low", ActionItems: []string{"Follow up: Could you send me a quote for a new kitchen tap"},
 				CallbackNumber: str("+442079460018")}},
-		{"plain message, no number said: only letting the firm know, so low urgency",
+		{"plain message, no number said",
 			SummaryInput{Text: "Just to say the parcel arrived", CallerE164: "+447400123456"},
-			Summary{Summary: "Just to say the parcel arrived", Intent: "delivery_query", Sentiment: "neutral", Urgency: "low",
+			Summary{Summary: "Just to say the parcel arrived", Intent: "delivery_query", Sentiment: "neutral", Urgency: "normal",
 				ActionItems: []string{}}},
 		{"complaint",
 			SummaryInput{Text: "I want to complain. The engineer never turned up and I'm very disappointed. I would like a refund.", CallerE164: "anonymous"},
@@ -212,6 +213,8 @@ func TestMessageIntent(t *testing.T) {
 	}
 }
 
+// Low when the caller says it can wait (unless it is an emergency), high on a word of need or
+// damage, else normal.
 func TestMessageUrgency(t *testing.T) {
 	for _, c := range []struct{ text, want string }{
 		{"A pipe has burst and the kitchen is flooding, please come now.", "high"},
@@ -223,11 +226,20 @@ func TestMessageUrgency(t *testing.T) {
 		{"I think there's a mistake on my invoice, can you call me back?", "normal"},
 		{"Please cancel my appointment on Thursday.", "normal"},
 
-		// Negatives: "not urgent" is not urgent; a leak that can wait is not high.
+		{"It's urgent, the boiler is leaking.", "high"},
+		{"Could you ring me back when you get a chance?", "low"},
+
+		// Negatives: "not urgent" is not urgent; a leak that can wait is not high; an
+		// emergency stays high whatever else is said; words inside other words do not count.
 		{"It's not urgent, the overflow pipe drips a little, whenever you're passing.", "low"},
+		{"The outside tap is leaking but there's no rush.", "low"},
+		{"It's an emergency, I know you said next week but water is everywhere.", "high"},
+		{"The leaky gutter needs a look.", "normal"},
 		{"Hello, this is Anne Smith.", "normal"},
+		{"", "normal"},
 	} {
-		if got := messageUrgency(c.text); got != c.want {
+		lower := " " + normalizeSpace(strings.ToLower(c.text)) + " "
+		if got := messageUrgency(lower); got != c.want {
 			t.Errorf("messageUrgency(%q) = %s, want %s", c.text, got, c.want)
 		}
 	}

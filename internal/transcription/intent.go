@@ -3,7 +3,7 @@ package transcription
 import (
 	"bufio"
 	"bytes"
-	_ "embed" // the trained classifiers
+	_ "embed" // the trained classifier
 	"encoding/json"
 	"fmt"
 	"math"
@@ -18,13 +18,13 @@ import (
 
 //go:generate go run ../../hack/intentmodel -corpus intent_corpus.txt -out intent_model.json
 
-// The summarizer's intent and urgency come from two complement naive Bayes classifiers
-// (Rennie et al., 2003) over stemmed words (and, for the intent, word pairs), trained from
-// intent_corpus.txt (short caller utterances written for it, labelled with both). Complement
-// naive Bayes scores a class by how unlike the other classes' utterances a message is, which
-// suits classes with few examples each. Training is counting, so intent_model.json holds the
-// counts: `go generate` rewrites it from the corpus and TestIntentModelCurrent fails when it
-// is stale.
+// The summarizer's intent comes from a complement naive Bayes classifier (Rennie et al.,
+// 2003) over stemmed words and word pairs, trained from intent_corpus.txt (short caller
+// utterances written for it, each labelled with its intent). Complement naive Bayes scores a
+// class by how unlike the other classes' utterances a message is, which suits classes with
+// few examples each. Training is counting, so intent_model.json holds the counts: `go
+// generate` rewrites it from the corpus and TestIntentModelCurrent fails when it is stale.
+// Urgency keeps its word lists (messageUrgency): they got more labelled calls right.
 
 //go:embed intent_model.json
 var intentModelJSON []byte
@@ -38,17 +38,11 @@ type nbModel struct {
 	Features map[string][]int `json:"features"`
 }
 
-// SummaryModels are the built-in summarizer's classifiers, as intent_model.json stores them.
-type SummaryModels struct {
-	Intent  nbModel `json:"intent"`
-	Urgency nbModel `json:"urgency"`
-}
-
 // smoothing is the additive (Lidstone) smoothing of the feature counts.
 const smoothing = 0.5
 
-var loadedModels = sync.OnceValue(func() SummaryModels {
-	var m SummaryModels
+var intentModel = sync.OnceValue(func() nbModel {
+	var m nbModel
 	if err := json.Unmarshal(intentModelJSON, &m); err != nil {
 		panic("transcription: intent_model.json: " + err.Error())
 	}
@@ -104,19 +98,7 @@ func (m nbModel) classify(features []string, fallback string) string {
 
 // messageIntent is the intent of a transcript: the intent classifier's answer.
 func messageIntent(text string) string {
-	return loadedModels().Intent.classify(messageFeatures(text), "general_enquiry")
-}
-
-// messageUrgency is the urgency of a transcript: the urgency classifier's answer.
-func messageUrgency(text string) string {
-	return loadedModels().Urgency.classify(wordFeatures(messageFeatures(text)), "normal")
-}
-
-// wordFeatures are the single words of features, without the word pairs. Urgency is said in
-// a word or two ("urgent", "whenever", "today") among many words about the topic, and pairs
-// add more topic than urgency.
-func wordFeatures(features []string) []string {
-	return slices.DeleteFunc(slices.Clone(features), func(f string) bool { return strings.Contains(f, "+") })
+	return intentModel().classify(messageFeatures(text), "general_enquiry")
 }
 
 // keptStopWords are stop words that carry meaning here: negation ("not working", "no rush"),
@@ -191,54 +173,38 @@ func expandContraction(w string) []string {
 	return []string{w}
 }
 
-// TrainSummaryModels counts the corpus (lines "intent urgency | utterance"; "#" starts a
-// comment) into the intent and urgency classifiers, as intent_model.json stores them.
-func TrainSummaryModels(corpus []byte) ([]byte, error) {
+// TrainIntentModel counts the corpus (lines "intent | utterance"; "#" starts a comment)
+// into the intent classifier, as intent_model.json stores it.
+func TrainIntentModel(corpus []byte) ([]byte, error) {
 	intent := counter{}
-	urgency := counter{}
 	sc := bufio.NewScanner(bytes.NewReader(corpus))
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		labels, utterance, ok := strings.Cut(line, "|")
-		f := strings.Fields(labels)
-		if !ok || len(f) != 2 || strings.TrimSpace(utterance) == "" {
-			return nil, fmt.Errorf("line %d: want \"intent urgency | utterance\"", n)
+		label, utterance, ok := strings.Cut(line, "|")
+		f := strings.Fields(label)
+		if !ok || len(f) != 1 || strings.TrimSpace(utterance) == "" {
+			return nil, fmt.Errorf("line %d: want \"intent | utterance\"", n)
 		}
-		if !slices.Contains(Urgencies, f[1]) {
-			return nil, fmt.Errorf("line %d: urgency %q is none of %v", n, f[1], Urgencies)
-		}
-		features := messageFeatures(utterance)
-		intent.add(f[0], features)
-		urgency.add(f[1], wordFeatures(features))
+		intent.add(f[0], messageFeatures(utterance))
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	var out bytes.Buffer
-	out.WriteString("{\n")
-	for i, m := range []struct {
-		name  string
-		model nbModel
-	}{{"intent", intent.model()}, {"urgency", urgency.model()}} {
-		if err := m.model.encode(&out, m.name, i == 1); err != nil {
-			return nil, err
-		}
-	}
-	out.WriteString("}\n")
-	return out.Bytes(), nil
+	return intent.model().encode()
 }
 
-// encode writes the model as a JSON member, a feature a line, so that a change to the corpus
-// reads as a short diff.
-func (m nbModel) encode(out *bytes.Buffer, name string, last bool) error {
+// encode writes the model as JSON, a feature a line, so that a change to the corpus reads as
+// a short diff.
+func (m nbModel) encode() ([]byte, error) {
 	head, err := json.Marshal(map[string]any{"classes": m.Classes, "docs": m.Docs})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	fmt.Fprintf(out, " %q: {%s, \"features\": {\n", name, head[1:len(head)-1])
+	var out bytes.Buffer
+	fmt.Fprintf(&out, "{%s, \"features\": {\n", head[1:len(head)-1])
 	names := make([]string, 0, len(m.Features))
 	for f := range m.Features {
 		names = append(names, f)
@@ -247,20 +213,16 @@ func (m nbModel) encode(out *bytes.Buffer, name string, last bool) error {
 	for i, f := range names {
 		counts, err := json.Marshal(m.Features[f])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		sep := ","
 		if i == len(names)-1 {
 			sep = ""
 		}
-		fmt.Fprintf(out, "  %q: %s%s\n", f, counts, sep)
+		fmt.Fprintf(&out, " %q: %s%s\n", f, counts, sep)
 	}
-	if last {
-		out.WriteString(" }}\n")
-	} else {
-		out.WriteString(" }},\n")
-	}
-	return nil
+	out.WriteString("}}\n")
+	return out.Bytes(), nil
 }
 
 // counter gathers one classifier's counts.
