@@ -265,16 +265,22 @@ func progressCallPublicIDs(ctx context.Context, tx pgx.Tx, refs []callRef) (map[
 		return out, nil
 	}
 	accounts, platformRefs := splitRefs(refs)
-	if _, err := tx.Exec(ctx, `SELECT count(pg_advisory_xact_lock(key)) FROM (
+	// Two statements in one round trip: the read's snapshot is taken after the locks are held
+	// (each statement of a pipeline has its own, in READ COMMITTED).
+	batch := &pgx.Batch{}
+	batch.Queue(`SELECT count(pg_advisory_xact_lock(key)) FROM (
 			SELECT DISTINCT hashtextextended('call_progress:' || a || ':' || r, 0) AS key
-			FROM unnest($1::bigint[], $2::text[]) AS k(a, r) ORDER BY 1) keys`, accounts, platformRefs); err != nil {
-		return nil, fmt.Errorf("lock %d calls' progress: %w", len(refs), err)
-	}
-	// A statement of its own: its snapshot is taken after the locks are held.
-	rows, err := tx.Query(ctx, `SELECT p.account_id, p.platform_ref, min(p.call_public_id)
+			FROM unnest($1::bigint[], $2::text[]) AS k(a, r) ORDER BY 1) keys`, accounts, platformRefs)
+	batch.Queue(`SELECT p.account_id, p.platform_ref, min(p.call_public_id)
 		FROM call_progress p JOIN unnest($1::bigint[], $2::text[]) AS k(account_id, platform_ref)
 			ON p.account_id = k.account_id AND p.platform_ref = k.platform_ref
 		GROUP BY 1, 2`, accounts, platformRefs)
+	br := tx.SendBatch(ctx, batch)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, fmt.Errorf("lock %d calls' progress: %w", len(refs), err)
+	}
+	rows, err := br.Query()
 	if err != nil {
 		return nil, fmt.Errorf("read %d calls' progress: %w", len(refs), err)
 	}
@@ -287,7 +293,11 @@ func progressCallPublicIDs(ctx context.Context, tx pgx.Tx, refs []callRef) (map[
 		}
 		out[k] = id
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	return out, br.Close()
 }
 
 func splitRefs(refs []callRef) ([]int64, []string) {
