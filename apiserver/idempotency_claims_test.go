@@ -18,7 +18,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/app"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 	"github.com/switchboard-dev/switchboard/test/support/apitest"
 	"github.com/switchboard-dev/switchboard/test/support/storetest"
 	"github.com/switchboard-dev/switchboard/test/support/txtest"
@@ -189,7 +189,7 @@ func (h *webhookHarness) failedDelivery(t *testing.T, tenant apitest.Tenant, id 
 		t.Fatal(err)
 	}
 	if err := h.st.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: tenant.Account.PublicID, EndpointPublicID: id,
-		DeliveryName: webhooks.DeliveryName(ev.String(), id, ""), EventID: ev, EventType: "call.ended", Status: "failed", Attempts: 6,
+		DeliveryName: send.DeliveryName(ev.String(), id, ""), EventID: ev, EventType: "call.ended", Status: "failed", Attempts: 6,
 		ResponseCode: 500, LastError: "HTTP 500", CreatedAt: at, FinishedAt: at}); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	restful "github.com/emicklei/go-restful/v3"
 
 	"github.com/switchboard-dev/switchboard/internal/metrics"
-	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
+	"github.com/switchboard-dev/switchboard/internal/webhook/endpoints"
 )
 
 // recordMetrics counts every request by route template (never the raw path: it holds ids),
@@ -21,8 +21,8 @@ func (s *Server) recordMetrics(req *restful.Request, resp *restful.Response, cha
 
 // webhookLimitNames are the metric labels of the webhook routes' own limits.
 var webhookLimitNames = map[string]string{
-	manage.OpAdd:     metrics.LimitWebhookAdd,
-	manage.OpTest:    metrics.LimitWebhookTest,
-	manage.OpResend:  metrics.LimitWebhookResend,
-	manage.OpRecover: metrics.LimitWebhookRecover,
+	endpoints.OpAdd:     metrics.LimitWebhookAdd,
+	endpoints.OpTest:    metrics.LimitWebhookTest,
+	endpoints.OpResend:  metrics.LimitWebhookResend,
+	endpoints.OpRecover: metrics.LimitWebhookRecover,
 }

@@ -9,7 +9,7 @@ import (
 	restful "github.com/emicklei/go-restful/v3"
 	"github.com/swaggest/jsonschema-go"
 
-	"github.com/switchboard-dev/switchboard/internal/events"
+	"github.com/switchboard-dev/switchboard/internal/webhook/events"
 )
 
 // The JSON-schema rules of the facade's types: what the reflector cannot know from Go types

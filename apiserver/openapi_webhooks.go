@@ -9,14 +9,14 @@ import (
 	"github.com/swaggest/openapi-go/openapi31"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/events"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/events"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // The webhooks section of the description: the requests the service sends to endpoints,
 // which no route of the container serves.
 
-// addWebhookPayload puts the schemas of the webhook payload (internal/events), which no route
+// addWebhookPayload puts the schemas of the webhook payload (internal/webhook/events), which no route
 // takes or answers, in the components and returns the payload with every $ref inlined.
 func addWebhookPayload(refl *openapi31.Reflector) (map[string]any, error) {
 	components := refl.SpecEns().ComponentsEns()
@@ -63,9 +63,9 @@ func addWebhooks(spec *openapi31.Spec, payload map[string]any) {
 			map[string]any{"type": "string", "pattern": "^[0-9a-f]{64}$"}),
 		headerParam("User-Agent", "Service-Webhooks/1.", map[string]any{"type": "string"}),
 		// Standard Webhooks (standardwebhooks.com), so off-the-shelf libraries verify too.
-		headerParam(webhooks.HeaderStandardID, "Standard Webhooks: the event's id, the same as X-Service-Delivery.", map[string]any{"type": "string", "format": "uuid"}),
-		headerParam(webhooks.HeaderStandardTimestamp, "Standard Webhooks: when this attempt was sent, in Unix seconds (the same as X-Service-Timestamp).", map[string]any{"type": "integer"}),
-		headerParam(webhooks.HeaderStandardSignature, "Standard Webhooks: v1, a comma and the base64 HMAC-SHA256 of the webhook-id, a dot, "+
+		headerParam(send.HeaderStandardID, "Standard Webhooks: the event's id, the same as X-Service-Delivery.", map[string]any{"type": "string", "format": "uuid"}),
+		headerParam(send.HeaderStandardTimestamp, "Standard Webhooks: when this attempt was sent, in Unix seconds (the same as X-Service-Timestamp).", map[string]any{"type": "integer"}),
+		headerParam(send.HeaderStandardSignature, "Standard Webhooks: v1, a comma and the base64 HMAC-SHA256 of the webhook-id, a dot, "+
 			"the webhook-timestamp, a dot and the raw body, keyed with the base64-decoded text after whsec_ in the endpoint's signing secret. "+
 			"Any Standard Webhooks library verifies it with the secret as shown.",
 			map[string]any{"type": "string", "pattern": "^v1,[A-Za-z0-9+/]{43}=$"}),

@@ -15,8 +15,8 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/auth"
 	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
-	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
+	"github.com/switchboard-dev/switchboard/internal/webhook/endpoints"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // WebhooksConfig configures the webhook operations. They read and write WebhookEndpoint and
@@ -25,11 +25,11 @@ import (
 type WebhooksConfig struct {
 	// Service is the webhooks service shared with the portal; nil: one is built on Config.Kube,
 	// Reader and URLPolicy.
-	Service *manage.Endpoints
+	Service *endpoints.Endpoints
 	// Reader reads past the manager's cache (read-after-write for the caller); default Config.Kube.
 	Reader client.Reader
 	// URLPolicy checks endpoint addresses (https, public internet only).
-	URLPolicy webhooks.URLPolicy
+	URLPolicy send.URLPolicy
 }
 
 // Webhooks adds the /v1/webhooks operations to New's container: New(cfg, st, Webhooks(wc)).
@@ -42,7 +42,7 @@ func Webhooks(wc WebhooksConfig) func(*Server) Resource {
 		if wc.Reader == nil {
 			wc.Reader = s.cfg.Kube
 		}
-		return webhooksResource{Server: s, svc: &manage.Endpoints{Kube: s.cfg.Kube, Reader: wc.Reader, Store: s.store,
+		return webhooksResource{Server: s, svc: &endpoints.Endpoints{Kube: s.cfg.Kube, Reader: wc.Reader, Store: s.store,
 			Clock: s.cfg.Clock, URLPolicy: wc.URLPolicy}}
 	}
 }
@@ -176,7 +176,7 @@ func (optionalRateLimit) JSONSchema() (jsonschema.Schema, error) {
 	var s jsonschema.Schema
 	s.AddType(jsonschema.Integer)
 	s.AddType(jsonschema.Null)
-	s.WithMinimum(manage.MinRateLimit).WithMaximum(manage.MaxRateLimit)
+	s.WithMinimum(endpoints.MinRateLimit).WithMaximum(endpoints.MaxRateLimit)
 	s.WithDescription("Deliveries per second at most, across the service (1 to 1000); null removes the cap; absent leaves it as it is.")
 	return s, nil
 }
@@ -185,14 +185,14 @@ func (optionalRateLimit) JSONSchema() (jsonschema.Schema, error) {
 const metaAccountLimit = "switchboard.account-limit"
 
 // accountLimited declares that the webhook service limits the operation op per account
-// (manage.PerMinute), so the description states the limit the service applies.
+// (endpoints.PerMinute), so the description states the limit the service applies.
 func accountLimited(rb *restful.RouteBuilder, op string) *restful.RouteBuilder {
-	return rb.Metadata(metaAccountLimit, manage.PerMinute[op])
+	return rb.Metadata(metaAccountLimit, endpoints.PerMinute[op])
 }
 
 type webhooksResource struct {
 	*Server
-	svc *manage.Endpoints
+	svc *endpoints.Endpoints
 }
 
 func (r webhooksResource) AddToContainer(c *restful.Container) {
@@ -214,7 +214,7 @@ func (r webhooksResource) AddToContainer(c *restful.Container) {
 	ws.Route(protect(ws.GET("").To(r.list).Operation("listWebhooks").
 		Doc("The account's webhook endpoints, the events they can receive and whether another can be added.").
 		Returns(http.StatusOK, "OK", WebhookList{}), manageAccess))
-	ws.Route(protect(withBody(r.idempotentInKube(accountLimited(ws.POST(""), manage.OpAdd), r.create).Operation("createWebhook").
+	ws.Route(protect(withBody(r.idempotentInKube(accountLimited(ws.POST(""), endpoints.OpAdd), r.create).Operation("createWebhook").
 		Doc("Adds an endpoint (at most 5). The signing secret is returned only here.").
 		Reads(WebhookCreate{}).
 		Returns(http.StatusCreated, "The endpoint and its signing secret.", WebhookWithSecret{}).
@@ -232,7 +232,7 @@ func (r webhooksResource) AddToContainer(c *restful.Container) {
 		Doc("Issues a new signing secret, returned only here; later attempts are signed with it.").
 		Returns(http.StatusOK, "The endpoint and its new signing secret.", WebhookWithSecret{}).
 		Returns(http.StatusNotFound, noEndpoint, ErrorBody{}), manageAccess))
-	ws.Route(protect(r.idempotent(accountLimited(ws.POST("/{endpoint}/test"), manage.OpTest), r.test).Operation("testWebhook").Param(endpointParam).
+	ws.Route(protect(r.idempotent(accountLimited(ws.POST("/{endpoint}/test"), endpoints.OpTest), r.test).Operation("testWebhook").Param(endpointParam).
 		Doc("Queues a signed test event to an active endpoint.").
 		Returns(http.StatusAccepted, "Queued.", WebhookQueued{}).
 		Returns(http.StatusNotFound, noEndpoint, ErrorBody{}).
@@ -241,17 +241,17 @@ func (r webhooksResource) AddToContainer(c *restful.Container) {
 		Doc("The latest 100 deliveries of the last 30 days, newest first.").
 		Returns(http.StatusOK, "OK", WebhookDeliveryList{}).
 		Returns(http.StatusNotFound, noEndpoint, ErrorBody{}), manageAccess))
-	ws.Route(protect(r.idempotent(accountLimited(ws.POST("/{endpoint}/deliveries/{eventId}/resend"), manage.OpResend), r.resend).Operation("resendWebhookDelivery").
+	ws.Route(protect(r.idempotent(accountLimited(ws.POST("/{endpoint}/deliveries/{eventId}/resend"), endpoints.OpResend), r.resend).Operation("resendWebhookDelivery").
 		Param(endpointParam).Param(eventParam).
 		Doc("Sends a failed or cancelled delivery again as a fresh delivery with the same event id.").
 		Returns(http.StatusAccepted, "Queued.", WebhookQueued{}).
 		Returns(http.StatusNotFound, "No such endpoint, or no delivery of that event to it.", ErrorBody{}).
 		Returns(http.StatusConflict, "The delivery is neither failed nor cancelled, or the endpoint is not active.", ErrorBody{}), gated))
-	ws.Route(protect(withBody(r.idempotent(accountLimited(ws.POST("/{endpoint}/recover"), manage.OpRecover), r.recover).Operation("recoverWebhookDeliveries").
+	ws.Route(protect(withBody(r.idempotent(accountLimited(ws.POST("/{endpoint}/recover"), endpoints.OpRecover), r.recover).Operation("recoverWebhookDeliveries").
 		Param(endpointParam).
 		Doc("Sends again, as fresh deliveries with the same event ids, every event whose latest delivery to the endpoint since `since` "+
 			"ended failed or cancelled, each event once; events already being delivered again are left out, so a repeat adds nothing twice. "+
-			"At most "+strconv.Itoa(manage.MaxRecoveredPerCall)+" a call: call again for the rest.").
+			"At most "+strconv.Itoa(endpoints.MaxRecoveredPerCall)+" a call: call again for the rest.").
 		Reads(WebhookRecover{}).
 		Returns(http.StatusAccepted, "Queued; queued says how many.", WebhookRecovered{}).
 		Returns(http.StatusNotFound, noEndpoint, ErrorBody{}).
@@ -259,7 +259,7 @@ func (r webhooksResource) AddToContainer(c *restful.Container) {
 	c.Add(ws)
 }
 
-// ---- operations: request -> manage.Endpoints -> answer ----
+// ---- operations: request -> endpoints.Endpoints -> answer ----
 
 func (r webhooksResource) list(req *restful.Request, resp *restful.Response) {
 	acct := account(req)
@@ -269,7 +269,7 @@ func (r webhooksResource) list(req *restful.Request, resp *restful.Response) {
 		return
 	}
 	// Adding needs Integrations too, so can_add is false while POST /webhooks would be refused.
-	out := WebhookList{CanAdd: manage.CanAdd(acct, len(eps)), Events: manage.Subscribable(),
+	out := WebhookList{CanAdd: endpoints.CanAdd(acct, len(eps)), Events: endpoints.Subscribable(),
 		Max: switchboardv1alpha1.MaxWebhookEndpointsPerAccount, Endpoints: make([]Webhook, 0, len(eps))}
 	for i := range eps {
 		out.Endpoints = append(out.Endpoints, webhookView(&eps[i]))
@@ -282,7 +282,7 @@ func (r webhooksResource) create(req *restful.Request, resp *restful.Response) {
 	if !readJSON(req, resp, &in) {
 		return
 	}
-	ep, secret, err := r.svc.Create(req.Request.Context(), account(req), manage.Input{Name: in.Name, URL: in.URL, Events: (*[]string)(in.Events),
+	ep, secret, err := r.svc.Create(req.Request.Context(), account(req), endpoints.Input{Name: in.Name, URL: in.URL, Events: (*[]string)(in.Events),
 		RateLimit: in.RateLimit, SetRateLimit: true})
 	if err != nil {
 		r.webhookError(req, resp, err)
@@ -297,7 +297,7 @@ func (r webhooksResource) update(req *restful.Request, resp *restful.Response) {
 		return
 	}
 	ep, switchedOn, err := r.svc.Update(req.Request.Context(), principal(req).Account.PublicID, req.PathParameter("endpoint"),
-		manage.Input{Name: in.Name, URL: in.URL, Events: (*[]string)(in.Events), Status: in.Status, RateLimit: in.RateLimit.value, SetRateLimit: in.RateLimit.set})
+		endpoints.Input{Name: in.Name, URL: in.URL, Events: (*[]string)(in.Events), Status: in.Status, RateLimit: in.RateLimit.value, SetRateLimit: in.RateLimit.set})
 	if err != nil {
 		r.webhookError(req, resp, err)
 		return
@@ -382,25 +382,25 @@ func (r webhooksResource) recover(req *restful.Request, resp *restful.Response, 
 // ---- helpers ----
 
 // account is the caller's account as the webhooks service knows it.
-func account(req *restful.Request) manage.Account {
-	return manage.AccountOf(principal(req).Account)
+func account(req *restful.Request) endpoints.Account {
+	return endpoints.AccountOf(principal(req).Account)
 }
 
 // webhookError answers a refusal of the webhooks service with the spec's status.
 func (r webhooksResource) webhookError(req *restful.Request, resp *restful.Response, err error) {
-	var conflict *manage.ConflictError
-	var invalid *manage.InvalidError
-	var addon *manage.AddonRefusedError
-	var limited *manage.RateLimitedError
+	var conflict *endpoints.ConflictError
+	var invalid *endpoints.InvalidError
+	var addon *endpoints.AddonRefusedError
+	var limited *endpoints.RateLimitedError
 	switch {
 	case errors.As(err, &addon):
 		writeAddonRefusal(resp, addon.Reason)
 	case errors.As(err, &limited):
 		metrics.APIRateLimited(webhookLimitNames[limited.Operation])
 		tooManyRequests(resp, wholeSeconds(limited.RetryAfter))
-	case errors.Is(err, manage.ErrEndpointNotFound):
+	case errors.Is(err, endpoints.ErrEndpointNotFound):
 		notFound(resp, "endpoint")
-	case errors.Is(err, manage.ErrDeliveryNotFound):
+	case errors.Is(err, endpoints.ErrDeliveryNotFound):
 		notFound(resp, "delivery")
 	case errors.As(err, &conflict):
 		writeError(resp, http.StatusConflict, conflict.Message)
@@ -412,7 +412,7 @@ func (r webhooksResource) webhookError(req *restful.Request, resp *restful.Respo
 }
 
 func webhookView(ep *switchboardv1alpha1.WebhookEndpoint) Webhook {
-	v := manage.ViewOf(ep)
+	v := endpoints.ViewOf(ep)
 	return Webhook{PublicID: v.PublicID, Name: v.Name, URL: v.URL, Events: v.Events, Status: v.Status, FailingSince: v.FailingSince,
 		RateLimit: v.RateLimit}
 }

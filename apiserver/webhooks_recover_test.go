@@ -11,10 +11,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 	"github.com/switchboard-dev/switchboard/test/support/apitest"
 	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
@@ -33,9 +33,9 @@ func (h *webhookHarness) testRecover(t *testing.T) {
 		}
 		return ev
 	}
-	record := func(ev uuid.UUID, salt string, status webhooks.DeliveryStatus, age time.Duration) {
+	record := func(ev uuid.UUID, salt string, status send.DeliveryStatus, age time.Duration) {
 		err := h.st.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: tenant.Account.PublicID, EndpointPublicID: id,
-			DeliveryName: webhooks.DeliveryName(ev.String(), id, salt), EventID: ev, EventType: "call.ended", Status: status, Attempts: 1,
+			DeliveryName: send.DeliveryName(ev.String(), id, salt), EventID: ev, EventType: "call.ended", Status: status, Attempts: 1,
 			CreatedAt: now.Add(-age), FinishedAt: now.Add(-age)})
 		if err != nil {
 			t.Fatal(err)
@@ -56,7 +56,7 @@ func (h *webhookHarness) testRecover(t *testing.T) {
 	record(before, "", "failed", 48*time.Hour)
 	busy := event(4 * time.Hour) // failed, and a resend is with the controller
 	record(busy, "", "failed", 4*time.Hour)
-	if err := h.kube.Create(ctx, webhooks.NewDelivery(h.endpoint(t, tenant, id), busy.String(), "call.ended", "", "resend-x")); err != nil {
+	if err := h.kube.Create(ctx, send.NewDelivery(h.endpoint(t, tenant, id), busy.String(), "call.ended", "", "resend-x")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -94,13 +94,13 @@ func (h *webhookHarness) testRecover(t *testing.T) {
 		t.Errorf("second recover while queued: %s", resp)
 	}
 	// The dispatcher makes fresh deliveries of the same events; they are under way, so again nothing.
-	dispatcher := &delivery.Dispatcher{Client: h.kube, Reader: h.kube, Store: h.st, Clock: h.clk, Log: logr.Discard()}
+	dispatcher := &engine.Dispatcher{Client: h.kube, Reader: h.kube, Store: h.st, Clock: h.clk, Log: logr.Discard()}
 	if _, err := dispatcher.DispatchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for ev := range want {
 		list := &switchboardv1alpha1.WebhookDeliveryList{}
-		if err := h.kube.List(ctx, list, client.MatchingLabels{webhooks.LabelEventID: ev}); err != nil || len(list.Items) != 1 ||
+		if err := h.kube.List(ctx, list, client.MatchingLabels{send.LabelEventID: ev}); err != nil || len(list.Items) != 1 ||
 			list.Items[0].Spec.ResendOf == "" || list.Items[0].Spec.EventID != ev {
 			t.Errorf("recovered delivery of %s: %+v %v", ev, list.Items, err)
 		}

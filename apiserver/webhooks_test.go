@@ -23,11 +23,11 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/apiserver"
 	"github.com/switchboard-dev/switchboard/internal/auth"
-	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 	"github.com/switchboard-dev/switchboard/test/support/apitest"
 	"github.com/switchboard-dev/switchboard/test/support/storetest"
 	"github.com/switchboard-dev/switchboard/test/support/testenv"
@@ -64,7 +64,7 @@ func TestWebhooks(t *testing.T) {
 	srv := httptest.NewUnstartedServer(nil)
 	res := names{"hooks.example.com": "93.184.216.34", "other.example.com": "93.184.216.35", "sneaky.example.com": "10.0.0.8"}
 	srv.Config.Handler = apiserver.New(apiserver.Config{BaseURL: "http://" + srv.Listener.Addr().String(), Clock: clk, Log: testr.New(t), Kube: kube},
-		st, apiserver.Webhooks(apiserver.WebhooksConfig{URLPolicy: webhooks.URLPolicy{Resolver: res}}))
+		st, apiserver.Webhooks(apiserver.WebhooksConfig{URLPolicy: send.URLPolicy{Resolver: res}}))
 	srv.Start()
 	t.Cleanup(srv.Close)
 	h := &webhookHarness{st: st, kube: kube, api: apitest.New(srv.URL), clk: clk}
@@ -357,7 +357,7 @@ func (h *webhookHarness) testKubectl(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := h.kube.Patch(ctx, ep, client.RawPatch(types.MergePatchType,
-		[]byte(`{"metadata":{"annotations":{"`+webhooks.AnnotationSwitchedOff+`":"2026-03-02T08:00:00Z"}},"spec":{"paused":true}}`))); err != nil {
+		[]byte(`{"metadata":{"annotations":{"`+send.AnnotationSwitchedOff+`":"2026-03-02T08:00:00Z"}},"spec":{"paused":true}}`))); err != nil {
 		t.Fatal(err)
 	}
 	base = ep.DeepCopy()
@@ -377,7 +377,7 @@ func (h *webhookHarness) testKubectl(t *testing.T) {
 	if e := resp.Map(t)["endpoint"].(map[string]any); resp.Status != 200 || e["status"] != "active" || e["failing_since"] != nil {
 		t.Errorf("switch on: %s", resp)
 	}
-	if ep := h.endpoint(t, tenant, id); ep.Spec.Paused || ep.Annotations[webhooks.AnnotationSwitchedOff] != "" {
+	if ep := h.endpoint(t, tenant, id); ep.Spec.Paused || ep.Annotations[send.AnnotationSwitchedOff] != "" {
 		t.Errorf("switch on left paused %v, annotations %v", ep.Spec.Paused, ep.Annotations)
 	}
 
@@ -428,7 +428,7 @@ func (h *webhookHarness) testTestEvent(t *testing.T) {
 	checkPending("while queued")
 	// Another endpoint of the account does not receive it.
 	other := h.create(t, tenant.OwnerKey, "https://hooks.example.com/t2")["public_id"].(string)
-	dispatcher := &delivery.Dispatcher{Client: h.kube, Reader: h.kube, Store: h.st, Clock: h.clk, Log: logr.Discard()}
+	dispatcher := &engine.Dispatcher{Client: h.kube, Reader: h.kube, Store: h.st, Clock: h.clk, Log: logr.Discard()}
 	if _, err := dispatcher.DispatchOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +454,7 @@ func (h *webhookHarness) testDeliveries(t *testing.T) {
 	tenant := apitest.NewTenant(t, h.st, plans.Business)
 	id := h.create(t, tenant.OwnerKey, "https://hooks.example.com/d")["public_id"].(string)
 	now := h.clk.Now()
-	record := func(status webhooks.DeliveryStatus, age time.Duration, attempts, code int, lastErr string) uuid.UUID {
+	record := func(status send.DeliveryStatus, age time.Duration, attempts, code int, lastErr string) uuid.UUID {
 		ev := uuid.New()
 		// The event, dispatched long ago (a resend sends its body again).
 		if _, err := storetest.SQL(t, h.st).Exec(ctx, `INSERT INTO events (id, account_id, type, body, created_at, dispatched_at)
@@ -462,7 +462,7 @@ func (h *webhookHarness) testDeliveries(t *testing.T) {
 			t.Fatal(err)
 		}
 		err := h.st.RecordFinishedDelivery(ctx, store.FinishedDelivery{AccountPublicID: tenant.Account.PublicID, EndpointPublicID: id,
-			DeliveryName: webhooks.DeliveryName(ev.String(), id, ""), EventID: ev, EventType: "call.ended", Status: status, Attempts: attempts,
+			DeliveryName: send.DeliveryName(ev.String(), id, ""), EventID: ev, EventType: "call.ended", Status: status, Attempts: attempts,
 			ResponseCode: code, LastError: lastErr, CreatedAt: now.Add(-age), FinishedAt: now.Add(-age)})
 		if err != nil {
 			t.Fatal(err)
@@ -477,7 +477,7 @@ func (h *webhookHarness) testDeliveries(t *testing.T) {
 	// A live delivery in retry.
 	ep := h.endpoint(t, tenant, id)
 	retryingID := uuid.New()
-	live := webhooks.NewDelivery(ep, retryingID.String(), "call.ended", "", "")
+	live := send.NewDelivery(ep, retryingID.String(), "call.ended", "", "")
 	if err := h.kube.Create(ctx, live); err != nil {
 		t.Fatal(err)
 	}
@@ -529,13 +529,13 @@ func (h *webhookHarness) testDeliveries(t *testing.T) {
 			t.Errorf("resend while queued: %s", resp)
 		}
 		// The dispatcher makes it a fresh delivery of the same event, naming the one it repeats.
-		dispatcher := &delivery.Dispatcher{Client: h.kube, Reader: h.kube, Store: h.st, Clock: h.clk, Log: logr.Discard()}
+		dispatcher := &engine.Dispatcher{Client: h.kube, Reader: h.kube, Store: h.st, Clock: h.clk, Log: logr.Discard()}
 		if _, err := dispatcher.DispatchOnce(ctx); err != nil {
 			t.Fatal(err)
 		}
 		list := &switchboardv1alpha1.WebhookDeliveryList{}
-		_ = h.kube.List(ctx, list, client.InNamespace(ep.Namespace), client.MatchingLabels{webhooks.LabelEventID: ev.String()})
-		if len(list.Items) != 1 || list.Items[0].Spec.ResendOf != webhooks.DeliveryName(ev.String(), id, "") || list.Items[0].Spec.EventID != ev.String() {
+		_ = h.kube.List(ctx, list, client.InNamespace(ep.Namespace), client.MatchingLabels{send.LabelEventID: ev.String()})
+		if len(list.Items) != 1 || list.Items[0].Spec.ResendOf != send.DeliveryName(ev.String(), id, "") || list.Items[0].Spec.EventID != ev.String() {
 			t.Errorf("resent delivery %+v", list.Items)
 		}
 		if resp := h.api.Do(t, tenant.OwnerKey, "POST", "/v1/webhooks/"+id+"/deliveries/"+ev.String()+"/resend", nil); resp.Status != 409 {

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // CacheOptions is the manager's cache: Secrets only when labelled as webhook signing
@@ -23,6 +23,6 @@ import (
 // a small object: with tens of thousands of endpoints and Secrets, a replica's memory.
 func CacheOptions() cache.Options {
 	return cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{
-		&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{webhooks.LabelSigningSecret: "true"})},
+		&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{send.LabelSigningSecret: "true"})},
 	}}
 }

@@ -120,7 +120,10 @@ func BenchmarkRetentionSoak(b *testing.B) {
 		early = map[string]time.Time{}
 	)
 	collect := func() {
-		got := r.rcv.Take()
+		got := map[string]time.Time{} // one endpoint: event id → delivered at
+		for _, d := range r.rcv.Take() {
+			got[d.EventID] = d.At
+		}
 		ids := make([]uuid.UUID, 0, len(got))
 		for id := range got {
 			u, err := uuid.Parse(id)

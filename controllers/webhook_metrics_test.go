@@ -15,8 +15,8 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/events"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/events"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // metricValue sums the series of name whose labels include labels (counters and gauges; a
@@ -73,12 +73,12 @@ var _ = Describe("Webhook metrics", func() {
 		e.rcv.status.Store(500)
 		ep, _ := e.endpoint("whep-metrics")
 		id := e.event(events.CallEnded)
-		for i, delay := range webhooks.RetryDelays {
+		for i, delay := range send.RetryDelays {
 			e.waitRetrying(id, int32(i+1))
 			e.clk.Step(delay)
 		}
 		Eventually(func() int { return len(e.history(id)) }).WithTimeout(20 * time.Second).Should(Equal(1))
-		Expect(attempts5xx() - attemptsBefore).To(Equal(float64(len(webhooks.RetryDelays) + 1)))
+		Expect(attempts5xx() - attemptsBefore).To(Equal(float64(len(send.RetryDelays) + 1)))
 		Expect(finished("failed") - failedBefore).To(Equal(1.0))
 		Expect(successes() - successesBefore).To(BeZero())
 		Expect(switchOffs()-switchOffsBefore).To(BeZero(), "12h36m of failure is not yet 24 hours")
@@ -97,6 +97,6 @@ var _ = Describe("Webhook metrics", func() {
 		Eventually(func() []historyRow { return e.history(off) }).WithTimeout(20 * time.Second).Should(HaveLen(1))
 		Expect(e.history(off)[0].Status).To(Equal("cancelled"))
 		Expect(finished("cancelled") - cancelledBefore).To(BeNumerically(">=", 1))
-		Expect(attempts5xx() - attemptsBefore).To(Equal(float64(len(webhooks.RetryDelays) + 1)))
+		Expect(attempts5xx() - attemptsBefore).To(Equal(float64(len(send.RetryDelays) + 1)))
 	})
 })

@@ -28,9 +28,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // deliveryEndpointIndex indexes WebhookDeliveries by spec.endpointName.
@@ -49,7 +49,7 @@ type WebhookDeliveryReconciler struct {
 	Clock     clock.PassiveClock
 	// Engine makes the attempts (in its per-endpoint slots, which park a delivery that finds
 	// them taken) and writes finished deliveries; the dispatcher shares it.
-	Engine *delivery.Engine
+	Engine *engine.Engine
 	// MaxConcurrentReconciles bounds attempts in flight overall (default 64).
 	MaxConcurrentReconciles int
 	// MaxRequeue caps retry timers (see WebhookEndpointReconciler.MaxRequeue).
@@ -97,7 +97,7 @@ func (r *WebhookDeliveryReconciler) SetupWithManager(ctx context.Context, mgr ct
 		Complete(r)
 }
 
-// Reconcile advances one delivery: it asks delivery.Plan what the delivery needs and does
+// Reconcile advances one delivery: it asks engine.Plan what the delivery needs and does
 // that; the deferred patch writes the status it decided (nothing when it only waits).
 func (r *WebhookDeliveryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
 	log := logf.FromContext(ctx)
@@ -127,13 +127,13 @@ func (r *WebhookDeliveryReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	plan := delivery.Plan(d, ep, r.Clock.Now())
+	plan := engine.Plan(d, ep, r.Clock.Now())
 	switch plan.Action {
-	case delivery.Finish:
+	case engine.Finish:
 		return ctrl.Result{}, r.finish(ctx, d, st)
-	case delivery.Cancel:
+	case engine.Cancel:
 		return ctrl.Result{}, r.cancel(ctx, d, st, plan.Reason, plan.Message)
-	case delivery.Wait:
+	case engine.Wait:
 		return ctrl.Result{RequeueAfter: capWait(plan.Until.Sub(r.Clock.Now()), r.MaxRequeue)}, nil
 	default:
 		return r.reconcileAttempt(ctx, d, ep, st)
@@ -168,7 +168,7 @@ func (r *WebhookDeliveryReconciler) endpointEvents() handler.EventHandler {
 			if newEp.DeletionTimestamp != nil {
 				r.Engine.InFlight.Cancel(client.ObjectKeyFromObject(newEp))
 			}
-			if webhooks.Deliverable(oldEp) != webhooks.Deliverable(newEp) || oldEp.Spec.URL != newEp.Spec.URL {
+			if send.Deliverable(oldEp) != send.Deliverable(newEp) || oldEp.Spec.URL != newEp.Spec.URL {
 				enqueue(ctx, newEp, q)
 			}
 		},

@@ -22,10 +22,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // throttleWaitInline is the longest a worker waits for a rate-limited endpoint's turn.
@@ -47,7 +47,7 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *swi
 	// The slot bounds attempts in flight to the endpoint: it is given back as soon as the
 	// answer is in, not after the history write and the deletion that follow.
 	defer release()
-	secret, err := delivery.SigningSecret(ctx, r.Client, r.APIReader, ep)
+	secret, err := engine.SigningSecret(ctx, r.Client, r.APIReader, ep)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -75,7 +75,7 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *swi
 	if later, err := r.Engine.Throttle.TakeTurn(ctx, ep, throttleWaitInline); err != nil || later > 0 {
 		return ctrl.Result{RequeueAfter: later}, err
 	}
-	out := r.Engine.Attempt(ctx, release, delivery.AttemptRequest{Endpoint: ep, Secret: secret, DeliveryName: d.Name,
+	out := r.Engine.Attempt(ctx, release, engine.AttemptRequest{Endpoint: ep, Secret: secret, DeliveryName: d.Name,
 		EventID: d.Spec.EventID, EventType: string(d.Spec.EventType), Body: ev.Body})
 	switch {
 	case out.Stopped:
@@ -92,21 +92,21 @@ func (r *WebhookDeliveryReconciler) reconcileAttempt(ctx context.Context, d *swi
 
 // recordAttempt counts an attempt and decides what follows it.
 func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *switchboardv1alpha1.WebhookDelivery, ep *switchboardv1alpha1.WebhookEndpoint,
-	st *deliveryState, sentAt time.Time, res webhooks.Result) (ctrl.Result, error) {
+	st *deliveryState, sentAt time.Time, res send.Result) (ctrl.Result, error) {
 	d.Status.Attempts++
 	d.Status.LastAttemptAt = &metav1.Time{Time: sentAt}
 	d.Status.LastResponseCode = int32(res.StatusCode)
-	d.Status.LastError = delivery.Truncate(res.Error, delivery.MaxErrorLen)
+	d.Status.LastError = engine.Truncate(res.Error, engine.MaxErrorLen)
 	d.Status.NextAttemptAt = nil
 	if res.OK {
 		d.Status.Phase = switchboardv1alpha1.WebhookDeliveryPhaseSucceeded
-		delivery.SetDeliveryConditions(d, switchboardv1alpha1.ReasonSucceeded, fmt.Sprintf("The endpoint answered %d", res.StatusCode))
+		engine.SetDeliveryConditions(d, switchboardv1alpha1.ReasonSucceeded, fmt.Sprintf("The endpoint answered %d", res.StatusCode))
 		return ctrl.Result{}, r.finish(ctx, d, st)
 	}
-	next, ok := webhooks.NextAttempt(int(d.Status.Attempts), sentAt)
+	next, ok := send.NextAttempt(int(d.Status.Attempts), sentAt)
 	if !ok {
 		d.Status.Phase = switchboardv1alpha1.WebhookDeliveryPhaseFailed
-		delivery.SetDeliveryConditions(d, switchboardv1alpha1.ReasonRetriesExhausted, "The last retry failed: "+d.Status.LastError)
+		engine.SetDeliveryConditions(d, switchboardv1alpha1.ReasonRetriesExhausted, "The last retry failed: "+d.Status.LastError)
 		if r.Recorder != nil {
 			r.Recorder.Eventf(ep, d, corev1.EventTypeWarning, "DeliveryFailed", "Deliver",
 				"Event %s (%s) failed after %d attempts; last error: %s", d.Spec.EventID, d.Spec.EventType, d.Status.Attempts, d.Status.LastError)
@@ -115,7 +115,7 @@ func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *switch
 	}
 	d.Status.Phase = switchboardv1alpha1.WebhookDeliveryPhaseRetrying
 	d.Status.NextAttemptAt = &metav1.Time{Time: next}
-	delivery.SetDeliveryConditions(d, switchboardv1alpha1.ReasonRetryScheduled, "Attempt failed ("+d.Status.LastError+"); retry at "+next.UTC().Format(time.RFC3339))
+	engine.SetDeliveryConditions(d, switchboardv1alpha1.ReasonRetryScheduled, "Attempt failed ("+d.Status.LastError+"); retry at "+next.UTC().Format(time.RFC3339))
 	return ctrl.Result{RequeueAfter: capWait(next.Sub(r.Clock.Now()), r.MaxRequeue)}, nil
 }
 
@@ -123,7 +123,7 @@ func (r *WebhookDeliveryReconciler) recordAttempt(ctx context.Context, d *switch
 func (r *WebhookDeliveryReconciler) cancel(ctx context.Context, d *switchboardv1alpha1.WebhookDelivery, st *deliveryState, reason, msg string) error {
 	d.Status.Phase = switchboardv1alpha1.WebhookDeliveryPhaseCancelled
 	d.Status.NextAttemptAt = nil
-	delivery.SetDeliveryConditions(d, reason, msg)
+	engine.SetDeliveryConditions(d, reason, msg)
 	return r.finish(ctx, d, st)
 }
 
@@ -132,7 +132,7 @@ func (r *WebhookDeliveryReconciler) fail(ctx context.Context, d *switchboardv1al
 	d.Status.Phase = switchboardv1alpha1.WebhookDeliveryPhaseFailed
 	d.Status.LastError = msg
 	d.Status.NextAttemptAt = nil
-	delivery.SetDeliveryConditions(d, switchboardv1alpha1.ReasonRetriesExhausted, msg)
+	engine.SetDeliveryConditions(d, switchboardv1alpha1.ReasonRetriesExhausted, msg)
 	return r.finish(ctx, d, st)
 }
 

@@ -21,7 +21,7 @@ import (
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // WebhookEndpointReconciler keeps an endpoint's signing secret, phase (Active, Paused,
@@ -34,7 +34,7 @@ type WebhookEndpointReconciler struct {
 	APIReader client.Reader
 	Store     *store.Store
 	Clock     clock.PassiveClock
-	Mailer    webhooks.Mailer
+	Mailer    send.Mailer
 	// Recorder, when set, records Kubernetes Events on endpoints (never with the secret).
 	Recorder events.EventRecorder
 	// MaxRequeue caps how long a timer (the switch-off deadline) waits before looking at the

@@ -21,7 +21,7 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/metrics"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // reconcileSigningSecret makes sure the endpoint has a signing secret. An endpoint created
@@ -29,12 +29,12 @@ import (
 // "<name>-signing", owned by the endpoint; the owner reads it once by rotating it through the
 // API. The spec is left as the user wrote it.
 func (r *WebhookEndpointReconciler) reconcileSigningSecret(ctx context.Context, ep *switchboardv1alpha1.WebhookEndpoint) (ctrl.Result, error) {
-	name := webhooks.SigningSecretName(ep)
+	name := send.SigningSecretName(ep)
 	sec, err := r.secret(ctx, types.NamespacedName{Namespace: ep.Namespace, Name: name})
 	if ep.Spec.SigningSecretRef == nil {
 		switch {
 		case apierrors.IsNotFound(err):
-			sec = webhooks.NewSigningSecret(ep, name, webhooks.NewSecret())
+			sec = send.NewSigningSecret(ep, name, send.NewSecret())
 			if err = r.Create(ctx, sec); err != nil && !apierrors.IsAlreadyExists(err) {
 				return ctrl.Result{}, fmt.Errorf("create signing secret: %w", err)
 			}
@@ -55,9 +55,9 @@ func (r *WebhookEndpointReconciler) reconcileSigningSecret(ctx context.Context, 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if sec.Labels[webhooks.LabelSigningSecret] != "true" {
+	if sec.Labels[send.LabelSigningSecret] != "true" {
 		setSecretCondition(ep, true, fmt.Sprintf("The signing secret is in Secret %s, which lacks the label %s=true: "+
-			"every delivery attempt reads it from the API server; label it to have it cached", sec.Name, webhooks.LabelSigningSecret))
+			"every delivery attempt reads it from the API server; label it to have it cached", sec.Name, send.LabelSigningSecret))
 		return ctrl.Result{}, nil
 	}
 	setSecretCondition(ep, true, "")
@@ -76,13 +76,13 @@ func (r *WebhookEndpointReconciler) secret(ctx context.Context, key types.Namesp
 }
 
 // reconcilePhase derives the phase from the owner's intent and the failure record: SwitchedOff
-// while a switch-off is in force (webhooks.SwitchedOff), Paused when spec.paused, Active
+// while a switch-off is in force (send.SwitchedOff), Paused when spec.paused, Active
 // otherwise. An endpoint the owner set active after a switch-off gets a clean failure record
 // in the same reconcile; an active endpoint that has failed for 24 hours is switched off. Only
 // status is written: the spec stays the owner's.
 func (r *WebhookEndpointReconciler) reconcilePhase(ep *switchboardv1alpha1.WebhookEndpoint) {
 	now := r.Clock.Now()
-	switchedOff := webhooks.SwitchedOff(ep)
+	switchedOff := send.SwitchedOff(ep)
 	if !switchedOff && ep.Status.SwitchedOffAt != nil {
 		ep.Status.SwitchedOffAt, ep.Status.OwnersNotifiedAt, ep.Status.FailingSince = nil, nil, nil
 		r.event(ep, corev1.EventTypeNormal, "SwitchedOn", "SwitchOn", "Set active again after being switched off")
@@ -92,7 +92,7 @@ func (r *WebhookEndpointReconciler) reconcilePhase(ep *switchboardv1alpha1.Webho
 		ep.Status.Phase = switchboardv1alpha1.WebhookEndpointPhaseSwitchedOff
 		if ep.Status.SwitchedOffAt == nil { // switched off by an earlier release
 			ep.Status.SwitchedOffAt = &metav1.Time{Time: now}
-			if t, err := time.Parse(time.RFC3339, ep.Annotations[webhooks.AnnotationSwitchedOff]); err == nil {
+			if t, err := time.Parse(time.RFC3339, ep.Annotations[send.AnnotationSwitchedOff]); err == nil {
 				ep.Status.SwitchedOffAt = &metav1.Time{Time: t}
 			}
 		}
@@ -100,9 +100,9 @@ func (r *WebhookEndpointReconciler) reconcilePhase(ep *switchboardv1alpha1.Webho
 		ep.Status.Phase = switchboardv1alpha1.WebhookEndpointPhasePaused
 	default:
 		ep.Status.Phase = switchboardv1alpha1.WebhookEndpointPhaseActive
-		if ep.Status.FailingSince != nil && webhooks.ShouldSwitchOff(&ep.Status.FailingSince.Time, now) {
+		if ep.Status.FailingSince != nil && send.ShouldSwitchOff(&ep.Status.FailingSince.Time, now) {
 			ep.Status.Phase = switchboardv1alpha1.WebhookEndpointPhaseSwitchedOff
-			ep.Status.SwitchedOffAt = &metav1.Time{Time: webhooks.SwitchOffTime(ep, now)}
+			ep.Status.SwitchedOffAt = &metav1.Time{Time: send.SwitchOffTime(ep, now)}
 			metrics.WebhookEndpointSwitchedOff()
 			r.event(ep, corev1.EventTypeWarning, "SwitchedOff", "SwitchOff", "Deliveries failed continuously for 24 hours; switched off")
 		}
@@ -159,7 +159,7 @@ func (r *WebhookEndpointReconciler) sendSwitchOffNotice(ctx context.Context, ep 
 	if len(to) == 0 || r.Mailer == nil {
 		return nil
 	}
-	subject, body := webhooks.SwitchOffMessage(acct.Name, ep.Spec.DisplayName, ep.Spec.URL, failingSince)
+	subject, body := send.SwitchOffMessage(acct.Name, ep.Spec.DisplayName, ep.Spec.URL, failingSince)
 	if err := r.Mailer.Send(ctx, to, subject, body); err != nil {
 		return fmt.Errorf("email owners about switch-off: %w", err)
 	}
@@ -171,7 +171,7 @@ func (r *WebhookEndpointReconciler) switchOffTimer(ep *switchboardv1alpha1.Webho
 	if ep.Status.Phase != switchboardv1alpha1.WebhookEndpointPhaseActive || ep.Status.FailingSince == nil {
 		return ctrl.Result{}
 	}
-	wait := webhooks.SwitchOffAt(ep.Status.FailingSince.Time).Sub(r.Clock.Now())
+	wait := send.SwitchOffAt(ep.Status.FailingSince.Time).Sub(r.Clock.Now())
 	return ctrl.Result{RequeueAfter: capWait(wait, r.MaxRequeue)}
 }
 

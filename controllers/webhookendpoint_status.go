@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // patchEndpointStatus stamps observedGeneration when the reconcile succeeded and writes the
@@ -28,7 +28,7 @@ func (r *WebhookEndpointReconciler) patchEndpointStatus(ctx context.Context, bas
 
 func setSecretCondition(ep *switchboardv1alpha1.WebhookEndpoint, ok bool, msg string) {
 	c := metav1.Condition{Type: switchboardv1alpha1.ConditionSigningSecretReady, Status: metav1.ConditionTrue, Reason: switchboardv1alpha1.ReasonSigningSecretFound,
-		Message: "The signing secret is in Secret " + webhooks.SigningSecretName(ep), ObservedGeneration: ep.Generation}
+		Message: "The signing secret is in Secret " + send.SigningSecretName(ep), ObservedGeneration: ep.Generation}
 	if ok && msg != "" {
 		c.Message = msg
 	}

@@ -31,13 +31,13 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/delivery"
-	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
+	"github.com/switchboard-dev/switchboard/internal/webhook/events"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 	"github.com/switchboard-dev/switchboard/test/support/apitest"
 	"github.com/switchboard-dev/switchboard/test/support/benchkit"
 	"github.com/switchboard-dev/switchboard/test/support/controlplane"
@@ -73,38 +73,44 @@ func (r *benchRun) startManager() {
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(r.rcv.Srv.Certificate())
-	sender := webhooks.NewSender(webhooks.SenderConfig{AllowPrivateTargets: true, RootCAs: pool})
+	sender := send.NewSender(send.SenderConfig{AllowPrivateTargets: true, RootCAs: pool})
 	ctx := context.Background()
 	if err := (&WebhookEndpointReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, MaxRequeue: r.maxRQ}).SetupWithManager(m); err != nil {
 		r.b.Fatal(err)
 	}
-	engine, err := delivery.NewEngine(ctx, m, delivery.EngineOptions{Sender: sender, Store: r.st, Clock: r.clk})
+	eng, err := engine.NewEngine(ctx, m, engine.EngineOptions{Sender: sender, Store: r.st, Clock: r.clk})
 	if err != nil {
 		r.b.Fatal(err)
 	}
-	if err := (&WebhookDeliveryReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, Engine: engine, MaxRequeue: r.maxRQ}).SetupWithManager(ctx, m); err != nil {
+	if err := (&WebhookDeliveryReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, Engine: eng, MaxRequeue: r.maxRQ}).SetupWithManager(ctx, m); err != nil {
 		r.b.Fatal(err)
 	}
 	// As in production, first attempts are made straight from the outbox;
 	// BENCH_FIRST_ATTEMPTS=off measures every delivery as a resource (the design before).
 	if os.Getenv("BENCH_FIRST_ATTEMPTS") == "off" {
-		engine.First.Off = true
+		eng.First.Off = true
 	}
 	maxPending, _ := strconv.Atoi(os.Getenv("BENCH_MAX_PENDING")) // 0: the default
+	maxLive := benchMaxLive()
 	// As serve does, endpoints come from the watched cache once it has seen the account's
 	// last write through the API (these endpoints are written directly: at once).
-	endpoints := &delivery.WatchedEndpoints{Cache: m.GetCache(), Live: m.GetAPIReader()}
+	endpoints := &engine.WatchedEndpoints{Cache: m.GetCache(), Live: m.GetAPIReader()}
 	if err := endpoints.Watch(ctx); err != nil {
 		r.b.Fatal(err)
 	}
-	if err := m.Add(&delivery.Dispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Endpoints: endpoints, Store: r.st, Clock: r.clk,
-		Engine: engine, MaxPending: maxPending, Log: logr.Discard()}); err != nil {
+	if err := m.Add(&engine.Dispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Endpoints: endpoints, Store: r.st, Clock: r.clk,
+		Engine: eng, MaxPending: maxPending, MaxLive: maxLive, Log: logr.Discard()}); err != nil {
 		r.b.Fatal(err)
 	}
 	mctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); _ = m.Start(mctx) }()
 	r.stop = func() { cancel(); <-done }
+}
+
+// benchMaxLive is the cap on live WebhookDeliveries: BENCH_MAX_LIVE, or the shipped default.
+func benchMaxLive() int {
+	return envInt("BENCH_MAX_LIVE", engine.DefaultMaxLiveDeliveries)
 }
 
 func (r *benchRun) setup(clk clock.WithTicker) {
@@ -127,11 +133,11 @@ func (r *benchRun) createAccount(clk clock.WithTicker) {
 		ep := &switchboardv1alpha1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.ns},
 			Spec: switchboardv1alpha1.WebhookEndpointSpec{AccountID: r.tenant.Account.PublicID, DisplayName: name,
 				URL: fmt.Sprintf("%s/ep/%d", r.rcv.Srv.URL, i), Events: []switchboardv1alpha1.WebhookEventType{switchboardv1alpha1.EventCallEnded},
-				SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: webhooks.SecretName(name)}}}
+				SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: send.SecretName(name)}}}
 		if err := r.kube.Create(ctx, ep); err != nil {
 			r.b.Fatal(err)
 		}
-		if err := r.kube.Create(ctx, webhooks.NewSigningSecret(ep, webhooks.SecretName(name), webhooks.NewSecret())); err != nil {
+		if err := r.kube.Create(ctx, send.NewSigningSecret(ep, send.SecretName(name), send.NewSecret())); err != nil {
 			r.b.Fatal(err)
 		}
 		r.eps = append(r.eps, ep)
@@ -173,10 +179,15 @@ func (r *benchRun) enqueue(n, rate int) {
 
 // liveDeliveries counts WebhookDelivery objects in etcd (an uncached list).
 func (r *benchRun) liveDeliveries() int {
+	return countDeliveries(r.kube, client.InNamespace(r.ns))
+}
+
+// countDeliveries counts WebhookDelivery objects in etcd matching opts, with an uncached list
+// of one item and the remaining count: the sampler must not load the API server itself.
+func countDeliveries(kube client.Client, opts ...client.ListOption) int {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(switchboardv1alpha1.GroupVersion.WithKind("WebhookDeliveryList"))
-	// One item and the remaining count: the sampler must not load the API server itself.
-	if err := r.kube.List(context.Background(), list, client.InNamespace(r.ns), client.Limit(1)); err != nil {
+	if err := kube.List(context.Background(), list, append(opts, client.Limit(1))...); err != nil {
 		return -1
 	}
 	n := len(list.Items)
@@ -347,7 +358,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 		}
 		fmt.Printf("  after the first attempts: %d deliveries retrying, %d not scheduled at +1 minute\n", len(retrying), wrong)
 		// Step the clock through the schedule; a restarted manager picks every due retry up.
-		for i, delay := range webhooks.RetryDelays {
+		for i, delay := range send.RetryDelays {
 			before := r.rcv.Attempts.Load()
 			r.stop()
 			clk.Step(delay)

@@ -21,8 +21,8 @@ import (
 	"github.com/google/uuid"
 	"k8s.io/utils/clock"
 
-	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/webhook/events"
 	"github.com/switchboard-dev/switchboard/test/support/benchkit"
 	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
@@ -122,6 +122,17 @@ func BenchmarkWebhookEndToEnd(b *testing.B) {
 	}
 	cp, kube, st := startBenchStack(b)
 	platform := startPlatform(b, st)
+	// BENCH_E2E_OTHER_ACCOUNTS runs the cases beside that many other accounts with five
+	// endpoints each (made as BenchmarkWebhookEndpointScale makes them), to compare with the
+	// one-account figures.
+	others := envInt("BENCH_E2E_OTHER_ACCOUNTS", 0)
+	if others > 0 {
+		idle := benchkit.NewReceiver()
+		defer idle.Srv.Close()
+		t0 := time.Now()
+		makeScaleAccounts(b, kube, st, others, 5, func(int) string { return idle.Srv.URL })
+		fmt.Printf("  beside %d other accounts with %d endpoints, made in %.1fs\n", others, others*5, time.Since(t0).Seconds())
+	}
 
 	number := 0
 	run := func(name string, endpoints, n, rate int) {
@@ -137,6 +148,11 @@ func BenchmarkWebhookEndToEnd(b *testing.B) {
 				b.Fatal(err)
 			}
 			r.warmUp()
+			if others > 0 {
+				// A new manager reconciles every endpoint once and lists them all: work a
+				// replica does at its start, not per delivery.
+				fmt.Printf("  settled after the manager's start in %.1fs\n", benchkit.Settle(0.1, 3*time.Second, 10*time.Minute).Seconds())
+			}
 			statements := startPGStatements(b, st)
 			cpu0, t0 := benchkit.ProcCPU(), time.Now()
 			r.offer(n, rate)

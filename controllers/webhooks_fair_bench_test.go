@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,10 +31,7 @@ func BenchmarkWebhookFairness(b *testing.B) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		b.Skip("KUBEBUILDER_ASSETS is not set: run via make bench")
 	}
-	floodN := 20000
-	if n, err := strconv.Atoi(os.Getenv("BENCH_FAIR_FLOOD")); err == nil && n > 0 {
-		floodN = n
-	}
+	floodN := envInt("BENCH_FAIR_FLOOD", 20000)
 	cp, kube, st := startBenchStack(b)
 	slow := benchkit.NewReceiver()
 	slow.Delay = 200 * time.Millisecond

@@ -24,12 +24,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 	"github.com/switchboard-dev/switchboard/test/support/benchkit"
 	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
@@ -45,57 +46,15 @@ func BenchmarkWebhookEndpointScale(b *testing.B) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		b.Skip("KUBEBUILDER_ASSETS is not set: run via make bench")
 	}
-	accounts := 10000
-	if n, err := strconv.Atoi(os.Getenv("BENCH_SCALE_ACCOUNTS")); err == nil && n > 0 {
-		accounts = n
-	}
+	accounts := envInt("BENCH_SCALE_ACCOUNTS", 10000)
 	const perAccount = 5
 	ctx := context.Background()
 	cp, kube, st := startBenchStack(b)
 	rcv := benchkit.NewReceiver()
 	defer rcv.Srv.Close()
 
-	// The accounts, their namespaces, endpoints and signing Secrets, 16 at a time.
-	type account struct {
-		id       int64
-		publicID string
-	}
-	made := make([]account, accounts)
 	t0 := time.Now()
-	var g errgroup.Group
-	g.SetLimit(16)
-	for i := range accounts {
-		g.Go(func() error {
-			acct, err := st.CreateAccount(ctx, store.NewAccount{Name: fmt.Sprintf("Scale %d Ltd", i), Plan: plans.Business})
-			if err != nil {
-				return err
-			}
-			made[i] = account{id: acct.ID, publicID: acct.PublicID}
-			ns := tenancy.Namespace(acct.PublicID)
-			if err := kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
-				Labels: map[string]string{switchboardv1alpha1.AccountLabel: acct.PublicID}}}); err != nil {
-				return err
-			}
-			for e := range perAccount {
-				name := fmt.Sprintf("whep-scale-%d", e)
-				ep := &switchboardv1alpha1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
-					Labels: map[string]string{switchboardv1alpha1.AccountLabel: acct.PublicID}},
-					Spec: switchboardv1alpha1.WebhookEndpointSpec{AccountID: acct.PublicID, DisplayName: "CRM " + name,
-						URL: fmt.Sprintf("%s/ep/%d", rcv.Srv.URL, e), Events: []switchboardv1alpha1.WebhookEventType{switchboardv1alpha1.EventCallEnded},
-						SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: webhooks.SecretName(name)}}}
-				if err := kube.Create(ctx, ep); err != nil {
-					return err
-				}
-				if err := kube.Create(ctx, webhooks.NewSigningSecret(ep, webhooks.SecretName(name), webhooks.NewSecret())); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		b.Fatal(err)
-	}
+	made := makeScaleAccounts(b, kube, st, accounts, perAccount, func(int) string { return rcv.Srv.URL })
 	made1 := time.Since(t0)
 	fmt.Printf("  %d accounts, %d endpoints and their Secrets made in %.1fs (%.0f endpoints/s)\n", accounts, accounts*perAccount,
 		made1.Seconds(), float64(accounts*perAccount)/made1.Seconds())
@@ -141,6 +100,56 @@ func BenchmarkWebhookEndpointScale(b *testing.B) {
 	if err := storetest.SQL(b, st).QueryRow(ctx, `SELECT count(*) FROM events WHERE dispatched_at IS NULL`).Scan(&undispatched); err != nil || undispatched != 0 {
 		b.Errorf("%d events left undispatched (%v)", undispatched, err)
 	}
+}
+
+// scaleAccount is an account made by makeScaleAccounts.
+type scaleAccount struct {
+	id       int64
+	publicID string
+}
+
+// makeScaleAccounts makes n accounts through the store, and their namespaces, perAccount
+// endpoints each (subscribed to call.ended, endpoint e at baseURL(i)+"/ep/e") and signing
+// Secrets through kube-apiserver, 16 accounts at a time: what the API makes, without its
+// rate limits.
+func makeScaleAccounts(b *testing.B, kube client.Client, st *store.Store, n, perAccount int, baseURL func(i int) string) []scaleAccount {
+	ctx := context.Background()
+	made := make([]scaleAccount, n)
+	var g errgroup.Group
+	g.SetLimit(16)
+	for i := range n {
+		g.Go(func() error {
+			acct, err := st.CreateAccount(ctx, store.NewAccount{Name: fmt.Sprintf("Scale %d Ltd", i), Plan: plans.Business})
+			if err != nil {
+				return err
+			}
+			made[i] = scaleAccount{id: acct.ID, publicID: acct.PublicID}
+			ns := tenancy.Namespace(acct.PublicID)
+			if err := kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
+				Labels: map[string]string{switchboardv1alpha1.AccountLabel: acct.PublicID}}}); err != nil {
+				return err
+			}
+			for e := range perAccount {
+				name := fmt.Sprintf("whep-scale-%d", e)
+				ep := &switchboardv1alpha1.WebhookEndpoint{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
+					Labels: map[string]string{switchboardv1alpha1.AccountLabel: acct.PublicID}},
+					Spec: switchboardv1alpha1.WebhookEndpointSpec{AccountID: acct.PublicID, DisplayName: "CRM " + name,
+						URL: fmt.Sprintf("%s/ep/%d", baseURL(i), e), Events: []switchboardv1alpha1.WebhookEventType{switchboardv1alpha1.EventCallEnded},
+						SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: send.SecretName(name)}}}
+				if err := kube.Create(ctx, ep); err != nil {
+					return err
+				}
+				if err := kube.Create(ctx, send.NewSigningSecret(ep, send.SecretName(name), send.NewSecret())); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	return made
 }
 
 // heapInuse is this process's heap in use after a collection.

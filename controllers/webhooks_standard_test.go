@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/events"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/events"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 var _ = Describe("Standard Webhooks signatures", func() {
@@ -30,9 +30,9 @@ var _ = Describe("Standard Webhooks signatures", func() {
 		// The library checks the timestamp against the wall clock; the manager runs on a fake
 		// one, so the timestamp is compared with the spec's header instead.
 		Expect(wh.VerifyIgnoringTimestamp(r.body, r.header)).To(Succeed(), "standard-webhooks library")
-		Expect(r.header.Get("webhook-id")).To(Equal(r.header.Get(webhooks.HeaderDelivery)))
-		Expect(r.header.Get("webhook-timestamp")).To(Equal(r.header.Get(webhooks.HeaderTimestamp)))
-		wrong, err := standardwebhooks.NewWebhook(webhooks.NewSecret())
+		Expect(r.header.Get("webhook-id")).To(Equal(r.header.Get(send.HeaderDelivery)))
+		Expect(r.header.Get("webhook-timestamp")).To(Equal(r.header.Get(send.HeaderTimestamp)))
+		wrong, err := standardwebhooks.NewWebhook(send.NewSecret())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(wrong.VerifyIgnoringTimestamp(r.body, r.header)).To(MatchError(standardwebhooks.ErrNoMatchingSignature))
 	}
@@ -47,7 +47,7 @@ var _ = Describe("Standard Webhooks signatures", func() {
 		e.clk.Step(time.Minute)
 		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
 			Equal([]historyRow{{Status: "succeeded", Attempts: 2, Code: 204, Endpoint: ep.Name}}))
-		resend := webhooks.NewDelivery(ep, id.String(), events.CallEnded, "whdl-std", "resend-1")
+		resend := send.NewDelivery(ep, id.String(), events.CallEnded, "whdl-std", "resend-1")
 		Expect(k8sClient.Create(ctx, resend)).To(Succeed())
 		Eventually(func() int { return len(e.history(id)) }).WithTimeout(20 * time.Second).Should(Equal(2))
 		reqs := e.rcv.all()
@@ -60,9 +60,9 @@ var _ = Describe("Standard Webhooks signatures", func() {
 		// An endpoint whose secret was made before (whsec_ and 64 hex digits) verifies in both too.
 		raw := make([]byte, 32)
 		_, _ = rand.Read(raw)
-		legacy := webhooks.SecretPrefix + hex.EncodeToString(raw)
+		legacy := send.SecretPrefix + hex.EncodeToString(raw)
 		sec := &corev1.Secret{}
-		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: e.ns, Name: webhooks.SecretName(ep.Name)}, sec)).To(Succeed())
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: e.ns, Name: send.SecretName(ep.Name)}, sec)).To(Succeed())
 		sec.Data[switchboardv1alpha1.SigningSecretKey] = []byte(legacy)
 		Expect(k8sClient.Update(ctx, sec)).To(Succeed())
 		Eventually(func(g Gomega) {

@@ -38,12 +38,12 @@ import (
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/api/webhookverify"
-	"github.com/switchboard-dev/switchboard/internal/delivery"
-	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
+	"github.com/switchboard-dev/switchboard/internal/webhook/events"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 	"github.com/switchboard-dev/switchboard/test/support/apitest"
 	"github.com/switchboard-dev/switchboard/test/support/storetest"
 )
@@ -190,6 +190,8 @@ type whEnv struct {
 	maxLivePerEndpoint int
 	// firstMaxWaiting is the engine's MaxWaiting (0: its default).
 	firstMaxWaiting int
+	// probeInterval is the engine's ProbeInterval (0: its default).
+	probeInterval time.Duration
 	// dispatcherClient, when set, wraps the client the dispatcher creates deliveries with.
 	dispatcherClient func(client.Client) client.Client
 }
@@ -244,21 +246,22 @@ func (e *whEnv) start() {
 		HealthProbeBindAddress: "0", Cache: CacheOptions(), Controller: testControllers})
 	Expect(err).NotTo(HaveOccurred())
 	e.cached = m.GetCache()
-	sender := webhooks.NewSender(webhooks.SenderConfig{AllowPrivateTargets: !e.blockPrivate, RootCAs: e.rcv.pool(), Timeout: e.timeout})
+	sender := send.NewSender(send.SenderConfig{AllowPrivateTargets: !e.blockPrivate, RootCAs: e.rcv.pool(), Timeout: e.timeout})
 	Expect((&WebhookEndpointReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk,
-		Mailer: webhooks.SMTPMailer{Addr: e.mail.addr}, MaxRequeue: 100 * time.Millisecond,
+		Mailer: send.SMTPMailer{Addr: e.mail.addr}, MaxRequeue: 100 * time.Millisecond,
 		Recorder: m.GetEventRecorder("switchboard-webhooks")}).SetupWithManager(m)).To(Succeed())
-	engine, err := delivery.NewEngine(ctx, m, delivery.EngineOptions{Sender: sender, Store: e.st, Clock: e.clk, Log: GinkgoLogr})
+	eng, err := engine.NewEngine(ctx, m, engine.EngineOptions{Sender: sender, Store: e.st, Clock: e.clk, Log: GinkgoLogr})
 	Expect(err).NotTo(HaveOccurred())
-	engine.First.MaxWaiting = e.firstMaxWaiting
-	Expect((&WebhookDeliveryReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk, Engine: engine,
+	eng.First.MaxWaiting = e.firstMaxWaiting
+	eng.First.ProbeInterval = e.probeInterval
+	Expect((&WebhookDeliveryReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk, Engine: eng,
 		MaxRequeue: 100 * time.Millisecond, Recorder: m.GetEventRecorder("switchboard-webhooks")}).SetupWithManager(ctx, m)).To(Succeed())
 	dispatcherClient := m.GetClient()
 	if e.dispatcherClient != nil {
 		dispatcherClient = e.dispatcherClient(dispatcherClient)
 	}
-	Expect(m.Add(&delivery.Dispatcher{Client: dispatcherClient, Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
-		Interval: 50 * time.Millisecond, Engine: engine, MaxLivePerEndpoint: e.maxLivePerEndpoint,
+	Expect(m.Add(&engine.Dispatcher{Client: dispatcherClient, Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
+		Interval: 50 * time.Millisecond, Engine: eng, MaxLivePerEndpoint: e.maxLivePerEndpoint,
 		Log: GinkgoLogr})).To(Succeed())
 	mctx, mcancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -309,11 +312,11 @@ func (e *whEnv) endpointAt(rcv *receiver, name string, evts ...switchboardv1alph
 	ep := &switchboardv1alpha1.WebhookEndpoint{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns, Labels: map[string]string{switchboardv1alpha1.AccountLabel: e.tenant.Account.PublicID}},
 		Spec: switchboardv1alpha1.WebhookEndpointSpec{AccountID: e.tenant.Account.PublicID, DisplayName: "CRM " + name, URL: rcv.srv.URL + "/hooks",
-			Events: evts, SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: webhooks.SecretName(name)}},
+			Events: evts, SigningSecretRef: &switchboardv1alpha1.LocalSecretReference{Name: send.SecretName(name)}},
 	}
 	Expect(k8sClient.Create(ctx, ep)).To(Succeed())
-	secret := webhooks.NewSecret()
-	Expect(k8sClient.Create(ctx, webhooks.NewSigningSecret(ep, webhooks.SecretName(name), secret))).To(Succeed())
+	secret := send.NewSecret()
+	Expect(k8sClient.Create(ctx, send.NewSigningSecret(ep, send.SecretName(name), secret))).To(Succeed())
 	Eventually(func(g Gomega) {
 		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
 		g.Expect(ep.Status.Phase).To(Equal(switchboardv1alpha1.WebhookEndpointPhaseActive))
@@ -357,7 +360,7 @@ func (e *whEnv) history(eventID uuid.UUID) []historyRow {
 // live returns the live delivery resources of an event.
 func (e *whEnv) live(eventID uuid.UUID) []switchboardv1alpha1.WebhookDelivery {
 	list := &switchboardv1alpha1.WebhookDeliveryList{}
-	Expect(k8sClient.List(ctx, list, client.InNamespace(e.ns), client.MatchingLabels{webhooks.LabelEventID: eventID.String()})).To(Succeed())
+	Expect(k8sClient.List(ctx, list, client.InNamespace(e.ns), client.MatchingLabels{send.LabelEventID: eventID.String()})).To(Succeed())
 	return list.Items
 }
 
@@ -449,7 +452,7 @@ var _ = Describe("Webhook delivery", func() {
 
 		// A resend is queued the same way: a fresh delivery, same event id and body, to that endpoint only.
 		Expect(e.st.InTx(ctx, func(tx *store.Tx) error {
-			return tx.EnqueueResend(ctx, e.tenant.Account.ID, id, ep.Name, webhooks.DeliveryName(id.String(), ep.Name, ""),
+			return tx.EnqueueResend(ctx, e.tenant.Account.ID, id, ep.Name, send.DeliveryName(id.String(), ep.Name, ""),
 				uuid.New(), e.clk.Now())
 		})).To(Succeed())
 		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(Equal([]historyRow{
@@ -477,7 +480,7 @@ var _ = Describe("Webhook delivery", func() {
 		failing := e.event(events.CallEnded)
 		d := e.waitRetrying(failing, 1)
 		Expect(d.Status.NextAttemptAt.Time).To(BeTemporally("==", t0.Add(time.Minute)))
-		Expect(d.Annotations).To(HaveKeyWithValue(webhooks.AnnotationFirstAttempt, t0.Format(time.RFC3339Nano)))
+		Expect(d.Annotations).To(HaveKeyWithValue(send.AnnotationFirstAttempt, t0.Format(time.RFC3339Nano)))
 		Consistently(func() int { return len(e.rcv.all()) }).WithTimeout(500*time.Millisecond).Should(Equal(2),
 			"the controller waits for the retry: the engine's attempt is not made again")
 		e.rcv.status.Store(200)
@@ -554,7 +557,7 @@ var _ = Describe("Webhook delivery", func() {
 		ep, _ := e.endpoint("whep-down")
 		id := e.event(events.CallEnded)
 		at := t0
-		for i, delay := range webhooks.RetryDelays {
+		for i, delay := range send.RetryDelays {
 			d := e.waitRetrying(id, int32(i+1))
 			Expect(d.Status.NextAttemptAt.Time).To(BeTemporally("==", at.Add(delay)), "retry %d", i+1)
 			Expect(d.Status.LastResponseCode).To(Equal(int32(500)))
@@ -611,9 +614,9 @@ var _ = Describe("Webhook delivery", func() {
 		id := e.event(events.CallEnded)
 		e.waitRetrying(id, 1)
 
-		newSecret := webhooks.NewSecret()
+		newSecret := send.NewSecret()
 		sec := &corev1.Secret{}
-		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: e.ns, Name: webhooks.SecretName(ep.Name)}, sec)).To(Succeed())
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: e.ns, Name: send.SecretName(ep.Name)}, sec)).To(Succeed())
 		sec.Data[switchboardv1alpha1.SigningSecretKey] = []byte(newSecret)
 		Expect(k8sClient.Update(ctx, sec)).To(Succeed())
 		time.Sleep(300 * time.Millisecond) // let the manager's cache see the rotation
@@ -628,7 +631,7 @@ var _ = Describe("Webhook delivery", func() {
 		Expect(verifyWith(oldSecret, e.clk.Now(), reqs[1])).To(MatchError(webhookverify.ErrBadSignature))
 
 		// A resend is a fresh delivery with the same event id.
-		resend := webhooks.NewDelivery(ep, id.String(), events.CallEnded, "whdl-x", "resend-1")
+		resend := send.NewDelivery(ep, id.String(), events.CallEnded, "whdl-x", "resend-1")
 		Expect(k8sClient.Create(ctx, resend)).To(Succeed())
 		Eventually(func() int { return len(e.history(id)) }).WithTimeout(20 * time.Second).Should(Equal(2))
 		reqs = e.rcv.all()
@@ -668,7 +671,7 @@ var _ = Describe("Webhook delivery", func() {
 		e.rcv.status.Store(500)
 		ep, _ := e.endpoint("whep-failing")
 		id := e.event(events.CallEnded)
-		for i, delay := range webhooks.RetryDelays {
+		for i, delay := range send.RetryDelays {
 			e.waitRetrying(id, int32(i+1))
 			e.clk.Step(delay)
 		}
@@ -717,7 +720,7 @@ var _ = Describe("Webhook delivery", func() {
 		// Setting it active (what the API's PATCH status active writes) switches it on with a
 		// clean record.
 		e.rcv.status.Store(200)
-		e.patchEndpoint(ep, func(ep *switchboardv1alpha1.WebhookEndpoint) { webhooks.SwitchOn(ep, e.clk.Now()) })
+		e.patchEndpoint(ep, func(ep *switchboardv1alpha1.WebhookEndpoint) { send.SwitchOn(ep, e.clk.Now()) })
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ep), ep)).To(Succeed())
 			g.Expect(ep.Status.Phase).To(Equal(switchboardv1alpha1.WebhookEndpointPhaseActive))
@@ -801,7 +804,7 @@ var _ = Describe("Webhook delivery", func() {
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 		Expect(ep.Spec.SigningSecretRef).To(BeNil(), "the controller leaves the spec as the user wrote it")
 		sec := &corev1.Secret{}
-		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: e.ns, Name: webhooks.SecretName(ep.Name)}, sec)).To(Succeed())
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: e.ns, Name: send.SecretName(ep.Name)}, sec)).To(Succeed())
 		secret := string(sec.Data[switchboardv1alpha1.SigningSecretKey])
 		Expect(secret).To(HavePrefix("whsec_"))
 		Expect(metav1.IsControlledBy(sec, ep)).To(BeTrue())
@@ -824,7 +827,7 @@ var _ = Describe("Webhook delivery", func() {
 	})
 
 	It("signs with an operator's own Secret, which the manager's cache does not hold", func() {
-		secret := webhooks.NewSecret()
+		secret := send.NewSecret()
 		own := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "crm-signing", Namespace: e.ns},
 			Data: map[string][]byte{switchboardv1alpha1.SigningSecretKey: []byte(secret)}}
 		Expect(k8sClient.Create(ctx, own)).To(Succeed())
@@ -840,7 +843,7 @@ var _ = Describe("Webhook delivery", func() {
 			ready := meta.FindStatusCondition(ep.Status.Conditions, switchboardv1alpha1.ConditionSigningSecretReady)
 			g.Expect(ready).NotTo(BeNil())
 			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(ready.Message).To(ContainSubstring("lacks the label " + webhooks.LabelSigningSecret + "=true"))
+			g.Expect(ready.Message).To(ContainSubstring("lacks the label " + send.LabelSigningSecret + "=true"))
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 
 		By("the cache holds the service's own signing secrets only")
@@ -870,15 +873,15 @@ var _ = Describe("Webhook delivery", func() {
 		// A dispatcher that claimed the event, created its delivery and stopped before marking
 		// the event dispatched: once the claim's lease ends, the next pass creates the same name
 		// again, which already exists.
-		Expect(e.st.ClaimEvents(ctx, 10, e.clk.Now(), delivery.DefaultEventLease)).To(HaveLen(1))
-		Expect(k8sClient.Create(ctx, webhooks.NewDelivery(ep, id.String(), events.CallEnded, "", ""))).To(Succeed())
-		w := &delivery.Dispatcher{Client: k8sClient, Reader: k8sClient, Store: e.st, Clock: e.clk, Log: GinkgoLogr}
+		Expect(e.st.ClaimEvents(ctx, 10, e.clk.Now(), engine.DefaultEventLease)).To(HaveLen(1))
+		Expect(k8sClient.Create(ctx, send.NewDelivery(ep, id.String(), events.CallEnded, "", ""))).To(Succeed())
+		w := &engine.Dispatcher{Client: k8sClient, Reader: k8sClient, Store: e.st, Clock: e.clk, Log: GinkgoLogr}
 		Expect(w.DispatchOnce(ctx)).To(Equal(0), "the stopped dispatcher's claim holds the event until its lease ends")
-		e.clk.Step(delivery.DefaultEventLease)
+		e.clk.Step(engine.DefaultEventLease)
 		Expect(w.DispatchOnce(ctx)).To(Equal(1))
 		Expect(w.DispatchOnce(ctx)).To(Equal(0), "nothing left to dispatch")
 		Expect(e.live(id)).To(HaveLen(1))
-		Expect(apierrors.IsAlreadyExists(k8sClient.Create(ctx, webhooks.NewDelivery(ep, id.String(), events.CallEnded, "", "")))).To(BeTrue())
+		Expect(apierrors.IsAlreadyExists(k8sClient.Create(ctx, send.NewDelivery(ep, id.String(), events.CallEnded, "", "")))).To(BeTrue())
 		e.start()
 		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
 			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
@@ -889,8 +892,8 @@ var _ = Describe("Webhook delivery", func() {
 		ep, _ := e.endpoint("whep-repeat")
 		e.stop()
 		id := e.event(events.CallEnded)
-		Expect(e.st.ClaimEvents(ctx, 10, e.clk.Now(), delivery.DefaultEventLease)).To(HaveLen(1))
-		Expect(k8sClient.Create(ctx, webhooks.NewDelivery(ep, id.String(), events.CallEnded, "", ""))).To(Succeed())
+		Expect(e.st.ClaimEvents(ctx, 10, e.clk.Now(), engine.DefaultEventLease)).To(HaveLen(1))
+		Expect(k8sClient.Create(ctx, send.NewDelivery(ep, id.String(), events.CallEnded, "", ""))).To(Succeed())
 		e.start() // the delivery is made and leaves etcd; the event stays claimed, unmarked
 		Eventually(func() []historyRow { return e.history(id) }).WithTimeout(20 * time.Second).Should(
 			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
@@ -899,7 +902,7 @@ var _ = Describe("Webhook delivery", func() {
 		var dispatched *time.Time
 		Expect(storetest.SQL(GinkgoT(), e.st).QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&dispatched)).To(Succeed())
 		Expect(dispatched).To(BeNil(), "the claim was never marked")
-		e.clk.Step(delivery.DefaultEventLease)
+		e.clk.Step(engine.DefaultEventLease)
 		e.start()
 		Eventually(func(g Gomega) {
 			g.Expect(storetest.SQL(GinkgoT(), e.st).QueryRow(ctx, `SELECT dispatched_at FROM events WHERE id = $1`, id).Scan(&dispatched)).To(Succeed())
@@ -918,12 +921,12 @@ var _ = Describe("Webhook delivery", func() {
 		m, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: cp.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
 			HealthProbeBindAddress: "0", Controller: testControllers})
 		Expect(err).NotTo(HaveOccurred())
-		engine, err := delivery.NewEngine(ctx, m, delivery.EngineOptions{Store: e.st, Clock: e.clk})
+		eng, err := engine.NewEngine(ctx, m, engine.EngineOptions{Store: e.st, Clock: e.clk})
 		Expect(err).NotTo(HaveOccurred())
-		engine.First.Off = true // every delivery a resource
+		eng.First.Off = true // every delivery a resource
 		const bound = 20
-		Expect(m.Add(&delivery.Dispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
-			Interval: 20 * time.Millisecond, Engine: engine, MaxPending: bound, Log: GinkgoLogr})).To(Succeed())
+		Expect(m.Add(&engine.Dispatcher{Client: m.GetClient(), Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
+			Interval: 20 * time.Millisecond, Engine: eng, MaxPending: bound, Log: GinkgoLogr})).To(Succeed())
 		mctx, mcancel := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() {
@@ -1116,7 +1119,7 @@ var _ = Describe("Webhook delivery", func() {
 		}
 		stuckLive := func() int {
 			list := &switchboardv1alpha1.WebhookDeliveryList{}
-			Expect(k8sClient.List(ctx, list, client.InNamespace(e.ns), client.MatchingLabels{webhooks.LabelEndpoint: stuckEp.Name})).To(Succeed())
+			Expect(k8sClient.List(ctx, list, client.InNamespace(e.ns), client.MatchingLabels{send.LabelEndpoint: stuckEp.Name})).To(Succeed())
 			return len(list.Items)
 		}
 		deferred := func() int64 {
@@ -1141,7 +1144,7 @@ var _ = Describe("Webhook delivery", func() {
 		Eventually(deferred).WithTimeout(20 * time.Second).Should(BeEquivalentTo(4))
 		Eventually(func(g Gomega) {
 			list := &switchboardv1alpha1.WebhookDeliveryList{}
-			g.Expect(k8sClient.List(ctx, list, client.InNamespace(e.ns), client.MatchingLabels{webhooks.LabelEndpoint: stuckEp.Name})).To(Succeed())
+			g.Expect(k8sClient.List(ctx, list, client.InNamespace(e.ns), client.MatchingLabels{send.LabelEndpoint: stuckEp.Name})).To(Succeed())
 			g.Expect(list.Items).To(HaveLen(3))
 			for _, d := range list.Items {
 				g.Expect(d.Status.Phase).To(Equal(switchboardv1alpha1.WebhookDeliveryPhaseRetrying))
@@ -1158,7 +1161,7 @@ var _ = Describe("Webhook delivery", func() {
 			e.clk.Step(time.Minute)
 			return statuses(stuckEp.Name)
 		}).WithTimeout(60 * time.Second).WithPolling(200 * time.Millisecond).Should(Equal(map[string]int{"succeeded": 7}))
-		Expect(deferred()).To(BeZero())
+		Eventually(deferred).WithTimeout(10 * time.Second).Should(BeZero())
 		got := map[string]int{}
 		for _, r := range stuck.all() {
 			if !r.at.Before(recovered) {
@@ -1172,6 +1175,76 @@ var _ = Describe("Webhook delivery", func() {
 		for _, id := range ids {
 			Expect(got[id.String()]).To(Equal(1), "event %s delivered once after the recovery", id)
 		}
+	})
+
+	It("probes a failing endpoint whose deliveries are deferred, so that once it answers again its new events arrive without waiting for a retry", func() {
+		e.stop()
+		e.maxLivePerEndpoint = 1
+		e.firstMaxWaiting = 1
+		e.probeInterval = 500 * time.Millisecond
+		e.start()
+		stuck := startReceiver()
+		stuck.status.Store(503)
+		stuckEp, _ := e.endpointAt(stuck, "whep-down")
+		deferred := func() int64 {
+			n, err := e.st.DeferredDeliveries(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			return n
+		}
+		sentTo := func(id uuid.UUID) int {
+			n := 0
+			for _, r := range stuck.all() {
+				if strings.Contains(string(r.body), id.String()) {
+					n++
+				}
+			}
+			return n
+		}
+		succeeded := func(id uuid.UUID) bool {
+			for _, h := range e.history(id) {
+				if h.Endpoint == stuckEp.Name && h.Status == "succeeded" {
+					return true
+				}
+			}
+			return false
+		}
+		// The first event's attempt fails and its resource takes the endpoint's one place.
+		first := e.event(events.CallEnded)
+		Eventually(func() []switchboardv1alpha1.WebhookDelivery { return e.live(first) }).WithTimeout(20 * time.Second).Should(HaveLen(1))
+		// The endpoint's status shows it failing for longer than the grace.
+		e.clk.Step(15 * time.Second)
+		Eventually(func(g Gomega) {
+			ep := &switchboardv1alpha1.WebhookEndpoint{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(stuckEp), ep)).To(Succeed())
+			g.Expect(ep.Status.FailingSince).NotTo(BeNil())
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+		// No room: the next event is attempted once (a probe), fails, and is deferred.
+		second := e.event(events.CallEnded)
+		Eventually(deferred).WithTimeout(20 * time.Second).Should(BeEquivalentTo(1))
+		Expect(sentTo(second)).To(Equal(1), "the probe reached the endpoint")
+
+		// The endpoint answers again. Without a retry falling due (the clock stands still),
+		// the next event's probe finds it and the event is delivered at once.
+		stuck.status.Store(204)
+		time.Sleep(e.probeInterval)
+		third := e.event(events.CallEnded)
+		Eventually(func() bool { return succeeded(third) }).WithTimeout(20 * time.Second).Should(BeTrue())
+		Expect(sentTo(first)).To(Equal(1), "the first event's retry is not due yet")
+		// The status clears, and the events after it are plain first attempts.
+		fourth := e.event(events.CallEnded)
+		Eventually(func() bool { return succeeded(fourth) }).WithTimeout(20 * time.Second).Should(BeTrue())
+
+		// The retry falls due: the first succeeds, its place promotes the deferred second, and
+		// every event arrives exactly once after the recovery.
+		Eventually(func() bool {
+			e.clk.Step(time.Minute)
+			return succeeded(first) && succeeded(second)
+		}).WithTimeout(60 * time.Second).WithPolling(200 * time.Millisecond).Should(BeTrue())
+		Eventually(deferred).WithTimeout(10 * time.Second).Should(BeZero())
+		Expect(sentTo(first)).To(Equal(2))
+		Expect(sentTo(second)).To(Equal(2))
+		Expect(sentTo(third)).To(Equal(1))
+		Expect(sentTo(fourth)).To(Equal(1))
 	})
 
 	It("records the deferred deliveries of an endpoint paused meanwhile as cancelled, resendable", func() {
@@ -1199,7 +1272,8 @@ var _ = Describe("Webhook delivery", func() {
 			}
 			return n
 		}).WithTimeout(30 * time.Second).Should(Equal(3))
-		Expect(e.st.DeferredDeliveries(ctx)).To(BeZero())
+		// The rows leave the table after their outcome is recorded.
+		Eventually(func() (int64, error) { return e.st.DeferredDeliveries(ctx) }).WithTimeout(10 * time.Second).Should(BeZero())
 		gone := 0
 		for _, id := range ids {
 			for _, h := range e.history(id) {

@@ -154,7 +154,8 @@ type WebhookEndpointStatus struct {
 	// +optional
 	OwnersNotifiedAt *metav1.Time `json:"ownersNotifiedAt,omitempty"`
 
-	// LastDeliveryAt is when the last delivery attempt was made.
+	// LastDeliveryAt is when the last delivery attempt was made, to within an hour: an
+	// unchanged outcome is written at most hourly, so deliveries do not each cost a write.
 	// +optional
 	LastDeliveryAt *metav1.Time `json:"lastDeliveryAt,omitempty"`
 

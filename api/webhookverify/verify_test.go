@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/api/webhookverify"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // A receiver built on this package accepts a real delivery and refuses tampering, a wrong
@@ -37,25 +37,25 @@ func TestVerifierOnRealDeliveries(t *testing.T) {
 	defer srv.Close()
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
-	sender := webhooks.NewSender(webhooks.SenderConfig{AllowPrivateTargets: true, RootCAs: pool})
-	send := func(secret string, sentAt time.Time) (webhooks.Result, outcome) {
-		res := sender.Send(context.Background(), webhooks.Request{URL: srv.URL, Secret: secret, EventType: "test",
+	sender := send.NewSender(send.SenderConfig{AllowPrivateTargets: true, RootCAs: pool})
+	deliver := func(secret string, sentAt time.Time) (send.Result, outcome) {
+		res := sender.Send(context.Background(), send.Request{URL: srv.URL, Secret: secret, EventType: "test",
 			EventID: "3f2b8c1e-5d4a-4b6f-9e21-7c0d8a9b1f34", Body: []byte(`{"event":"test","test":true}`), SentAt: sentAt})
 		return res, <-results
 	}
-	if res, o := send("whsec_live", now); !res.OK || o.err != nil || o.body != `{"event":"test","test":true}` {
+	if res, o := deliver("whsec_live", now); !res.OK || o.err != nil || o.body != `{"event":"test","test":true}` {
 		t.Errorf("genuine delivery: %+v %+v", res, o)
 	}
-	if res, o := send("whsec_live", now.Add(-4*time.Minute)); !res.OK || o.err != nil {
+	if res, o := deliver("whsec_live", now.Add(-4*time.Minute)); !res.OK || o.err != nil {
 		t.Errorf("four minutes old: %+v %+v", res, o)
 	}
-	if res, o := send("whsec_wrong", now); res.OK || !errors.Is(o.err, webhookverify.ErrBadSignature) {
+	if res, o := deliver("whsec_wrong", now); res.OK || !errors.Is(o.err, webhookverify.ErrBadSignature) {
 		t.Errorf("wrong secret: %+v %+v", res, o)
 	}
-	if res, o := send("whsec_live", now.Add(-6*time.Minute)); res.OK || !errors.Is(o.err, webhookverify.ErrStale) {
+	if res, o := deliver("whsec_live", now.Add(-6*time.Minute)); res.OK || !errors.Is(o.err, webhookverify.ErrStale) {
 		t.Errorf("replayed after six minutes: %+v %+v", res, o)
 	}
-	if res, o := send("whsec_live", now.Add(6*time.Minute)); res.OK || !errors.Is(o.err, webhookverify.ErrStale) {
+	if res, o := deliver("whsec_live", now.Add(6*time.Minute)); res.OK || !errors.Is(o.err, webhookverify.ErrStale) {
 		t.Errorf("six minutes in the future: %+v %+v", res, o)
 	}
 }
@@ -65,7 +65,7 @@ func TestVerifyRefusesTamperingAndMissingHeaders(t *testing.T) {
 	body := []byte(`{"event":"call.ended"}`)
 	h := http.Header{}
 	h.Set("X-Service-Timestamp", strconv.FormatInt(now.Unix(), 10))
-	h.Set("X-Service-Signature", webhooks.Sign("whsec_k", now.Unix(), body))
+	h.Set("X-Service-Signature", send.Sign("whsec_k", now.Unix(), body))
 	v := webhookverify.Verifier{Secret: "whsec_k", Now: func() time.Time { return now }}
 	if err := v.Verify(h, body); err != nil {
 		t.Fatalf("genuine: %v", err)
@@ -107,7 +107,7 @@ func TestVerifyRefusesAnEmptySecret(t *testing.T) {
 	body := []byte(`{"event":"call.ended"}`)
 	h := http.Header{}
 	h.Set("X-Service-Timestamp", strconv.FormatInt(now.Unix(), 10))
-	h.Set("X-Service-Signature", webhooks.Sign("", now.Unix(), body))
+	h.Set("X-Service-Signature", send.Sign("", now.Unix(), body))
 	for _, secret := range []string{"", "  "} {
 		v := webhookverify.Verifier{Secret: secret, Now: func() time.Time { return now }}
 		if err := v.Verify(h, body); !errors.Is(err, webhookverify.ErrNoSecret) {

@@ -13,35 +13,96 @@ import (
 
 const (
 	beginMarker = "<!-- BEGIN GENERATED: current figures from the latest file in docs/bench-results (make bench-docs) -->"
-	endMarker   = "<!-- END GENERATED: current figures -->"
+	// topLevel separates a benchmark from its case in a figure's name.
+	topLevel  = "/"
+	endMarker = "<!-- END GENERATED: current figures -->"
 )
 
-// Latest returns the results file of dir with the latest start, and its name.
-func Latest(dir string) (Run, string, error) {
+// NamedRun is a results file and its name.
+type NamedRun struct {
+	Run
+	Name string
+}
+
+// readRuns reads every results file of dir, the latest start first.
+func readRuns(dir string) ([]NamedRun, error) {
 	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
-		return Run{}, "", err
+		return nil, err
 	}
-	var best Run
-	var bestName string
+	var runs []NamedRun
 	for _, n := range names {
 		b, err := os.ReadFile(n)
 		if err != nil {
-			return Run{}, "", err
+			return nil, err
 		}
 		var r Run
 		if err := json.Unmarshal(b, &r); err != nil {
-			return Run{}, "", fmt.Errorf("%s: %w", n, err)
+			return nil, fmt.Errorf("%s: %w", n, err)
 		}
-		base := filepath.Base(n)
-		if bestName == "" || r.Started.After(best.Started) || (r.Started.Equal(best.Started) && base > bestName) {
-			best, bestName = r, base
+		runs = append(runs, NamedRun{Run: r, Name: filepath.Base(n)})
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("no results file (*.json) in %s", dir)
+	}
+	sort.SliceStable(runs, func(i, j int) bool {
+		if !runs[i].Started.Equal(runs[j].Started) {
+			return runs[i].Started.After(runs[j].Started)
+		}
+		return runs[i].Name > runs[j].Name
+	})
+	return runs, nil
+}
+
+// Latest returns the results file of dir with the latest start, and its name.
+func Latest(dir string) (Run, string, error) {
+	runs, err := readRuns(dir)
+	if err != nil {
+		return Run{}, "", err
+	}
+	return runs[0].Run, runs[0].Name, nil
+}
+
+// Current is, for every benchmark any results file of dir measured, the figures of the latest
+// run that measured it: each run with only the figures it is the latest for, the latest run
+// first, runs left with none left out. A partial run (one benchmark, say) so replaces that
+// benchmark's figures and keeps the others' from the runs before it.
+func Current(dir string) ([]NamedRun, error) {
+	runs, err := readRuns(dir)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []NamedRun
+	for _, r := range runs {
+		var keep []Figure
+		measured := map[string]bool{}
+		for _, f := range r.Figures {
+			top, _, _ := strings.Cut(f.Benchmark, topLevel)
+			key := f.Package + " " + top
+			if !seen[key] {
+				keep = append(keep, f)
+				measured[key] = true
+			}
+		}
+		for key := range measured {
+			seen[key] = true
+		}
+		if len(keep) > 0 || len(out) == 0 {
+			r.Figures = keep
+			out = append(out, r)
 		}
 	}
-	if bestName == "" {
-		return Run{}, "", fmt.Errorf("no results file (*.json) in %s", dir)
+	return out, nil
+}
+
+// RenderCurrent is Render of each of runs (see Current), one after the other.
+func RenderCurrent(runs []NamedRun) string {
+	parts := make([]string, len(runs))
+	for i, r := range runs {
+		parts[i] = Render(r.Run, r.Name)
 	}
-	return best, bestName, nil
+	return strings.Join(parts, "\n")
 }
 
 // Render is the markdown of the "Current figures" table: every figure of run, grouped by

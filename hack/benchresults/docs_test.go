@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,6 +99,45 @@ func TestRenderHasOnlyTheLatestRun(t *testing.T) {
 	for _, stale := range []string{"BenchmarkOld", "4,242", "1111111"} {
 		if strings.Contains(got, stale) {
 			t.Errorf("rendered table has the older run's %q:\n%s", stale, got)
+		}
+	}
+}
+
+// Each benchmark's figures come from the latest run that measured it: a partial run replaces
+// its own benchmark's and leaves the others' of the run before.
+func TestCurrentKeepsEachBenchmarksLatestFigures(t *testing.T) {
+	dir := t.TempDir()
+	day := time.Date(2026, 11, 28, 5, 0, 0, 0, time.UTC)
+	fig := func(bench string, v float64) Figure {
+		return Figure{Benchmark: bench, Package: "example/pkg", Metric: "p99", Value: v, Unit: "ms", Command: "go test ./pkg"}
+	}
+	full := Run{Commit: "1111111aaaa", Started: day.Add(-2 * time.Hour), Finished: day.Add(-time.Hour),
+		Figures: []Figure{fig("BenchmarkA/burst", 11), fig("BenchmarkA/paced", 12), fig("BenchmarkB", 13), fig("BenchmarkC", 14)}}
+	partialA := Run{Commit: "2222222bbbb", Started: day.Add(-30 * time.Minute), Finished: day.Add(-20 * time.Minute), Partial: "A only.",
+		Figures: []Figure{fig("BenchmarkA/burst", 21)}}
+	partialC := Run{Commit: "3333333cccc", Started: day, Finished: day.Add(time.Minute), Partial: "C only.",
+		Figures: []Figure{fig("BenchmarkC", 34)}}
+	for _, r := range []Run{full, partialA, partialC} {
+		writeRun(t, dir, r)
+	}
+	runs, err := Current(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range runs {
+		for _, f := range r.Figures {
+			got = append(got, fmt.Sprintf("%s %s %v", r.Commit[:7], f.Benchmark, f.Value))
+		}
+	}
+	want := []string{"3333333 BenchmarkC 34", "2222222 BenchmarkA/burst 21", "1111111 BenchmarkB 13"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("current figures:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	page := RenderCurrent(runs)
+	for _, stale := range []string{"| 11 |", "| 12 |", "| 14 |"} {
+		if strings.Contains(page, stale) {
+			t.Errorf("the page has a superseded figure %q:\n%s", stale, page)
 		}
 	}
 }

@@ -140,7 +140,7 @@ func docs(args []string) error {
 
 // generate returns doc as it should be and as it is.
 func generate(results, doc string) (updated, current string, err error) {
-	run, name, err := Latest(results)
+	runs, err := Current(results)
 	if err != nil {
 		return "", "", err
 	}
@@ -148,7 +148,7 @@ func generate(results, doc string) (updated, current string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	updated, err = Splice(string(b), Render(run, name))
+	updated, err = Splice(string(b), RenderCurrent(runs))
 	if err != nil {
 		return "", "", fmt.Errorf("%s: %w", doc, err)
 	}

@@ -374,6 +374,7 @@ func TestImageServesAsTheDeploymentRunsIt(t *testing.T) {
 		"switchboard-database":     {"url": storetest.NewDatabaseURL(t)},
 		"switchboard-platform":     {"token": "image-test-platform-token"},
 		"switchboard-link-signing": {"key": strings.Repeat("k", 48)},
+		"switchboard-realtime":     {"secret": strings.Repeat("r", 32)},
 	}
 	// What the kubelet gives the container: the service account's files and the
 	// kube-apiserver's address, the volumes, and the env with its references resolved.
@@ -475,6 +476,10 @@ func TestImageServesAsTheDeploymentRunsIt(t *testing.T) {
 	}
 	if got := get("api", "/v1/me"); got != http.StatusUnauthorized {
 		t.Errorf("public API without a key: %d, want 401", got)
+	}
+	// Every feature is on as deployed: the live channel has its secret.
+	if strings.Contains(logs.String(), "the live channel is off") {
+		t.Error("the live channel is off as deployed")
 	}
 	// The image has no local speech engine (docs/operations.md "The image").
 	if !strings.Contains(logs.String(), "the local speech engine is not installed") {

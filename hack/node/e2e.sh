@@ -9,6 +9,20 @@ KUSTOMIZE="${KUSTOMIZE:?the kustomize binary (make test-e2e sets it)}"
 NS=switchboard-system
 log() { echo "e2e: $*" >&2; }
 fail() { log "FAIL: $*"; exit 1; }
+# Waits until five GET /v1/me in a row answer 200 through the Service: kube-proxy drops the
+# old pods' addresses a moment after a rollout reports done.
+settle() {
+  local ok
+  for _ in $(seq 60); do
+    ok=0
+    for _ in 1 2 3 4 5; do
+      [[ "$(curl -s -m 2 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $key" "$API/v1/me")" == 200 ]] && ok=$((ok + 1))
+    done
+    [[ $ok == 5 ]] && return 0
+    sleep 0.5
+  done
+  fail "GET /v1/me through the Service did not settle after the rollout"
+}
 
 # PostgreSQL on the node's address, where the pods reach it (a throwaway cluster; its own
 # directory outside $RUN, which the postgres user cannot enter).
@@ -30,7 +44,9 @@ DB="postgres://postgres@$NODE_IP:$PGPORT/switchboard?sslmode=disable"
 kubectl create namespace "$NS" >/dev/null
 kubectl -n "$NS" create secret generic switchboard-database --from-literal=url="$DB" >/dev/null
 kubectl -n "$NS" create secret generic switchboard-link-signing --from-literal=key="$(openssl rand -base64 48)" >/dev/null
-kubectl -n "$NS" create secret generic switchboard-platform --from-literal=token="$(openssl rand -hex 16)" >/dev/null
+PLATFORM_TOKEN="$(openssl rand -hex 16)"
+kubectl -n "$NS" create secret generic switchboard-platform --from-literal=token="$PLATFORM_TOKEN" >/dev/null
+kubectl -n "$NS" create secret generic switchboard-realtime --from-literal=secret="$(openssl rand -base64 32)" >/dev/null
 mkdir -p "$RUN/recordings"
 chmod 0777 "$RUN/recordings"
 kubectl apply -f - >/dev/null <<YAML
@@ -59,15 +75,122 @@ fi
 API="http://$(kubectl -n "$NS" get service switchboard-api -o jsonpath='{.spec.clusterIP}'):80"
 code="$(curl -s -o /dev/null -w '%{http_code}' "$API/v1/me")"
 [[ "$code" == 401 ]] || fail "GET /v1/me without a key through the Service: $code, want 401"
-key="$(cd "$ROOT" && DATABASE_URL="$DB" go run . admin create-account --name "E2E Plumbing Ltd" \
-  --owner-email owner@e2e.example --owner-name "E2E Owner" | awk '$1 == "key" { print $2 }')"
+(cd "$ROOT" && go build -o "$RUN/switchboard" .)
+SB="$RUN/switchboard"
+created="$(DATABASE_URL="$DB" "$SB" admin create-account --name "E2E Plumbing Ltd" --addon integrations \
+  --owner-email owner@e2e.example --owner-name "E2E Owner")"
+key="$(awk '$1 == "key" { print $2 }' <<<"$created")"
+acct="$(awk '$1 == "account" { print $2 }' <<<"$created")"
 [[ -n "$key" ]] || fail "admin create-account printed no key"
 body="$(curl -s -H "Authorization: Bearer $key" -w '\n%{http_code}' "$API/v1/me")"
 [[ "$(tail -n 1 <<<"$body")" == 200 ]] || fail "GET /v1/me with the owner's key: $body"
 grep -q '"E2E Plumbing Ltd"' <<<"$body" || fail "GET /v1/me does not name the account: $body"
+enabled="$(sed '$d' <<<"$body" | jq -r '.realtime.enabled')"
+[[ "$enabled" == true ]] || fail "GET /v1/me realtime.enabled: $enabled, want true: $body"
 # Both replicas serve: each pod's API answers on its own address too.
 for ip in $(kubectl -n "$NS" get pods -l control-plane=controller-manager -o jsonpath='{.items[*].status.podIP}'); do
   code="$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $key" "http://$ip:8080/v1/me")"
   [[ "$code" == 200 ]] || fail "pod $ip: GET /v1/me $code"
 done
 log "PASS: config/default serves the public API through the switchboard-api Service"
+
+# The live channel through the Service: clients reach it at public-base-url, so point that
+# at the Service (a changed setting rolls the pods), subscribe with `switchboard listen` and
+# report a call on the platform Service.
+sed -i "s|- public-base-url=.*|- public-base-url=$API|" "$RUN/config/default/kustomization.yaml"
+"$KUSTOMIZE" build "$RUN/config/default" | kubectl apply --server-side -f - >/dev/null
+kubectl -n "$NS" rollout status deployment/switchboard-controller-manager --timeout=240s >&2 ||
+  fail "the Deployment did not roll out with public-base-url=$API"
+settle
+# Every answer through the Service comes from the new pods: five in a row name the Service as
+# the live channel's host (a pod still draining names the placeholder).
+api_host="${API#http://}"
+api_host="${api_host%%:*}"
+for _ in $(seq 60); do
+  ok=0
+  for _ in 1 2 3 4 5; do
+    curl -s -m 2 -H "Authorization: Bearer $key" "$API/v1/me" | grep -Eq "\"host\": ?\"$api_host\"" && ok=$((ok + 1))
+  done
+  [[ $ok == 5 ]] && break
+  sleep 1
+done
+[[ $ok == 5 ]] || fail "GET /v1/me through the Service still names another live channel host"
+DATABASE_URL="$DB" "$SB" admin add-number --account "$acct" --number "020 7946 0555" >/dev/null
+RECV_PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+python3 - "$RECV_PORT" "$RUN/received" <<'PY' &
+import http.server, sys
+port, out = int(sys.argv[1]), sys.argv[2]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        with open(out, "ab") as f:
+            f.write(body + b"\n")
+        self.send_response(204); self.end_headers()
+    def log_message(self, *a): pass
+http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
+PY
+RECV_PID=$!
+"$SB" listen --api-base "$API/v1" --key "$key" --config-dir "$RUN/listen" \
+  --forward-to "http://127.0.0.1:$RECV_PORT/hooks" >"$RUN/listen.log" 2>&1 &
+LISTEN_PID=$!
+trap 'kill $LISTEN_PID $RECV_PID 2>/dev/null; pg "$PG_BIN/pg_ctl" -D "$PGDIR/data" -m fast stop >/dev/null 2>&1; rm -rf "$PGDIR"' EXIT
+for _ in $(seq 120); do grep -q '^Ready' "$RUN/listen.log" && break; sleep 0.5; done
+grep -q '^Ready' "$RUN/listen.log" || fail "switchboard listen did not subscribe: $(cat "$RUN/listen.log")"
+PLATFORM="http://$(kubectl -n "$NS" get service switchboard-platform -o jsonpath='{.spec.clusterIP}'):8081"
+receipt="$(curl -s -H "Authorization: Bearer $PLATFORM_TOKEN" -H 'Content-Type: application/json' -w '\n%{http_code}' \
+  "$PLATFORM/platform/v1/calls" -d "{\"platform_ref\":\"e2e-live-1\",\"to\":\"020 7946 0555\",
+  \"from\":\"+44 7700 900123\",\"disposition\":\"answered\",\"started_at\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\",
+  \"duration_seconds\":95,\"talk_seconds\":80}")"
+[[ "$(tail -n 1 <<<"$receipt")" == 2* ]] || fail "POST /platform/v1/calls: $receipt"
+call="$(sed '$d' <<<"$receipt" | jq -r '.call_public_id')"
+for _ in $(seq 60); do grep -q "$call" "$RUN/received" 2>/dev/null && break; sleep 0.5; done
+grep -q "$call" "$RUN/received" 2>/dev/null ||
+  fail "no live event for call $call reached the receiver; listen: $(cat "$RUN/listen.log")"
+grep -q '"call.ended"' "$RUN/received" || fail "the live event is not call.ended: $(cat "$RUN/received")"
+log "PASS: realtime.enabled, and call.ended for $call arrived live through the Service"
+
+# A rolling update under load: calls reported 20 a second and GET /v1/me once a second, through the
+# Services for the whole `rollout restart`, each call's call.ended delivered over HTTPS to a
+# receiver on the node. The receiver is on a private address with its own CA, which the
+# deployed copy (only) is told to trust.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=e2e-receiver \
+  -addext "subjectAltName=IP:$NODE_IP" -keyout "$RUN/receiver.key" -out "$RUN/receiver.pem" 2>/dev/null
+kubectl -n "$NS" create configmap e2e-webhook-ca --from-file=ca.pem="$RUN/receiver.pem" >/dev/null
+kubectl -n "$NS" patch deployment switchboard-controller-manager --type=json -p '[
+  {"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--webhook-allow-private-targets"},
+  {"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--webhook-ca-file=/etc/e2e-webhook-ca/ca.pem"},
+  {"op":"add","path":"/spec/template/spec/volumes/-","value":{"name":"e2e-webhook-ca","configMap":{"name":"e2e-webhook-ca"}}},
+  {"op":"add","path":"/spec/template/spec/containers/0/volumeMounts/-","value":{"name":"e2e-webhook-ca","mountPath":"/etc/e2e-webhook-ca"}}]' >/dev/null
+kubectl -n "$NS" rollout status deployment/switchboard-controller-manager --timeout=240s >&2 ||
+  fail "the Deployment did not roll out with the receiver's CA"
+settle
+HOOK_PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+# Old pods serve for their preStop sleep, refusing the private address: ask again.
+for _ in $(seq 60); do
+  endpoint="$(curl -s -m 10 -H "Authorization: Bearer $key" -H 'Content-Type: application/json' -w '\n%{http_code}' "$API/v1/webhooks" \
+    -d "{\"name\":\"rollout\",\"url\":\"https://$NODE_IP:$HOOK_PORT/hooks\",\"events\":[\"call.ended\"]}" || true)"
+  [[ "$(tail -n 1 <<<"$endpoint")" == 201 ]] && break
+  sleep 0.5
+done
+[[ "$(tail -n 1 <<<"$endpoint")" == 201 ]] || fail "POST /v1/webhooks: $endpoint"
+rm -f "$RUN/load.stop"
+python3 "$ROOT/hack/node/rollout_load.py" "$NODE_IP" "$HOOK_PORT" "$RUN/receiver.pem" "$RUN/receiver.key" \
+  "$PLATFORM" "$PLATFORM_TOKEN" "$API" "$key" "020 7946 0555" "$RUN/load.stop" "$RUN/load.json" &
+LOAD_PID=$!
+sleep 5
+t0="$(date +%s.%N)"
+kubectl -n "$NS" rollout restart deployment/switchboard-controller-manager >/dev/null
+kubectl -n "$NS" rollout status deployment/switchboard-controller-manager --timeout=300s >/dev/null ||
+  fail "the rollout restart did not complete"
+t1="$(date +%s.%N)"
+sleep 5
+touch "$RUN/load.stop"
+wait "$LOAD_PID" || fail "the load generator failed"
+log "rollout under load: $(cat "$RUN/load.json")"
+rollout_s="$(python3 -c "print(round($t1 - $t0, 1))")"
+log "rollout restart to all pods ready: ${rollout_s}s"
+jq -e '.reported > 0 and .lost == 0 and .duplicates == 0' "$RUN/load.json" >/dev/null ||
+  fail "events lost or delivered twice in the rollout"
+jq -e '[.answers[] | to_entries[] | select((.key | test("^(2..|503)$")) | not)] | length == 0' "$RUN/load.json" >/dev/null ||
+  fail "answers other than 2xx and 503 in the rollout"
+log "PASS: a rollout restart under load lost no event, delivered none twice, answered only 2xx/503"

@@ -47,7 +47,7 @@ func TestAddSummary(t *testing.T) {
 	// A call that names no number is right only when the summary has none (not the caller's).
 	none := &sentences[9]
 	sc.addSummary(ctx, none.text, none)
-	want := score{calls: 3, callback: 2, urgency: 3, intent: 2} // the word lists read "call back" as the intent
+	want := score{calls: 3, callback: 2, urgency: 3, intent: 3} // "call me back" does not hide the reschedule
 	if sc != want {
 		t.Errorf("score %+v, want %+v", sc, want)
 	}
@@ -58,6 +58,9 @@ func TestAddSummary(t *testing.T) {
 func TestCallScripts(t *testing.T) {
 	if len(callScripts) < 40 {
 		t.Errorf("%d call scripts, want at least 40", len(callScripts))
+	}
+	if held := len(callScripts) - heldOutFrom; held < 10 {
+		t.Errorf("%d held-out calls, want at least 10", held)
 	}
 	intents := map[string]bool{"repair_request": true, "book_appointment": true, "request_quote": true, "billing_query": true,
 		"delivery_query": true, "complaint": true, "cancellation": true, "callback_request": true, "general_enquiry": true}

@@ -21,9 +21,7 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/apiserver"
 	"github.com/switchboard-dev/switchboard/controllers"
-	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/devoutbox"
-	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/kubeapi"
 	"github.com/switchboard-dev/switchboard/internal/metrics"
@@ -32,8 +30,10 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/retention"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
-	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
+	"github.com/switchboard-dev/switchboard/internal/webhook/endpoints"
+	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
+	"github.com/switchboard-dev/switchboard/internal/webhook/events"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // Options configure a running service.
@@ -125,18 +125,18 @@ type WebhookOptions struct {
 	// MaxPendingDeliveries bounds the WebhookDeliveries awaiting their first attempt (default
 	// 2000): the dispatcher leaves events in the outbox meanwhile, so etcd stays small however
 	// large a burst. MaxLiveDeliveries bounds all live ones, retrying ones included, and
-	// MaxLiveDeliveriesPerEndpoint one endpoint's (defaults delivery.DefaultMaxLiveDeliveries
-	// and delivery.DefaultMaxLiveDeliveriesPerEndpoint; -1: none): past either, deliveries
+	// MaxLiveDeliveriesPerEndpoint one endpoint's (defaults engine.DefaultMaxLiveDeliveries
+	// and engine.DefaultMaxLiveDeliveriesPerEndpoint; -1: none): past either, deliveries
 	// that need a resource wait in PostgreSQL until room frees.
 	MaxPendingDeliveries         int
 	MaxLiveDeliveries            int
 	MaxLiveDeliveriesPerEndpoint int
 	// FirstAttemptsPerEndpoint and FirstAttempts bound the engine's first attempts waiting
 	// for a slot or in flight, of one endpoint and in all (defaults
-	// delivery.DefaultFirstAttemptsPerEndpoint and DefaultFirstAttempts).
+	// engine.DefaultFirstAttemptsPerEndpoint and DefaultFirstAttempts).
 	FirstAttemptsPerEndpoint, FirstAttempts int
 	// StopGrace is how long first attempts already sent may finish once the process stops
-	// (default delivery.DefaultStopGrace; negative: none).
+	// (default engine.DefaultStopGrace; negative: none).
 	StopGrace time.Duration
 }
 
@@ -245,7 +245,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	// Webhook first attempts run on every replica; the leader's controllers share the engine.
-	engine, err := newDeliveryEngine(ctx, mgr, o.RestConfig, st, o)
+	eng, err := newDeliveryEngine(ctx, mgr, o.RestConfig, st, o)
 	if err != nil {
 		return err
 	}
@@ -263,7 +263,7 @@ func Run(ctx context.Context, o Options) error {
 		if err := lm.Add(&transcription.JobSweeper{Service: transcriptions, Clock: o.Clock}); err != nil {
 			return nil, err
 		}
-		if err := setupWebhooks(ctx, lm, st, o, engine); err != nil {
+		if err := setupWebhooks(ctx, lm, st, o, eng); err != nil {
 			return nil, err
 		}
 		if err := lm.Add(&rateLimitPruner{store: st, clock: o.Clock, log: o.Log.WithName("ratelimit")}); err != nil {
@@ -288,9 +288,9 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	// One webhooks service for the API and the portal: the same rules, limits and gate.
-	endpoints := &manage.Endpoints{Kube: kube, Reader: kube, Store: st, Clock: o.Clock,
-		URLPolicy: webhooks.URLPolicy{AllowPrivateTargets: o.Webhooks.AllowPrivateTargets}}
-	resources := []func(*apiserver.Server) apiserver.Resource{apiserver.Webhooks(apiserver.WebhooksConfig{Service: endpoints})}
+	hooks := &endpoints.Endpoints{Kube: kube, Reader: kube, Store: st, Clock: o.Clock,
+		URLPolicy: send.URLPolicy{AllowPrivateTargets: o.Webhooks.AllowPrivateTargets}}
+	resources := []func(*apiserver.Server) apiserver.Resource{apiserver.Webhooks(apiserver.WebhooksConfig{Service: hooks})}
 	live, err := setupRealtime(mgr, st, o)
 	if err != nil {
 		return err
@@ -307,12 +307,12 @@ func Run(ctx context.Context, o Options) error {
 	}, st, resources...)
 	// The account portal shares the public listener: same origin as the API, so its links and
 	// cookies need no second host name or certificate.
-	var mailer webhooks.Mailer
+	var mailer send.Mailer
 	if o.Webhooks.SMTPAddr != "" {
-		mailer = webhooks.SMTPMailer{Addr: o.Webhooks.SMTPAddr, From: o.Webhooks.MailFrom}
+		mailer = send.SMTPMailer{Addr: o.Webhooks.SMTPAddr, From: o.Webhooks.MailFrom}
 	}
 	accountPortal := portal.New(portal.Config{BaseURL: base, Mailer: mailer, Clock: o.Clock, Log: o.Log.WithName("portal"),
-		IdleTimeout: o.Portal.IdleTimeout, Lifetime: o.Portal.Lifetime, Webhooks: endpoints, LinkSigningKey: o.LinkSigningKey,
+		IdleTimeout: o.Portal.IdleTimeout, Lifetime: o.Portal.Lifetime, Webhooks: hooks, LinkSigningKey: o.LinkSigningKey,
 		Transcriptions: transcriptions, Outbox: o.Portal.DevOutbox, EventLinks: eventLinks}, st)
 	defer accountPortal.Wait()
 	public := http.NewServeMux()
@@ -346,11 +346,11 @@ func Run(ctx context.Context, o Options) error {
 
 // setupWebhooks registers the webhook controllers (leader only) on a term's manager, with
 // the delivery engine made once for the process (newDeliveryEngine).
-func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Options, engine *delivery.Engine) error {
+func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Options, eng *engine.Engine) error {
 	w := o.Webhooks
-	var mailer webhooks.Mailer
+	var mailer send.Mailer
 	if w.SMTPAddr != "" {
-		mailer = webhooks.SMTPMailer{Addr: w.SMTPAddr, From: w.MailFrom}
+		mailer = send.SMTPMailer{Addr: w.SMTPAddr, From: w.MailFrom}
 	} else {
 		o.Log.Info("no SMTP relay configured (--smtp-addr): owners are not emailed when an endpoint is switched off")
 	}
@@ -360,10 +360,10 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, st *store.Store, o Opt
 		return err
 	}
 	if err := (&controllers.WebhookDeliveryReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Store: st, Clock: o.Clock,
-		Engine: engine, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, Recorder: recorder}).SetupWithManager(ctx, mgr); err != nil {
+		Engine: eng, MaxConcurrentReconciles: w.MaxConcurrentDeliveries, Recorder: recorder}).SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}
-	return mgr.Add(&delivery.OrphanEndpoints{Reader: mgr.GetAPIReader(), Store: st})
+	return mgr.Add(&engine.OrphanEndpoints{Reader: mgr.GetAPIReader(), Store: st})
 }
 
 // httpRunnable serves an HTTP API on every replica (not only the leader).

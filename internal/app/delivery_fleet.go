@@ -16,11 +16,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/delivery"
-	"github.com/switchboard-dev/switchboard/internal/fleet"
 	"github.com/switchboard-dev/switchboard/internal/kubeapi"
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
+	"github.com/switchboard-dev/switchboard/internal/webhook/fleet"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // Defaults of the webhook engine's own bounds.
@@ -33,7 +33,7 @@ const (
 	endpointLiveTimeout   = 250 * time.Millisecond
 )
 
-func webhookSender(o Options) (*webhooks.Sender, error) {
+func webhookSender(o Options) (*send.Sender, error) {
 	w := o.Webhooks
 	var pool *x509.CertPool
 	if w.CAFile != "" {
@@ -52,18 +52,18 @@ func webhookSender(o Options) (*webhooks.Sender, error) {
 	if w.AllowPrivateTargets {
 		o.Log.Info("webhook endpoints may be on private addresses (--webhook-allow-private-targets): never use this in production")
 	}
-	return webhooks.NewSender(webhooks.SenderConfig{Timeout: w.Timeout, AllowPrivateTargets: w.AllowPrivateTargets, RootCAs: pool,
-		MaxConnsPerHost: max(w.PerEndpoint, delivery.DefaultPerEndpoint) * 2}), nil
+	return send.NewSender(send.SenderConfig{Timeout: w.Timeout, AllowPrivateTargets: w.AllowPrivateTargets, RootCAs: pool,
+		MaxConnsPerHost: max(w.PerEndpoint, engine.DefaultPerEndpoint) * 2}), nil
 }
 
 // newDeliveryEngine builds webhook delivery's engine once per process, on the always-on
 // manager mgr: the first attempts from the outbox run on every replica, the per-endpoint
-// bound split among them (internal/fleet), and endpoints and signing secrets are read through
+// bound split among them (internal/webhook/fleet), and endpoints and signing secrets are read through
 // watched caches so that deliveries to existing endpoints go on while kube-apiserver is
 // down. It registers on mgr the fleet membership and the outbox dispatcher. Each leader
 // term's WebhookDelivery reconciler (setupWebhooks) is handed the same engine, so the bound
 // and the endpoints' health cover its retries too. docs/delivery-fleet.md.
-func newDeliveryEngine(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, st *store.Store, o Options) (*delivery.Engine, error) {
+func newDeliveryEngine(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, st *store.Store, o Options) (*engine.Engine, error) {
 	sender, err := webhookSender(o)
 	if err != nil {
 		return nil, err
@@ -71,9 +71,9 @@ func newDeliveryEngine(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, 
 	w := o.Webhooks
 	perEndpoint := w.PerEndpoint
 	if perEndpoint <= 0 {
-		perEndpoint = delivery.DefaultPerEndpoint
+		perEndpoint = engine.DefaultPerEndpoint
 	}
-	engine, err := delivery.NewEngine(ctx, mgr, delivery.EngineOptions{Sender: sender, Store: st, Clock: o.Clock,
+	eng, err := engine.NewEngine(ctx, mgr, engine.EngineOptions{Sender: sender, Store: st, Clock: o.Clock,
 		PerEndpoint: perEndpoint, FirstAttemptsPerEndpoint: w.FirstAttemptsPerEndpoint, FirstAttempts: w.FirstAttempts,
 		StopGrace: w.StopGrace, Log: o.Log})
 	if err != nil {
@@ -81,18 +81,18 @@ func newDeliveryEngine(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, 
 	}
 	timeout := w.Timeout
 	if timeout <= 0 {
-		timeout = webhooks.DefaultTimeout
+		timeout = send.DefaultTimeout
 	}
 	// The membership outlives the dispatcher's attempts when the process stops (Drained).
 	drained := make(chan struct{})
 	membership := &fleet.Membership{Store: st, Clock: o.Clock, AttemptTimeout: timeout, Drained: drained, Log: o.Log.WithName("delivery-fleet")}
-	engine.Slots.SetShare(func(ep types.NamespacedName) int { return membership.Share(ep.String(), perEndpoint) })
+	eng.Slots.SetShare(func(ep types.NamespacedName) int { return membership.Share(ep.String(), perEndpoint) })
 	// A rate limit is split as the slots are: the shares add up to perEndpoint, or to one
 	// each when the fleet is larger (fleet.Capped).
-	engine.Throttle.SetFraction(func(ep types.NamespacedName) float64 {
+	eng.Throttle.SetFraction(func(ep types.NamespacedName) float64 {
 		return float64(membership.Share(ep.String(), perEndpoint)) / float64(max(perEndpoint, len(membership.Members())))
 	})
-	if err := mgr.Add(&fleetMembership{m: membership, slots: engine.Slots, clock: o.Clock, perEndpoint: perEndpoint, log: o.Log.WithName("delivery-fleet")}); err != nil {
+	if err := mgr.Add(&fleetMembership{m: membership, slots: eng.Slots, clock: o.Clock, perEndpoint: perEndpoint, log: o.Log.WithName("delivery-fleet")}); err != nil {
 		return nil, err
 	}
 
@@ -109,26 +109,26 @@ func newDeliveryEngine(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, 
 	}
 	live := &kubeapi.OutageReader{Live: mgr.GetAPIReader(), Cache: mgr.GetCache(), Ping: ping,
 		LiveTimeout: endpointLiveTimeout, Recheck: endpointOutageRecheck}
-	endpoints := &delivery.WatchedEndpoints{Cache: mgr.GetCache(), Live: live}
+	endpoints := &engine.WatchedEndpoints{Cache: mgr.GetCache(), Live: live}
 	if err := endpoints.Watch(ctx); err != nil {
 		return nil, err
 	}
 
-	dispatcher := &delivery.Dispatcher{Client: mgr.GetClient(), Reader: live, Endpoints: endpoints, Store: st, Clock: o.Clock,
-		Engine: engine, MaxPending: w.MaxPendingDeliveries, MaxLive: w.MaxLiveDeliveries,
+	dispatcher := &engine.Dispatcher{Client: mgr.GetClient(), Reader: live, Endpoints: endpoints, Store: st, Clock: o.Clock,
+		Engine: eng, MaxPending: w.MaxPendingDeliveries, MaxLive: w.MaxLiveDeliveries,
 		MaxLivePerEndpoint: w.MaxLiveDeliveriesPerEndpoint, Log: o.Log.WithName("webhook-dispatcher")}
 	if err := mgr.Add(&fleetGate{run: dispatcher.Start, membership: membership, drained: drained, clock: o.Clock,
 		log: o.Log.WithName("webhook-dispatcher")}); err != nil {
 		return nil, err
 	}
-	return engine, nil
+	return eng, nil
 }
 
 // fleetMembership runs the membership's heartbeats and, after each, lets waiting attempts
 // try again in case the shares grew (a replica left).
 type fleetMembership struct {
 	m           *fleet.Membership
-	slots       *delivery.Slots
+	slots       *engine.Slots
 	clock       clock.WithTicker
 	perEndpoint int
 	log         logr.Logger
@@ -201,7 +201,7 @@ func (g *fleetGate) Start(ctx context.Context) error {
 		case !standing.Claim && stop != nil:
 			g.log.Info("not claiming outbox events", "reason", standing.Reason)
 			// The others take this replica's slots now: its attempts in flight end at once.
-			stop(delivery.ErrStopAttempts)
+			stop(engine.ErrStopAttempts)
 			if err := <-stopped; err != nil {
 				return err
 			}
@@ -213,7 +213,7 @@ func (g *fleetGate) Start(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			// The process is stopping: the dispatcher claims no more, and its attempts in
-			// flight finish within the stop grace (delivery.DefaultStopGrace).
+			// flight finish within the stop grace (engine.DefaultStopGrace).
 			if stop != nil {
 				stop(nil)
 				return <-stopped

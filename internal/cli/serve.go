@@ -13,12 +13,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/switchboard-dev/switchboard/internal/app"
-	"github.com/switchboard-dev/switchboard/internal/delivery"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/portal"
 	"github.com/switchboard-dev/switchboard/internal/recordingstore"
 	"github.com/switchboard-dev/switchboard/internal/retention"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
+	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
 )
 
 func newServeCommand() *cobra.Command {
@@ -92,21 +92,21 @@ func newServeCommand() *cobra.Command {
 	f.DurationVar(&o.Webhooks.Timeout, "webhook-timeout", 10*time.Second, "how long an endpoint has to answer an attempt (the spec's 10s)")
 	f.IntVar(&o.Webhooks.MaxConcurrentDeliveries, "webhook-concurrency", 64, "delivery attempts in flight at once")
 	f.IntVar(&o.Webhooks.PerEndpoint, "webhook-per-endpoint", 8, "delivery attempts in flight to one endpoint at once")
-	f.IntVar(&o.Webhooks.FirstAttemptsPerEndpoint, "webhook-first-attempts-per-endpoint", delivery.DefaultFirstAttemptsPerEndpoint,
+	f.IntVar(&o.Webhooks.FirstAttemptsPerEndpoint, "webhook-first-attempts-per-endpoint", engine.DefaultFirstAttemptsPerEndpoint,
 		"first attempts of one endpoint waiting for a slot or in flight; past it its deliveries go to the controller, which parks them (rule EndpointQueueFull)")
-	f.IntVar(&o.Webhooks.FirstAttempts, "webhook-first-attempts", delivery.DefaultFirstAttempts,
+	f.IntVar(&o.Webhooks.FirstAttempts, "webhook-first-attempts", engine.DefaultFirstAttempts,
 		"first attempts waiting for a slot or in flight in all; past it deliveries go to the controller (rule EngineFull), and it paces the outbox claims")
-	f.DurationVar(&o.Webhooks.StopGrace, "webhook-stop-grace", delivery.DefaultStopGrace,
+	f.DurationVar(&o.Webhooks.StopGrace, "webhook-stop-grace", engine.DefaultStopGrace,
 		"on SIGTERM, how long first attempts already sent may finish, so their receivers are not sent the same event again by another replica (0: cut them short); keep it under the pod's terminationGracePeriodSeconds")
 	f.IntVar(&o.Webhooks.MaxPendingDeliveries, "webhook-max-pending", 2000, "WebhookDeliveries awaiting their first attempt before the dispatcher stops taking outbox events (back-pressure)")
-	f.IntVar(&o.Webhooks.MaxLiveDeliveriesPerEndpoint, "webhook-max-live-per-endpoint", delivery.DefaultMaxLiveDeliveriesPerEndpoint,
+	f.IntVar(&o.Webhooks.MaxLiveDeliveriesPerEndpoint, "webhook-max-live-per-endpoint", engine.DefaultMaxLiveDeliveriesPerEndpoint,
 		"live WebhookDeliveries of one endpoint (waiting or retrying) past which its deliveries that need one wait in PostgreSQL until room frees (-1: no bound)")
 	f.DurationVar(&o.Retention.Window, "webhook-retention", retention.DefaultWindow,
 		"how long outbox events and delivery history are kept (the deliveries list shows 30 days; a resend needs the event); refused if shorter than a delivery's retries")
 	f.DurationVar(&o.Retention.PartitionWidth, "webhook-retention-partition", retention.DefaultPartitionWidth,
 		"created_at range of one partition of the outbox and the history (testing: minutes make a soak drop partitions)")
 	_ = f.MarkHidden("webhook-retention-partition")
-	f.IntVar(&o.Webhooks.MaxLiveDeliveries, "webhook-max-live", delivery.DefaultMaxLiveDeliveries,
+	f.IntVar(&o.Webhooks.MaxLiveDeliveries, "webhook-max-live", engine.DefaultMaxLiveDeliveries,
 		"WebhookDeliveries in etcd, retrying ones included, past which deliveries that need one wait in PostgreSQL until room frees; first attempts go on (-1: no bound)")
 	f.StringVar(&linkKeyFile, "link-signing-key-file", "", "file holding the secret (at least 32 bytes) that signs recording links (default $SWITCHBOARD_LINK_SIGNING_KEY)")
 	f.StringVar(&o.Recordings.Backend, "recordings-backend", recordingstore.BackendLocal, "where recordings live: local or s3")

@@ -11,7 +11,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/devoutbox"
 	"github.com/switchboard-dev/switchboard/internal/devoutbox/smtpd"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // The service's own mailer (net/smtp) sends to the outbox's SMTP server, which keeps what arrived, newest first.
@@ -23,7 +23,7 @@ func TestOutboxKeepsWhatTheMailerSends(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	mailer := webhooks.SMTPMailer{Addr: srv.Addr(), From: "portal@switchboard.test"}
+	mailer := send.SMTPMailer{Addr: srv.Addr(), From: "portal@switchboard.test"}
 	for i := 1; i <= 4; i++ {
 		body := fmt.Sprintf("Hello,\n\nmessage %d: http://127.0.0.1:8080/portal/sign-in/link?token=t%d\n", i, i)
 		if err := mailer.Send(context.Background(), []string{"ann@example.com", "bob@example.com"}, fmt.Sprintf("Subject %d – ünïcode", i), body); err != nil {

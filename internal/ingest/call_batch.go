@@ -5,9 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/links"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/webhook/events"
 )
 
 // Call reports are recorded in groups: the reports that arrive while a group's transaction

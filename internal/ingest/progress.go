@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/webhook/events"
 )
 
 // ProgressReport is the body of POST /platform/v1/call-progress: a call starts ringing or is

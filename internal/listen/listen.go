@@ -24,7 +24,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/api/client"
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // Options configure Listen.
@@ -63,7 +63,7 @@ func WebhookEvents() []string {
 type listener struct {
 	o       Options
 	api     *client.API
-	sender  *webhooks.Sender
+	sender  *send.Sender
 	secret  string
 	events  map[string]bool
 	rt      client.MeRealtime
@@ -131,7 +131,7 @@ func Listen(ctx context.Context, o Options) error {
 	}
 	// The real sender, so requests are made as deliveries are (headers, no redirects, 10 s);
 	// the local receiver is on a private address by design.
-	l.sender = webhooks.NewSender(webhooks.SenderConfig{AllowPrivateTargets: true})
+	l.sender = send.NewSender(send.SenderConfig{AllowPrivateTargets: true})
 	names := make([]string, 0, len(l.events))
 	for _, e := range all {
 		if l.events[e] {
@@ -229,7 +229,7 @@ func (l *listener) forward(ctx context.Context, event string, body []byte) {
 		return
 	}
 	start := l.o.Clock.Now()
-	res := l.sender.Send(ctx, webhooks.Request{URL: l.o.ForwardTo, Secret: l.secret, EventType: event, EventID: head.ID,
+	res := l.sender.Send(ctx, send.Request{URL: l.o.ForwardTo, Secret: l.secret, EventType: event, EventID: head.ID,
 		Body: body, SentAt: start})
 	took := l.o.Clock.Since(start).Round(time.Millisecond)
 	outcome := strconv.Itoa(res.StatusCode)

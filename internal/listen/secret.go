@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // saltFileName holds this machine's random salt, in the user's config directory.
@@ -39,7 +39,7 @@ func LocalSecret(configDir, apiKey string) (string, error) {
 	m := hmac.New(sha256.New, salt)
 	m.Write([]byte("switchboard listen signing secret\n"))
 	m.Write([]byte(apiKey))
-	return webhooks.SecretPrefix + base64.StdEncoding.EncodeToString(m.Sum(nil)), nil
+	return send.SecretPrefix + base64.StdEncoding.EncodeToString(m.Sum(nil)), nil
 }
 
 // machineSalt reads the salt file, or makes it: written to a temporary file and linked into

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 func TestLocalSecret(t *testing.T) {
@@ -31,7 +31,7 @@ func TestLocalSecret(t *testing.T) {
 		}
 	}
 	first := secrets[0]
-	if key, ok := webhooks.StandardKey(first); !ok || len(key) != 32 || !strings.HasPrefix(first, "whsec_") {
+	if key, ok := send.StandardKey(first); !ok || len(key) != 32 || !strings.HasPrefix(first, "whsec_") {
 		t.Fatalf("secret %q is not whsec_ and 32 bytes of base64", first)
 	}
 	if strings.Contains(first, "sbk_key_one") {

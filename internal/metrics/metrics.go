@@ -149,7 +149,7 @@ func APIRequest(route, method string, code int, took time.Duration) {
 // APIRateLimited counts a 429 of the given limit (LimitPerUser, LimitWebhookAdd, ...).
 func APIRateLimited(limit string) { apiRateLimited.WithLabelValues(limit).Inc() }
 
-// WebhookAttempt counts one attempt of the given class (see webhooks.AttemptClass).
+// WebhookAttempt counts one attempt of the given class (see send.AttemptClass).
 func WebhookAttempt(class string) { webhookAttempts.WithLabelValues(class).Inc() }
 
 // WebhookDeliveryFinished counts a delivery that ended in phase (Succeeded, Failed, Cancelled).

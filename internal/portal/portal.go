@@ -11,7 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/switchboard-dev/switchboard/internal/events"
+	"github.com/switchboard-dev/switchboard/internal/webhook/events"
 	"html/template"
 	"net"
 	"net/http"
@@ -27,8 +27,8 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/devoutbox"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/transcription"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
-	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
+	"github.com/switchboard-dev/switchboard/internal/webhook/endpoints"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // Root is the path under which the portal is served.
@@ -54,7 +54,7 @@ type Config struct {
 	// the session cookie is Secure when it is https.
 	BaseURL string
 	// Mailer sends sign-in links; nil: links are only minted by the operator (admin portal-link).
-	Mailer webhooks.Mailer
+	Mailer send.Mailer
 	Clock  clock.PassiveClock
 	Log    logr.Logger
 	// LinkTTL is how long a sign-in link works (default 15 minutes).
@@ -70,7 +70,7 @@ type Config struct {
 	// Transcriptions starts and prices transcriptions, as for the API; nil: no transcribe button.
 	Transcriptions *transcription.Service
 	// Webhooks is the webhooks service the API uses; nil: the webhooks page says it is not available.
-	Webhooks *manage.Endpoints
+	Webhooks *endpoints.Endpoints
 	// Outbox, for local development only, is shown at /portal/dev/outbox and linked from every
 	// page; nil (always in production): that page does not exist.
 	Outbox *devoutbox.Outbox

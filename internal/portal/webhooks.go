@@ -12,18 +12,18 @@ import (
 	"time"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/kubeapi"
 	"github.com/switchboard-dev/switchboard/internal/period"
 	"github.com/switchboard-dev/switchboard/internal/plans"
-	"github.com/switchboard-dev/switchboard/internal/webhooks/manage"
+	"github.com/switchboard-dev/switchboard/internal/webhook/endpoints"
+	"github.com/switchboard-dev/switchboard/internal/webhook/events"
 )
 
-// The webhooks pages go through manage.Endpoints, the service behind /v1/webhooks: the same
+// The webhooks pages go through endpoints.Endpoints, the service behind /v1/webhooks: the same
 // validation, five-endpoint limit, Integrations gate and per-account rate limits as the API.
 
 type webhooksView struct {
-	Endpoints []manage.View
+	Endpoints []endpoints.View
 	Events    []string
 	Max       int
 	CanAdd    bool
@@ -48,13 +48,13 @@ type webhookForm struct {
 }
 
 type webhookView struct {
-	Endpoint   manage.View
+	Endpoint   endpoints.View
 	Events     []string
 	Form       webhookForm
-	Deliveries []manage.Delivery
+	Deliveries []endpoints.Delivery
 	// Filter narrows the delivery log (query parameters event and status); DeliveryEvents and
 	// DeliveryStatuses are its choices.
-	Filter           manage.DeliveryFilter
+	Filter           endpoints.DeliveryFilter
 	DeliveryEvents   []string
 	DeliveryStatuses []string
 	// Zone is the account's time zone, in which the recover form's time is read.
@@ -86,14 +86,14 @@ func (p *Portal) webhooksPage(w http.ResponseWriter, r *http.Request, v viewer, 
 		p.webhookFail(w, r, v, err)
 		return
 	}
-	acct := manage.AccountOf(v.Account)
-	view := &webhooksView{Events: manage.Subscribable(), Max: switchboardv1alpha1.MaxWebhookEndpointsPerAccount,
-		CanAdd: manage.CanAdd(acct, len(eps)), Form: form}
+	acct := endpoints.AccountOf(v.Account)
+	view := &webhooksView{Events: endpoints.Subscribable(), Max: switchboardv1alpha1.MaxWebhookEndpointsPerAccount,
+		CanAdd: endpoints.CanAdd(acct, len(eps)), Form: form}
 	if reason := acct.IntegrationsRefusal(); reason != "" {
 		view.AddRefusal = plans.RefusalMessages[reason]
 	}
 	for i := range eps {
-		view.Endpoints = append(view.Endpoints, manage.ViewOf(&eps[i]))
+		view.Endpoints = append(view.Endpoints, endpoints.ViewOf(&eps[i]))
 	}
 	p.render(w, r, status, "webhooks.html", page{Title: "Webhooks", Viewer: &v, Webhooks: view, Notice: notice, Error: errMsg})
 }
@@ -105,7 +105,7 @@ func (p *Portal) webhooks(w http.ResponseWriter, r *http.Request, v viewer) {
 }
 
 // readWebhookForm reads name, url and events from a posted add or edit form.
-func readWebhookForm(r *http.Request) (webhookForm, manage.Input) {
+func readWebhookForm(r *http.Request) (webhookForm, endpoints.Input) {
 	_ = r.ParseForm()
 	f := webhookForm{Name: r.PostForm.Get("name"), URL: r.PostForm.Get("url"), Events: map[string]bool{}}
 	evts := r.PostForm["event"]
@@ -115,13 +115,13 @@ func readWebhookForm(r *http.Request) (webhookForm, manage.Input) {
 	if evts == nil {
 		evts = []string{} // none ticked: the service says to choose one
 	}
-	return f, manage.Input{Name: &f.Name, URL: &f.URL, Events: &evts}
+	return f, endpoints.Input{Name: &f.Name, URL: &f.URL, Events: &evts}
 }
 
 func (p *Portal) createWebhook(w http.ResponseWriter, r *http.Request, v viewer) {
 	form, in := readWebhookForm(r)
-	ep, secret, err := p.cfg.Webhooks.Create(r.Context(), manage.AccountOf(v.Account), in)
-	var invalid *manage.InvalidError
+	ep, secret, err := p.cfg.Webhooks.Create(r.Context(), endpoints.AccountOf(v.Account), in)
+	var invalid *endpoints.InvalidError
 	if errors.As(err, &invalid) {
 		form.Errors = invalid.Fields
 		p.webhooksPage(w, r, v, http.StatusUnprocessableEntity, form, "", "The endpoint was not added: correct the fields below.")
@@ -142,15 +142,15 @@ func (p *Portal) endpointPage(w http.ResponseWriter, r *http.Request, v viewer, 
 		p.webhookFail(w, r, v, err)
 		return
 	}
-	ds, err := p.cfg.Webhooks.Deliveries(ctx, manage.AccountOf(v.Account), id)
+	ds, err := p.cfg.Webhooks.Deliveries(ctx, endpoints.AccountOf(v.Account), id)
 	if err != nil {
 		p.webhookFail(w, r, v, err)
 		return
 	}
 	q := r.URL.Query()
-	filter := manage.DeliveryFilter{Event: choice(q, "event", "", manage.DeliveryEvents()), Status: choice(q, "status", "", manage.DeliveryStatuses)}
-	view := &webhookView{Endpoint: manage.ViewOf(ep), Events: manage.Subscribable(), Deliveries: filter.Apply(ds), Secret: secret, Form: form,
-		Filter: filter, DeliveryEvents: manage.DeliveryEvents(), DeliveryStatuses: manage.DeliveryStatuses}
+	filter := endpoints.DeliveryFilter{Event: choice(q, "event", "", endpoints.DeliveryEvents()), Status: choice(q, "status", "", endpoints.DeliveryStatuses)}
+	view := &webhookView{Endpoint: endpoints.ViewOf(ep), Events: endpoints.Subscribable(), Deliveries: filter.Apply(ds), Secret: secret, Form: form,
+		Filter: filter, DeliveryEvents: endpoints.DeliveryEvents(), DeliveryStatuses: endpoints.DeliveryStatuses}
 	if form.Events == nil {
 		view.Form = webhookForm{Name: view.Endpoint.Name, URL: view.Endpoint.URL, Events: map[string]bool{}}
 		for _, e := range view.Endpoint.Events {
@@ -185,7 +185,7 @@ func (p *Portal) updateWebhook(w http.ResponseWriter, r *http.Request, v viewer)
 	id := r.PathValue("endpoint")
 	form, in := readWebhookForm(r)
 	_, _, err := p.cfg.Webhooks.Update(r.Context(), v.Account.PublicID, id, in)
-	var invalid *manage.InvalidError
+	var invalid *endpoints.InvalidError
 	if errors.As(err, &invalid) {
 		form.Errors = invalid.Fields
 		p.endpointPage(w, r, v, http.StatusUnprocessableEntity, id, "", form, "", "The changes were not saved: correct the fields below.")
@@ -201,7 +201,7 @@ func (p *Portal) updateWebhook(w http.ResponseWriter, r *http.Request, v viewer)
 // setWebhookStatus pauses or resumes (active also switches on an endpoint switched off for failing).
 func (p *Portal) setWebhookStatus(w http.ResponseWriter, r *http.Request, v viewer) {
 	id, status := r.PathValue("endpoint"), r.PostFormValue("status")
-	if _, _, err := p.cfg.Webhooks.Update(r.Context(), v.Account.PublicID, id, manage.Input{Status: &status}); err != nil {
+	if _, _, err := p.cfg.Webhooks.Update(r.Context(), v.Account.PublicID, id, endpoints.Input{Status: &status}); err != nil {
 		p.webhookFail(w, r, v, err)
 		return
 	}
@@ -212,15 +212,15 @@ func (p *Portal) setWebhookStatus(w http.ResponseWriter, r *http.Request, v view
 // through the service's update (the API's PATCH rate_limit).
 func (p *Portal) setWebhookRateLimit(w http.ResponseWriter, r *http.Request, v viewer) {
 	id, raw := r.PathValue("endpoint"), strings.TrimSpace(r.PostFormValue("rate_limit"))
-	in := manage.Input{SetRateLimit: true}
-	err := error(&manage.InvalidError{Fields: map[string][]string{"rate_limit": {manage.RateLimitInvalid}}})
+	in := endpoints.Input{SetRateLimit: true}
+	err := error(&endpoints.InvalidError{Fields: map[string][]string{"rate_limit": {endpoints.RateLimitInvalid}}})
 	if raw == "" {
 		_, _, err = p.cfg.Webhooks.Update(r.Context(), v.Account.PublicID, id, in)
 	} else if n, convErr := strconv.Atoi(raw); convErr == nil {
 		in.RateLimit = &n
 		_, _, err = p.cfg.Webhooks.Update(r.Context(), v.Account.PublicID, id, in)
 	}
-	var invalid *manage.InvalidError
+	var invalid *endpoints.InvalidError
 	if errors.As(err, &invalid) {
 		form := webhookForm{RateLimit: raw, RateErrors: invalid.Fields["rate_limit"]}
 		p.endpointPage(w, r, v, http.StatusUnprocessableEntity, id, "", form, "", "The rate limit was not saved: correct it below.")
@@ -257,8 +257,8 @@ func (p *Portal) recoverWebhook(w http.ResponseWriter, r *http.Request, v viewer
 		p.endpointPage(w, r, v, http.StatusUnprocessableEntity, id, "", form, "", "Nothing was recovered: correct the time below.")
 		return
 	}
-	n, err := p.cfg.Webhooks.Recover(r.Context(), manage.AccountOf(v.Account), id, since, nil)
-	var invalid *manage.InvalidError
+	n, err := p.cfg.Webhooks.Recover(r.Context(), endpoints.AccountOf(v.Account), id, since, nil)
+	var invalid *endpoints.InvalidError
 	if errors.As(err, &invalid) {
 		form := webhookForm{Since: raw, SinceErrors: invalid.Fields["since"]}
 		p.endpointPage(w, r, v, http.StatusUnprocessableEntity, id, "", form, "", "Nothing was recovered: correct the time below.")
@@ -296,7 +296,7 @@ func (p *Portal) rotateWebhook(w http.ResponseWriter, r *http.Request, v viewer)
 
 func (p *Portal) testWebhook(w http.ResponseWriter, r *http.Request, v viewer) {
 	id := r.PathValue("endpoint")
-	if err := p.cfg.Webhooks.Test(r.Context(), manage.AccountOf(v.Account), id, nil); err != nil {
+	if err := p.cfg.Webhooks.Test(r.Context(), endpoints.AccountOf(v.Account), id, nil); err != nil {
 		p.webhookFail(w, r, v, err)
 		return
 	}
@@ -305,7 +305,7 @@ func (p *Portal) testWebhook(w http.ResponseWriter, r *http.Request, v viewer) {
 
 func (p *Portal) resendDelivery(w http.ResponseWriter, r *http.Request, v viewer) {
 	id := r.PathValue("endpoint")
-	if err := p.cfg.Webhooks.Resend(r.Context(), manage.AccountOf(v.Account), id, r.PathValue("event"), nil); err != nil {
+	if err := p.cfg.Webhooks.Resend(r.Context(), endpoints.AccountOf(v.Account), id, r.PathValue("event"), nil); err != nil {
 		p.webhookFail(w, r, v, err)
 		return
 	}
@@ -314,8 +314,8 @@ func (p *Portal) resendDelivery(w http.ResponseWriter, r *http.Request, v viewer
 
 // deliveryView is one event's page: its deliveries to the endpoint and the payload they post.
 type deliveryView struct {
-	Endpoint manage.View
-	Event    manage.EventDeliveries
+	Endpoint endpoints.View
+	Event    endpoints.EventDeliveries
 	// Payload is the event's body indented for reading; empty once the outbox no longer keeps it.
 	Payload string
 }
@@ -327,12 +327,12 @@ func (p *Portal) delivery(w http.ResponseWriter, r *http.Request, v viewer) {
 		p.webhookFail(w, r, v, err)
 		return
 	}
-	ev, err := p.cfg.Webhooks.Event(ctx, manage.AccountOf(v.Account), ep.Name, r.PathValue("event"))
+	ev, err := p.cfg.Webhooks.Event(ctx, endpoints.AccountOf(v.Account), ep.Name, r.PathValue("event"))
 	if err != nil {
 		p.webhookFail(w, r, v, err)
 		return
 	}
-	view := &deliveryView{Endpoint: manage.ViewOf(ep), Event: ev, Payload: indentJSON(ev.Payload)}
+	view := &deliveryView{Endpoint: endpoints.ViewOf(ep), Event: ev, Payload: indentJSON(ev.Payload)}
 	p.render(w, r, http.StatusOK, "webhook-delivery.html", page{Title: ev.Event + " delivery", Viewer: &v, Delivery: view})
 }
 
@@ -354,7 +354,7 @@ type catalogueEvent struct {
 // code that builds real events.
 func (p *Portal) eventCatalogue(w http.ResponseWriter, r *http.Request, v viewer) {
 	var list []catalogueEvent
-	for _, name := range manage.DeliveryEvents() {
+	for _, name := range endpoints.DeliveryEvents() {
 		body, err := events.Example(p.cfg.EventLinks, name, v.Account.Name, p.cfg.Clock.Now())
 		if err != nil {
 			p.fail(w, r, err)
@@ -373,12 +373,12 @@ func (p *Portal) redirectEndpoint(w http.ResponseWriter, r *http.Request, id, do
 // foreign id is 404, the Integrations gate 403, a state the endpoint refuses (the limit, a
 // paused endpoint) 409 on the endpoint's page, too many requests 429.
 func (p *Portal) webhookFail(w http.ResponseWriter, r *http.Request, v viewer, err error) {
-	var conflict *manage.ConflictError
-	var invalid *manage.InvalidError
-	var addon *manage.AddonRefusedError
-	var limited *manage.RateLimitedError
+	var conflict *endpoints.ConflictError
+	var invalid *endpoints.InvalidError
+	var addon *endpoints.AddonRefusedError
+	var limited *endpoints.RateLimitedError
 	switch {
-	case errors.Is(err, manage.ErrEndpointNotFound), errors.Is(err, manage.ErrDeliveryNotFound):
+	case errors.Is(err, endpoints.ErrEndpointNotFound), errors.Is(err, endpoints.ErrDeliveryNotFound):
 		p.render(w, r, http.StatusNotFound, "message.html", page{Title: "Not found", Viewer: &v, Message: "There is nothing at this address."})
 	case errors.As(err, &addon):
 		p.render(w, r, http.StatusForbidden, "message.html", page{Title: "Not allowed", Viewer: &v, Message: plans.RefusalMessages[addon.Reason]})
@@ -407,7 +407,7 @@ func (p *Portal) webhookFail(w http.ResponseWriter, r *http.Request, v viewer, e
 }
 
 // invalidMessage joins an InvalidError's messages, field by field.
-func invalidMessage(e *manage.InvalidError) string {
+func invalidMessage(e *endpoints.InvalidError) string {
 	fields := make([]string, 0, len(e.Fields))
 	for f := range e.Fields {
 		fields = append(fields, f)

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/webhook/events"
 )
 
 // pusherLine is one line hack/pusher-listen.js prints.

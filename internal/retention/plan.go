@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/store"
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // Defaults of Config.
@@ -28,14 +28,14 @@ const (
 const backlogMargin = time.Hour
 
 // MinWindow is the shortest window that keeps the event of every delivery still scheduled:
-// its last retry comes webhooks.RetryDelays after the first attempt, and a retry needs the
+// its last retry comes send.RetryDelays after the first attempt, and a retry needs the
 // event's body.
 func MinWindow() time.Duration {
 	var d time.Duration
-	for _, r := range webhooks.RetryDelays {
+	for _, r := range send.RetryDelays {
 		d += r
 	}
-	return d + time.Duration(webhooks.MaxAttempts)*webhooks.DefaultTimeout + backlogMargin
+	return d + time.Duration(send.MaxAttempts)*send.DefaultTimeout + backlogMargin
 }
 
 // Config is what the Maintainer keeps.
@@ -79,7 +79,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("the retention partition width %s is shorter than a minute", c.PartitionWidth)
 	case c.Window < MinWindow() && !c.AllowShortWindow:
 		return fmt.Errorf("--webhook-retention=%s is shorter than the retries of a delivery still scheduled need its event (%s: the last retry comes %s after the first attempt, plus the attempts' timeouts and an hour of backlog); set at least %s",
-			c.Window, MinWindow(), MinWindow()-backlogMargin-time.Duration(webhooks.MaxAttempts)*webhooks.DefaultTimeout, MinWindow())
+			c.Window, MinWindow(), MinWindow()-backlogMargin-time.Duration(send.MaxAttempts)*send.DefaultTimeout, MinWindow())
 	}
 	return nil
 }

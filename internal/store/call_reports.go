@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/switchboard-dev/switchboard/internal/events"
+	"github.com/switchboard-dev/switchboard/internal/webhook/events"
 )
 
 // Bulk writes of the platform's call reports: a batch of reports is recorded with a few

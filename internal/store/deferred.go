@@ -16,7 +16,7 @@ import (
 
 // DeferredDelivery is one delivery waiting for room to become a resource.
 type DeferredDelivery struct {
-	// DeliveryName is the resource's name (webhooks.DeliveryName), the row's key.
+	// DeliveryName is the resource's name (send.DeliveryName), the row's key.
 	DeliveryName string
 	// AccountID is the account's internal id; AccountPublicID its public one (filled by
 	// ClaimDeferred).

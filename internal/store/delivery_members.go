@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// DeliveryMember is one replica's heartbeat row (see internal/fleet).
+// DeliveryMember is one replica's heartbeat row (see internal/webhook/fleet).
 type DeliveryMember struct {
 	ID                    string
 	JoinedAt, HeartbeatAt time.Time

@@ -6,7 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/switchboard-dev/switchboard/internal/events"
+	"github.com/switchboard-dev/switchboard/internal/webhook/events"
 )
 
 // SQL is the store's pool, for the store's own tests to set up and inspect rows directly

@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/switchboard-dev/switchboard/internal/events"
+	"github.com/switchboard-dev/switchboard/internal/webhook/events"
 )
 
 // The outbox: events queued in the transaction of the change that caused them, then claimed
@@ -349,7 +349,7 @@ func (s *Store) ClaimFairly(ctx context.Context, c FairClaim, now time.Time, lea
 }
 
 // DeliverySalt tells a resend's delivery name from the first delivery's (see
-// webhooks.DeliveryName): the same on every claim of the row.
+// send.DeliveryName): the same on every claim of the row.
 func (e PendingEvent) DeliverySalt() string {
 	if e.ResendOf == "" {
 		return ""

@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard-dev/switchboard/internal/billing"
-	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/webhook/events"
 )
 
 // Paid transcriptions: the charge, the refund, and the writes of a finished job.

@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 )
 
 // WebhookEvent is an outbox event as a delivery needs it.
@@ -136,7 +136,7 @@ type FinishedDelivery struct {
 	EventID          uuid.UUID
 	EventType        string
 	// Status is succeeded, failed or cancelled.
-	Status       webhooks.DeliveryStatus
+	Status       send.DeliveryStatus
 	Attempts     int
 	ResponseCode int
 	LastError    string

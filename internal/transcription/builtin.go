@@ -41,20 +41,41 @@ var (
 		"we'd like", "we would like", "i want", "i'm looking for", "i am looking for", "send me", "let me know", "get back to me"}
 	callbackPhrases = []string{"call me back", "call back", "ring me", "ring back", "give me a call", "give me a ring",
 		"call me on", "reach me on", "contact me", "get back to me"}
+	// intents are the topics of a message, in order of precedence: the first whose words occur
+	// names it. A request to be called back is asked in nearly every message, so it names the
+	// intent only when no topic does (callbackOnly).
 	intents = []struct {
 		intent string
 		words  []string
 	}{
-		{"complaint", []string{"complain", "complaint", "unacceptable", "not happy"}},
+		{"complaint", []string{"complain", "complaint", "unacceptable", "not happy", "unhappy with"}},
 		{"cancellation", []string{"cancel", "cancellation"}},
-		{"repair_request", []string{"broken", "repair", "fix", "leak", "leaking", "not working", "fault", "faulty", "burst"}},
-		{"book_appointment", []string{"book", "booking", "appointment", "schedule", "reschedule", "availability"}},
+		{"repair_request", []string{"broken", "repair", "fix", "leak", "leaking", "not working", "stopped working", "fault", "faulty",
+			"burst", "failed", "no power", "no heating", "no hot water", "blocked", "frozen", "dripping", "cracked", "noise",
+			"smell of gas", "won't stop", "keeps running", "send someone", "send an engineer", "come and look"}},
+		{"book_appointment", []string{"book", "booking", "appointment", "schedule", "reschedule", "availability", "arrange"}},
 		{"request_quote", []string{"quote", "estimate", "how much", "price", "pricing", "cost"}},
-		{"billing_query", []string{"invoice", "bill", "payment", "paid", "pay", "receipt", "charge"}},
+		{"billing_query", []string{"invoice", "bill", "payment", "paid", "pay", "receipt", "charge", "charged", "refund"}},
 		{"delivery_query", []string{"delivery", "deliver", "order", "parcel", "tracking"}},
-		{"callback_request", callbackPhrases},
 	}
+	// noCallback are the ways a caller says they need no call back.
+	noCallback = []string{"no need to call back", "no need to call me back", "don't call back", "no need to ring back"}
 )
+
+// messageIntent is the intent of a message (lower case, padded with spaces): its first topic
+// by precedence; else a call back when one is asked for and not declined; else a general
+// enquiry.
+func messageIntent(lower string) string {
+	for _, it := range intents {
+		if containsAny(lower, it.words) {
+			return it.intent
+		}
+	}
+	if containsAny(lower, callbackPhrases) && !containsAny(lower, noCallback) {
+		return "callback_request"
+	}
+	return "general_enquiry"
+}
 
 var sentenceEnd = regexp.MustCompile(`[^.!?]+[.!?]*`)
 
@@ -64,14 +85,7 @@ func extract(in SummaryInput) Summary {
 		return emptySummary()
 	}
 	lower := " " + normalizeSpace(strings.ToLower(text)) + " "
-	s := Summary{Intent: "general_enquiry", Sentiment: "neutral", Urgency: "normal"}
-
-	for _, it := range intents {
-		if containsAny(lower, it.words) {
-			s.Intent = it.intent
-			break
-		}
-	}
+	s := Summary{Intent: messageIntent(lower), Sentiment: "neutral", Urgency: "normal"}
 	switch {
 	case containsAny(lower, lowUrgency) && !containsAny(lower, []string{"urgent ", "emergency"}):
 		s.Urgency = "low"

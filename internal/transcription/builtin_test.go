@@ -3,6 +3,7 @@ package transcription
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -179,5 +180,25 @@ func TestNormalize(t *testing.T) {
 	want := Summary{Summary: "x", Intent: "book_a_repair", Sentiment: "neutral", Urgency: "normal", ActionItems: []string{"a", "b"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+}
+
+// The topic of a message names its intent whatever else it asks; a call back does only when
+// no topic does, and not when the caller declines one.
+func TestMessageIntent(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"The boiler stopped working. Please call me back on this number.", "repair_request"},
+		{"Our water heater has no power, please call me.", "repair_request"},
+		{"I was charged twice. Could you give me a ring on my mobile?", "billing_query"},
+		{"We'd like to arrange a safety check. Call me back please.", "book_appointment"},
+		{"Please call me back about the job at my mother's house.", "callback_request"},
+		{"Just to say everything is fine now. Thank you. No need to call back.", "general_enquiry"},
+		{"What time does your office open on Saturday?", "general_enquiry"},
+		{"I want to complain: the boiler you fitted is broken.", "complaint"},
+	} {
+		lower := " " + normalizeSpace(strings.ToLower(c.text)) + " "
+		if got := messageIntent(lower); got != c.want {
+			t.Errorf("messageIntent(%q) = %s, want %s", c.text, got, c.want)
+		}
 	}
 }

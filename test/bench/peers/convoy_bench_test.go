@@ -15,7 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 	"github.com/switchboard-dev/switchboard/test/support/benchkit"
 )
 
@@ -49,7 +49,7 @@ func BenchmarkConvoyEndToEnd(b *testing.B) {
 	benchkit.FindPostmaster(backend)
 	pool.Close()
 	// One project for every case: Convoy's community licence allows one.
-	p, err := cv.NewProject(ctx, "bench", len(webhooks.RetryDelays))
+	p, err := cv.NewProject(ctx, "bench", len(send.RetryDelays))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 	"github.com/switchboard-dev/switchboard/test/support/benchkit"
 	"github.com/switchboard-dev/switchboard/test/support/freeport"
 )
@@ -91,8 +91,8 @@ func StartOutpost(ctx context.Context, bin string, cfg OutpostConfig) (_ *Outpos
 	if err != nil {
 		return nil, err
 	}
-	retries := make([]string, len(webhooks.RetryDelays))
-	for i, d := range webhooks.RetryDelays {
+	retries := make([]string, len(send.RetryDelays))
+	for i, d := range send.RetryDelays {
 		retries[i] = strconv.Itoa(int(d.Seconds()))
 	}
 	env := []string{

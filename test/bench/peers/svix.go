@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/internal/webhooks"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 	"github.com/switchboard-dev/switchboard/test/support/freeport"
 )
 
@@ -76,8 +76,8 @@ func StartSvix(ctx context.Context, bin string, cfg SvixConfig) (_ *Svix, err er
 		return nil, err
 	}
 	s.APIURL = fmt.Sprintf("http://127.0.0.1:%d", port)
-	retries := make([]string, len(webhooks.RetryDelays))
-	for i, d := range webhooks.RetryDelays {
+	retries := make([]string, len(send.RetryDelays))
+	for i, d := range send.RetryDelays {
 		retries[i] = strconv.Itoa(int(d.Seconds()))
 	}
 	// Svix reads its configuration from SVIX_* (config.default.toml names). Its defaults

@@ -33,6 +33,7 @@ var operatorSecrets = map[string][]string{
 	"switchboard-database":     {"url"},
 	"switchboard-link-signing": {"key"},
 	"switchboard-platform":     {"token"},
+	"switchboard-realtime":     {"secret"},
 	"switchboard-s3":           {"access-key", "secret-key"}, // with config/components/s3-recordings
 	// With config/components/openai-speech; optional, for servers that want a key.
 	"switchboard-speech-engines": {"speech-api-key", "summary-api-key"},
@@ -384,6 +385,10 @@ func checkWiring(t *testing.T, r rendered, s3, engines bool) {
 		}
 		if args["public-base-url"] == "" || args["link-signing-key-file"] == "" || args["smtp-addr"] == "" {
 			t.Errorf("args %v lack the public base URL, the link signing key or the SMTP relay", args)
+		}
+		// Without it the live channel is off: GET /v1/me says realtime.enabled false.
+		if args["realtime-secret-file"] == "" {
+			t.Errorf("args %v lack the live channel's secret file", args)
 		}
 	})
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/internal/delivery"
+	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
 	"github.com/switchboard-dev/switchboard/test/support/servetest"
 )
 
@@ -50,7 +50,7 @@ func TestKillMidDeliveryAndRestart(t *testing.T) {
 	// the minute a claim once lasted.
 	if recovered > 45*time.Second {
 		t.Errorf("all delivered %v after the kill: the killed process's claims should end %v after its last renewal",
-			recovered.Round(time.Second), delivery.DefaultEventLease)
+			recovered.Round(time.Second), engine.DefaultEventLease)
 	}
 	t.Logf("FIGURES kill-restart: calls=%d delivered before the kill=%d lost=0 repeats(same event id)=%d restarted process serving %s after the kill, all delivered %s after the kill (lease %s, not released by kill -9)",
 		n, before, tl.Repeats, restartedAt.Sub(killedAt).Round(10*time.Millisecond), recovered.Round(10*time.Millisecond), leaseDuration)

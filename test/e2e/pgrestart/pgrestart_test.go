@@ -19,10 +19,10 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/apiserver"
-	"github.com/switchboard-dev/switchboard/internal/events"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/webhook/events"
 	"github.com/switchboard-dev/switchboard/test/support/apitest"
 	"github.com/switchboard-dev/switchboard/test/support/pgcluster"
 	"github.com/switchboard-dev/switchboard/test/support/storetest"

@@ -88,6 +88,27 @@ func ProcCPU() map[string]time.Duration {
 	return out
 }
 
+// Settle waits until the benchmark's processes other than this one have used less than idle
+// of a core for a whole window (say, kube-apiserver's work after many objects were made, or a
+// new manager's first reconciles), or until timeout; it returns how long it waited.
+func Settle(idle float64, window, timeout time.Duration) time.Duration {
+	start := time.Now()
+	for time.Since(start) < timeout {
+		before := ProcCPU()
+		time.Sleep(window)
+		var used time.Duration
+		for name, d := range ProcCPU() {
+			if name != SelfName {
+				used += d - before[name]
+			}
+		}
+		if used.Seconds()/window.Seconds() < idle {
+			break
+		}
+	}
+	return time.Since(start)
+}
+
 // FindPostmaster counts the PostgreSQL server with the backend process backend (from
 // pg_backend_pid(); the server is its parent) among the benchmark's processes.
 func FindPostmaster(backend int) {

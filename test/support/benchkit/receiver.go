@@ -28,12 +28,21 @@ type Receiver struct {
 	FailRate float64
 	HangEp   int // -1: none
 	// Delay holds every answer this long (a slow receiver); set before the first request.
-	Delay    time.Duration
+	Delay time.Duration
+	// Outage, while not OutageNone, makes every request fail that way (a receiver that is down).
+	Outage   atomic.Int32
 	mu       sync.Mutex
 	ok       map[string]time.Time // event id + path → first 2xx
 	taken    int                  // deliveries handed to Take (and forgotten)
 	Attempts atomic.Int64
 }
+
+// The ways a Receiver's Outage fails its requests.
+const (
+	OutageNone        int32 = iota
+	OutageUnavailable       // 503 at once
+	OutageHang              // no answer until the sender gives up
+)
 
 // EventIDFunc finds the event id a delivery carries, from its headers and body; "" when it
 // carries none (not a delivery the benchmark made).
@@ -75,6 +84,15 @@ func NewReceiver(opts ...ReceiverOption) *Receiver {
 				return
 			}
 		}
+		switch r.Outage.Load() {
+		case OutageUnavailable:
+			w.Header().Set("Retry-After", "60")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		case OutageHang:
+			<-req.Context().Done()
+			return
+		}
 		if r.HangEp >= 0 && req.URL.Path == fmt.Sprintf("/ep/%d", r.HangEp) {
 			<-req.Context().Done()
 			return
@@ -108,16 +126,23 @@ func (r *Receiver) Delivered() int {
 	return len(r.ok) + r.taken
 }
 
-// Take returns the deliveries answered 2xx since the last Take, event id → time, and
-// forgets them, so a long run's receiver holds only what came since (Delivered still counts
-// them; a repeat of a forgotten delivery is counted again, which Attempts shows).
-func (r *Receiver) Take() map[string]time.Time {
+// Delivery is one delivery a Receiver answered 2xx: the event it carried, the path it was
+// sent to and when it first succeeded.
+type Delivery struct {
+	EventID, Path string
+	At            time.Time
+}
+
+// Take returns the deliveries answered 2xx since the last Take and forgets them, so a long
+// run's receiver holds only what came since (Delivered still counts them; a repeat of a
+// forgotten delivery is counted again, which Attempts shows).
+func (r *Receiver) Take() []Delivery {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make(map[string]time.Time, len(r.ok))
+	out := make([]Delivery, 0, len(r.ok))
 	for key, at := range r.ok {
 		if len(key) >= 36 {
-			out[key[:36]] = at
+			out = append(out, Delivery{EventID: key[:36], Path: key[36:], At: at})
 		}
 	}
 	r.taken += len(r.ok)

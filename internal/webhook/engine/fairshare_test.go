@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/tenancy"
+)
+
+func TestAccountShare(t *testing.T) {
+	limits := ShareLimits{MaxHeld: 256, MaxHandOffs: 256}
+	for _, tc := range []struct {
+		name      string
+		load      AccountLoad
+		wantAllow int
+		wantRule  string
+	}{
+		{"nothing held: a full share", AccountLoad{}, 256, RuleShareOpen},
+		{"some held: the rest", AccountLoad{Held: 200, HandOffs: 10}, 56, RuleShareOpen},
+		{"its share held", AccountLoad{Held: 256}, 0, AccountHoldsItsShare.Name},
+		{"more than its share (a lowered limit)", AccountLoad{Held: 300}, 0, AccountHoldsItsShare.Name},
+		{"its hand-offs full, few events held (fanned out to five endpoints)", AccountLoad{Held: 52, HandOffs: 256}, 0, AccountHandOffsFull.Name},
+		{"one hand-off short of full", AccountLoad{Held: 52, HandOffs: 255}, 204, RuleShareOpen},
+		{"its share held, part of it behind a hanging endpoint", AccountLoad{Held: 256, Hanging: 8}, 8, RuleShareOpen},
+		{"all of it behind a hanging endpoint", AccountLoad{Held: 256, Hanging: 300}, 256, RuleShareOpen},
+		{"a hanging endpoint does not free hand-offs", AccountLoad{Held: 256, Hanging: 256, HandOffs: 256}, 0, AccountHandOffsFull.Name},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			allow, rule := AccountShare.Allowance(tc.load, limits)
+			if allow != tc.wantAllow || rule != tc.wantRule {
+				t.Errorf("Allowance = %d (%s), want %d (%s)", allow, rule, tc.wantAllow, tc.wantRule)
+			}
+		})
+	}
+}
+
+// Holding and letting go of events and hand-offs moves each account's allowance; an account
+// with nothing held is not named (it takes a full share).
+func TestAccountLoadsFollowHoldsAndHandOffs(t *testing.T) {
+	limits := ShareLimits{MaxHeld: 3, MaxHandOffs: 2}
+	var a accountLoads
+	evs := []store.PendingEvent{{OutboxID: uuid.New(), AccountID: 1, AccountPublicID: "acct-one"},
+		{OutboxID: uuid.New(), AccountID: 1, AccountPublicID: "acct-one"},
+		{OutboxID: uuid.New(), AccountID: 1, AccountPublicID: "acct-one"}, {OutboxID: uuid.New(), AccountID: 2, AccountPublicID: "acct-two"}}
+	a.hold(evs)
+	got := a.allowances(AccountShare, limits, nil)
+	if got[1] != 0 || got[2] != 2 || len(got) != 2 {
+		t.Fatalf("allowances after holding = %v, want account 1 held back and account 2 allowed 2", got)
+	}
+	a.letGo(evs[0].OutboxID, evs[0].OutboxID, uuid.New()) // twice, and one never held: no effect
+	if got := a.allowances(AccountShare, limits, nil); got[1] != 1 {
+		t.Fatalf("account 1 after one let go = %d, want 1", got[1])
+	}
+	a.add(2, 0, 2)
+	if got := a.allowances(AccountShare, limits, nil); got[2] != 0 {
+		t.Fatalf("account 2 with its hand-offs full = %d, want 0", got[2])
+	}
+	// Account 1's held events wait behind a hanging endpoint of its namespace: they do not count.
+	if got := a.allowances(AccountShare, limits, map[string]int{tenancy.Namespace("acct-one"): 2}); got[1] != 3 {
+		t.Fatalf("account 1 with its events behind a hanging endpoint = %d, want 3", got[1])
+	}
+	a.add(2, 0, -2)
+	a.letGo(evs[1].OutboxID, evs[2].OutboxID, evs[3].OutboxID)
+	if got := a.allowances(AccountShare, limits, nil); len(got) != 0 {
+		t.Fatalf("allowances with nothing held = %v, want none named", got)
+	}
+	if l := a.load(1); l != (AccountLoad{}) {
+		t.Fatalf("load of account 1 = %+v, want zero", l)
+	}
+}
