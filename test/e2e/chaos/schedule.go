@@ -80,9 +80,11 @@ type Options struct {
 
 // DefaultOptions are the bounds for a run of length d: freezes of 5–30 s, and receiver
 // outages of several minutes, scaled down to a tenth of a short run so that every kind
-// still fits.
+// still fits. An outage lasts under 6 minutes, so a delivery that fails as it starts gets its
+// second retry (1 + 5 minutes after its first attempt) after it ends, within the run, and
+// not the third, 30 minutes later.
 func DefaultOptions(d time.Duration) Options {
-	outage := Span{Min: 3 * time.Minute, Max: 6 * time.Minute}
+	outage := Span{Min: 3 * time.Minute, Max: 5 * time.Minute}
 	if d < 30*time.Minute {
 		outage = Span{Min: d / 20, Max: d / 10}
 	}

@@ -84,7 +84,7 @@ func TestDefaultOptionsFreezeAndOutage(t *testing.T) {
 		outageMin, outMax time.Duration
 	}{
 		{d: 5 * time.Minute, outageMin: 15 * time.Second, outMax: 30 * time.Second},
-		{d: 30 * time.Minute, outageMin: 3 * time.Minute, outMax: 6 * time.Minute},
+		{d: 30 * time.Minute, outageMin: 3 * time.Minute, outMax: 5 * time.Minute},
 	}
 	for _, tc := range tests {
 		o := DefaultOptions(tc.d)
