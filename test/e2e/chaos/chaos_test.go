@@ -119,15 +119,14 @@ type executed struct {
 
 // row is the recovery after one kind of fault.
 type row struct {
-	kind              Kind
-	n                 int
-	downMed, downMax  time.Duration
-	apiMed, apiMax    time.Duration
-	apiN              int
-	flowMed, flowMax  time.Duration
-	flowN             int
-	apiNA, flowNA     bool
-	worstAPI, worstFl string
+	kind             Kind
+	n                int
+	downMed, downMax time.Duration
+	apiMed, apiMax   time.Duration
+	apiN             int
+	flowMed, flowMax time.Duration
+	flowN            int
+	apiNA            bool // the API does not depend on the part (a receiver)
 }
 
 type result struct {
