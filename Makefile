@@ -103,7 +103,8 @@ previous-release: ## Build (once) and cache the previous release's binary (PREVI
 bench: tools envtest ## Run the benchmarks (see docs/benchmarks.md), one package at a time.
 	# -p 1: go test runs packages in parallel by default, and two benchmarks sharing these cores
 	# measure each other. The retention soak alone runs BENCH_SOAK_DURATION (default 30m), the
-	# outage BENCH_OUTAGE_FOR (default 30m) and the recovery after it.
+	# outage BENCH_OUTAGE_FOR (default 30m) and the recovery after it, the chaos run
+	# CHAOS_DURATION (default 30m) and its settling.
 	# hack/bench/go-bench.sh shows go test's output and writes it as a results file in
 	# docs/bench-results (commit, date, machine, load, each figure with its command).
 	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" CONVOY_BIN= OUTPOST_BIN= SVIX_BIN= hack/bench/go-bench.sh -p 1 -run '^$$' -bench . -benchtime 1x -timeout 300m ./...

@@ -25,7 +25,7 @@ command=""
 [[ -n "${KUBEBUILDER_ASSETS:-}" ]] && command+='KUBEBUILDER_ASSETS="$(hack/envtest-binaries.sh)" '
 while IFS='=' read -r name value; do
   [[ -n "$value" ]] && command+="$name=$(quote "$value") "
-done < <(env | grep -E '^(BENCH_[A-Z_]*|SWITCHBOARD_BENCH_[A-Z_]*|PGCLUSTER_OPTIONS|GOMAXPROCS)=' | grep -v '^BENCH_\(PARTIAL\|RESULTS_DIR\)=' | sort)
+done < <(env | grep -E '^(BENCH_[A-Z_]*|SWITCHBOARD_BENCH_[A-Z_]*|CHAOS_[A-Z_]*|PGCLUSTER_OPTIONS|GOMAXPROCS)=' | grep -v '^BENCH_\(PARTIAL\|RESULTS_DIR\)=' | sort)
 command+="go test"
 for a in "$@"; do command+=" $(quote "$a")"; done
 

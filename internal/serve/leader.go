@@ -134,7 +134,16 @@ func (l *leaderTerms) Start(ctx context.Context) error {
 		if mgr == nil {
 			var err error
 			if mgr, err = l.newManager(l.termOptions()); err != nil {
-				return err
+				// Only the first term's manager, made before the process serves, may stop it
+				// (a configuration error). A later one fails when kube-apiserver does not
+				// answer its discovery (a freeze past the renew deadline): try again.
+				l.log.Error(err, "cannot make the leader-only parts' manager; the API keeps serving; trying again", "term", term)
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-l.clock.After(l.opts.RetryPeriod):
+				}
+				continue
 			}
 		}
 		err := mgr.Start(ctx)
