@@ -95,6 +95,10 @@ test: tools verify-tracked verify-generated verify-config verify-bench-results v
 test-e2e: tools envtest kustomize ## As root: a single-node cluster here (hack/node/up.sh), config/default deployed on it with the image, the public API checked through its Service.
 	KUSTOMIZE=$(KUSTOMIZE) hack/node/up.sh --then hack/node/e2e.sh
 
+.PHONY: test-chaos
+test-chaos: envtest ## Every fault at once against three replicas for CHAOS_DURATION (default 4m; CHAOS_SEED replays a schedule; docs/reliability.md).
+	CHAOS=1 KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" go test -count=1 -p 1 -v -timeout 60m -run '^TestChaos$$' ./test/e2e/chaos/
+
 .PHONY: previous-release
 previous-release: ## Build (once) and cache the previous release's binary (PREVIOUS_RELEASE) for the upgrade tests.
 	@hack/previous-release.sh >/dev/null
@@ -104,7 +108,7 @@ bench: tools envtest ## Run the benchmarks (see docs/benchmarks.md), one package
 	# -p 1: go test runs packages in parallel by default, and two benchmarks sharing these cores
 	# measure each other. The retention soak alone runs BENCH_SOAK_DURATION (default 30m), the
 	# outage BENCH_OUTAGE_FOR (default 30m) and the recovery after it, the chaos run
-	# CHAOS_DURATION (default 30m) and its settling.
+	# (with CHAOS=1) CHAOS_DURATION (default 30m) and its settling.
 	# hack/bench/go-bench.sh shows go test's output and writes it as a results file in
 	# docs/bench-results (commit, date, machine, load, each figure with its command).
 	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" CONVOY_BIN= OUTPOST_BIN= SVIX_BIN= hack/bench/go-bench.sh -p 1 -run '^$$' -bench . -benchtime 1x -timeout 300m ./...

@@ -54,7 +54,13 @@ func TestMain(m *testing.M) {
 
 // TestChaos runs every fault at once against three replicas for CHAOS_DURATION (default
 // DefaultDuration), then checks the invariants and prints the recovery after each fault.
+//
+// It runs when CHAOS=1 (make test-chaos): it is not yet steady enough for make test (see
+// docs/reliability.md, "Every fault at once").
 func TestChaos(t *testing.T) {
+	if os.Getenv("CHAOS") != "1" {
+		t.Skip("the chaos run is opt-in: CHAOS=1 (make test-chaos)")
+	}
 	seed, d, err := Config(os.Getenv, rand.Int64)
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +70,9 @@ func TestChaos(t *testing.T) {
 
 // BenchmarkChaos is TestChaos for BenchDuration, reporting the recovery times.
 func BenchmarkChaos(b *testing.B) {
+	if os.Getenv("CHAOS") != "1" {
+		b.Skip("the chaos run is opt-in: CHAOS=1")
+	}
 	getenv := func(k string) string {
 		if v := os.Getenv(k); v != "" || k != "CHAOS_DURATION" {
 			return v
