@@ -63,8 +63,23 @@ type Endpoint struct {
 func (e *Env) CreateEndpoint(t testing.TB, r *Replica, key, name string) (Endpoint, *Inbox) {
 	t.Helper()
 	path := "/hook/" + name
-	status, _, body := Do("POST", "http://"+r.API+"/v1/webhooks", key, map[string]any{
-		"name": name, "url": e.Receiver.URL(path), "events": []string{"call.ended"}})
+	base := "http://" + r.API + "/v1/webhooks"
+	var (
+		status int
+		body   []byte
+	)
+	// A 503 (kube-apiserver slower than the replica's timeout, as just after it starts) is
+	// retried as an integrator would, once any endpoint the timed-out request made after all
+	// is removed: a second one would receive every event too.
+	for attempt := 0; ; attempt++ {
+		status, _, body = Do("POST", base, key, map[string]any{
+			"name": name, "url": e.Receiver.URL(path), "events": []string{"call.ended"}})
+		if status != http.StatusServiceUnavailable || attempt == 3 {
+			break
+		}
+		time.Sleep(3 * time.Second)
+		removeEndpointsNamed(t, base, key, name)
+	}
 	if status != http.StatusCreated && status != http.StatusOK {
 		t.Fatalf("create the webhook endpoint: %d %s", status, body)
 	}
@@ -78,6 +93,31 @@ func (e *Env) CreateEndpoint(t testing.TB, r *Replica, key, name string) (Endpoi
 		t.Fatalf("create the webhook endpoint: %s (%v)", body, err)
 	}
 	return Endpoint{PublicID: created.Endpoint.PublicID, Secret: created.Secret, Path: path}, e.Receiver.Inbox(path, created.Secret)
+}
+
+// removeEndpointsNamed deletes the account's endpoints called name.
+func removeEndpointsNamed(t testing.TB, base, key, name string) {
+	t.Helper()
+	status, _, body := Do("GET", base, key, nil)
+	if status != http.StatusOK {
+		t.Fatalf("list the webhook endpoints: %d %s", status, body)
+	}
+	var list struct {
+		Endpoints []struct {
+			PublicID string `json:"public_id"`
+			Name     string `json:"name"`
+		} `json:"endpoints"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		t.Fatalf("list the webhook endpoints: %s (%v)", body, err)
+	}
+	for _, ep := range list.Endpoints {
+		if ep.Name == name {
+			if status, _, body := Do("DELETE", base+"/"+ep.PublicID, key, nil); status != http.StatusNoContent {
+				t.Fatalf("delete the webhook endpoint %s: %d %s", ep.PublicID, status, body)
+			}
+		}
+	}
 }
 
 // Report is one ended call (no answer, so no recording) for POST /platform/v1/calls.
