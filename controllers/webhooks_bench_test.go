@@ -33,6 +33,7 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
+	"github.com/switchboard-dev/switchboard/internal/retention"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
 	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
@@ -463,7 +464,42 @@ func startBenchStack(b *testing.B) (*controlplane.Env, client.Client, *store.Sto
 		b.Fatal(err)
 	}
 	benchkit.FindPostmaster(backend)
+	monthOfPartitions(b, st)
 	return cp, kube, st
+}
+
+// monthOfPartitions gives each partitioned table as many partitions as a deployment holds
+// after a month with the default --webhook-retention (30 daily ones besides the DEFAULT): a
+// statement on the outbox or the history that is not pruned to one partition pays for each.
+// A fresh database's first partition covers everything before tomorrow, so the extra ones
+// follow the last it has; what they cost depends on their number, not their dates.
+// BENCH_PARTITION_DAYS sets another count (0: only what the migrations made).
+func monthOfPartitions(b *testing.B, st *store.Store) {
+	b.Helper()
+	days := envInt("BENCH_PARTITION_DAYS", 30)
+	ctx := context.Background()
+	for _, table := range store.PartitionedTables {
+		parts, err := st.Partitions(ctx, table)
+		if err != nil {
+			b.Fatal(err)
+		}
+		from := retention.CoveredUntil(parts)
+		if from.IsZero() {
+			from = time.Now().UTC().Truncate(24 * time.Hour)
+		}
+		dated := 0 // the migrations' own count
+		for _, p := range parts {
+			if !p.Default {
+				dated++
+			}
+		}
+		for ; dated < days; dated++ {
+			if err := st.CreatePartition(ctx, table, from, from.Add(24*time.Hour)); err != nil {
+				b.Fatal(err)
+			}
+			from = from.Add(24 * time.Hour)
+		}
+	}
 }
 
 // startPlatform serves the ingestion API on st, as the telephony platform reaches it, with

@@ -63,10 +63,16 @@ func (s *Store) BeginCallReports(ctx context.Context, keys []CallReportKey) (*Ca
 	// COMMITTED), so the progress read follows the locks.
 	batch := &pgx.Batch{}
 	batch.Queue(`BEGIN`)
+	// A report alone (the usual case below bursts) looks its number up by a scalar: PostgreSQL
+	// keeps a generic plan for that, while a plan for an array is made again on every call.
+	numbers, numbersArg := `ANY($1::text[])`, any(e164s)
+	if len(keys) == 1 {
+		numbers, numbersArg = `$1::text`, e164s[0]
+	}
 	batch.Queue(`SELECT n.id, n.account_id, a.public_id, a.name, n.public_id, n.e164, n.label,
 			n.privacy_mode_enabled, n.shared_link_lifetime_hours
 		FROM numbers n JOIN accounts a ON a.id = n.account_id
-		WHERE n.e164 = ANY($1) AND n.status <> 'released'`, e164s)
+		WHERE n.e164 = `+numbers+` AND n.status <> 'released'`, numbersArg)
 	batch.Queue(`SELECT count(pg_advisory_xact_lock(key)) FROM (
 			SELECT DISTINCT hashtextextended('call_progress:' || n.account_id || ':' || k.r, 0) AS key
 			FROM unnest($1::text[], $2::text[]) AS k(e164, r)
