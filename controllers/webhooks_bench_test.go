@@ -33,7 +33,6 @@ import (
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/ingest"
 	"github.com/switchboard-dev/switchboard/internal/plans"
-	"github.com/switchboard-dev/switchboard/internal/retention"
 	"github.com/switchboard-dev/switchboard/internal/store"
 	"github.com/switchboard-dev/switchboard/internal/tenancy"
 	"github.com/switchboard-dev/switchboard/internal/webhook/engine"
@@ -468,36 +467,42 @@ func startBenchStack(b *testing.B) (*controlplane.Env, client.Client, *store.Sto
 	return cp, kube, st
 }
 
-// monthOfPartitions gives each partitioned table as many partitions as a deployment holds
-// after a month with the default --webhook-retention (30 daily ones besides the DEFAULT): a
-// statement on the outbox or the history that is not pruned to one partition pays for each.
-// A fresh database's first partition covers everything before tomorrow, so the extra ones
-// follow the last it has; what they cost depends on their number, not their dates.
-// BENCH_PARTITION_DAYS sets another count (0: only what the migrations made).
+// monthOfPartitions lays the partitioned tables out as a deployment has them after a month
+// with the default --webhook-retention (30 days): a daily partition for each of the last 30
+// days and the next 3, and the DEFAULT one. (A fresh database's first partition covers
+// everything before the migration; the retention maintainer drops it once it is older than
+// the window.) A statement on the outbox or the history that is not pruned to the partitions
+// it needs pays for each. BENCH_PARTITION_DAYS sets another number of days back (0: the
+// layout the migrations made).
 func monthOfPartitions(b *testing.B, st *store.Store) {
 	b.Helper()
 	days := envInt("BENCH_PARTITION_DAYS", 30)
+	if days == 0 {
+		return
+	}
 	ctx := context.Background()
+	today := time.Now().UTC().Truncate(24 * time.Hour)
 	for _, table := range store.PartitionedTables {
 		parts, err := st.Partitions(ctx, table)
 		if err != nil {
 			b.Fatal(err)
 		}
-		from := retention.CoveredUntil(parts)
-		if from.IsZero() {
-			from = time.Now().UTC().Truncate(24 * time.Hour)
-		}
-		dated := 0 // the migrations' own count
+		until := today.Add(3 * 24 * time.Hour) // where the dated partitions kept begin
 		for _, p := range parts {
-			if !p.Default {
-				dated++
+			switch {
+			case p.Default:
+			case p.From.IsZero(): // the migration's, empty in a new database
+				if err := st.DropPartition(ctx, table, p.Name); err != nil {
+					b.Fatal(err)
+				}
+			case p.From.Before(until):
+				until = p.From
 			}
 		}
-		for ; dated < days; dated++ {
+		for from := today.Add(-time.Duration(days) * 24 * time.Hour); from.Before(until); from = from.Add(24 * time.Hour) {
 			if err := st.CreatePartition(ctx, table, from, from.Add(24*time.Hour)); err != nil {
 				b.Fatal(err)
 			}
-			from = from.Add(24 * time.Hour)
 		}
 	}
 }
