@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -229,8 +230,9 @@ type FairClaim struct {
 // claimFloor is how far back in created_at a claim looks for undispatched events, so that it
 // reads the outbox partitions that can hold one and not each of a month's (a claim's skip scan
 // descends every partition's index at each step). It is an hour before the oldest undispatched
-// event (or now, when there is none), found again every claimFloorCheck. An event queued with
-// a created_at older than that (none of the writers does so) waits until the next check.
+// event (or now, when there is none), to the hour below, found again every claimFloorCheck.
+// An event queued with a created_at older than that (none of the writers does so) waits until
+// the next check.
 type claimFloor struct {
 	mu      sync.Mutex
 	floor   time.Time
@@ -253,7 +255,7 @@ func (f *claimFloor) at(ctx context.Context, db *pgxpool.Pool, now time.Time) (t
 	if err := db.QueryRow(ctx, `SELECT min(created_at) FROM events WHERE dispatched_at IS NULL`).Scan(&oldest); err != nil {
 		return time.Time{}, fmt.Errorf("find the oldest undispatched event: %w", err)
 	}
-	f.floor, f.checked = claimFloorFor(oldest, now), now
+	f.floor, f.checked = claimFloorFor(oldest, now).Truncate(time.Hour), now
 	return f.floor, nil
 }
 
@@ -310,12 +312,16 @@ func (s *Store) ClaimFairly(ctx context.Context, c FairClaim, now time.Time, lea
 		allowIDs = append(allowIDs, id)
 		allowN = append(allowN, int32(max(0, min(n, c.Limit))))
 	}
-	rows, err := s.pool.Query(ctx, `WITH RECURSIVE found(account_id, n) AS (
-			(SELECT account_id, 1 FROM events WHERE dispatched_at IS NULL AND account_id > $4 AND created_at >= $9
+	// The floor is in the statement's text, not a parameter: PostgreSQL then prunes the
+	// partitions before it plans, and keeps the generic plan (a parameter would have it make a
+	// custom plan, pruned, on every claim). The text changes when the floor moves, at most
+	// once an hour.
+	rows, err := s.pool.Query(ctx, strings.ReplaceAll(`WITH RECURSIVE found(account_id, n) AS (
+			(SELECT account_id, 1 FROM events WHERE dispatched_at IS NULL AND account_id > $4 AND created_at >= {floor}
 				ORDER BY account_id LIMIT 1)
 			UNION ALL
 			SELECT (SELECT e.account_id FROM events e WHERE e.dispatched_at IS NULL AND e.account_id > f.account_id
-				AND e.created_at >= $9 ORDER BY e.account_id LIMIT 1), f.n + 1
+				AND e.created_at >= {floor} ORDER BY e.account_id LIMIT 1), f.n + 1
 			FROM found f WHERE f.account_id IS NOT NULL AND f.n < $5),
 		scan AS (SELECT COALESCE(max(account_id), 0) AS last, count(account_id) AS n FROM found),
 		allow AS (
@@ -327,7 +333,7 @@ func (s *Store) ClaimFairly(ctx context.Context, c FairClaim, now time.Time, lea
 			SELECT x.id, x.account_id, x.created_at FROM allow, share, LATERAL (
 				SELECT e.id, e.account_id, e.created_at FROM events e
 				WHERE e.account_id = allow.account_id AND e.dispatched_at IS NULL AND (e.claimed_until IS NULL OR e.claimed_until <= $2)
-					AND e.created_at >= $9
+					AND e.created_at >= {floor}
 				ORDER BY e.created_at, e.id LIMIT LEAST(allow.n, share.n) FOR UPDATE SKIP LOCKED) x
 			WHERE allow.n > 0),
 		claim AS (
@@ -337,7 +343,7 @@ func (s *Store) ClaimFairly(ctx context.Context, c FairClaim, now time.Time, lea
 		claimed AS (
 			UPDATE events e SET claimed_until = $3, claims = e.claims + 1
 			FROM claim, share, allow, accounts a LEFT JOIN webhook_endpoint_writes w ON w.account_id = a.id
-			WHERE e.id = claim.id AND e.created_at >= $9 AND a.id = e.account_id AND allow.account_id = e.account_id
+			WHERE e.id = claim.id AND e.created_at >= {floor} AND a.id = e.account_id AND allow.account_id = e.account_id
 			RETURNING e.id, COALESCE(e.resends, e.id) AS event_id, e.type, a.id AS account_id, a.public_id, e.body, e.created_at,
 				e.claims > 1 AS repeat, COALESCE(e.endpoint_public_id, '') AS endpoint_public_id, COALESCE(e.resend_of, '') AS resend_of,
 				COALESCE(w.resource_version, 0) AS version, w.account_id IS NOT NULL AND w.resource_version IS NULL AS pending,
@@ -345,8 +351,8 @@ func (s *Store) ClaimFairly(ctx context.Context, c FairClaim, now time.Time, lea
 		-- The scan's end comes back even when nothing was claimed (every account it found held back).
 		SELECT scan.last, scan.n, c.id, c.event_id, c.type, c.account_id, c.public_id, c.body, c.created_at, c.repeat,
 			c.endpoint_public_id, c.resend_of, c.version, c.pending, c.full
-		FROM scan LEFT JOIN claimed c ON true`,
-		c.Limit, now, now.Add(lease), c.After, c.Accounts, allowIDs, allowN, c.PerAccount, floor)
+		FROM scan LEFT JOIN claimed c ON true`, "{floor}", "'"+floor.UTC().Format(time.RFC3339)+"'::timestamptz"),
+		c.Limit, now, now.Add(lease), c.After, c.Accounts, allowIDs, allowN, c.PerAccount)
 	if err != nil {
 		return ClaimedEvents{}, fmt.Errorf("claim outbox events: %w", err)
 	}
