@@ -92,7 +92,7 @@ test: tools verify-tracked verify-generated verify-config verify-bench-results v
 	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" PREVIOUS_RELEASE_BIN="$$(hack/previous-release.sh)" go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-e2e
-test-e2e: tools envtest kustomize ## As root: a single-node cluster here (hack/node/up.sh), config/default deployed on it with the image, the public API checked through its Service.
+test-e2e: tools envtest kustomize ## As root: a single-node cluster here (hack/node/up.sh), config/default deployed on it with the image: the public API through its Service, a rollout restart under load, a drain under the PodDisruptionBudget, a leader killed.
 	KUSTOMIZE=$(KUSTOMIZE) hack/node/up.sh --then hack/node/e2e.sh
 
 .PHONY: test-chaos

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Deploys config/default (the image imported by hack/node/up.sh) to the single node and checks
-# the public API through the switchboard-api Service. Run by `hack/node/up.sh --then
+# the public API through the switchboard-api Service, a rollout restart under load, a drain
+# under the PodDisruptionBudget and the failover of a killed leader. Run by `hack/node/up.sh --then
 # hack/node/e2e.sh` (make test-e2e), which sets KUBECONFIG, RUN and NODE_IP.
 set -euo pipefail
 : "${KUBECONFIG:?}" "${RUN:?}" "${NODE_IP:?}"
@@ -9,10 +10,19 @@ KUSTOMIZE="${KUSTOMIZE:?the kustomize binary (make test-e2e sets it)}"
 NS=switchboard-system
 log() { echo "e2e: $*" >&2; }
 fail() { log "FAIL: $*"; exit 1; }
-# Waits until five GET /v1/me in a row answer 200 through the Service: kube-proxy drops the
-# old pods' addresses a moment after a rollout reports done.
+# The Deployment's pods, terminating ones included.
+pods() { kubectl -n "$NS" get pods -l control-plane=controller-manager -o name; }
+# Waits until the pods a rollout replaced are gone and five GET /v1/me in a row answer 200
+# through the Service: `rollout status` reports done while the old pods still run their
+# preStop sleep and stop grace, and they keep claiming and delivering webhook events with the
+# old flags meanwhile; kube-proxy drops their addresses a moment later.
 settle() {
   local ok
+  for _ in $(seq 120); do
+    [[ "$(pods | wc -l)" == 2 ]] && break
+    sleep 0.5
+  done
+  [[ "$(pods | wc -l)" == 2 ]] || fail "the pods the rollout replaced did not stop: $(kubectl -n "$NS" get pods -o wide)"
   for _ in $(seq 60); do
     ok=0
     for _ in 1 2 3 4 5; do
@@ -165,7 +175,7 @@ kubectl -n "$NS" rollout status deployment/switchboard-controller-manager --time
   fail "the Deployment did not roll out with the receiver's CA"
 settle
 HOOK_PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-# Old pods serve for their preStop sleep, refusing the private address: ask again.
+# kube-proxy may route to a replaced pod's address a moment longer: ask again.
 for _ in $(seq 60); do
   endpoint="$(curl -s -m 10 -H "Authorization: Bearer $key" -H 'Content-Type: application/json' -w '\n%{http_code}' "$API/v1/webhooks" \
     -d "{\"name\":\"rollout\",\"url\":\"https://$NODE_IP:$HOOK_PORT/hooks\",\"events\":[\"call.ended\"]}" || true)"
@@ -187,10 +197,92 @@ sleep 5
 touch "$RUN/load.stop"
 wait "$LOAD_PID" || fail "the load generator failed"
 log "rollout under load: $(cat "$RUN/load.json")"
+# What explains a slow delivery, kept in $RUN after the node stops: the pods' logs, and the
+# attempts and history of the deliveries that took more than one attempt.
+mkdir -p "$RUN/rollout"
+cp -r /var/log/pods/${NS}_switchboard-controller-manager-* "$RUN/rollout/" 2>/dev/null || true
+psql -h "$NODE_IP" -p "$PGPORT" -U postgres -d switchboard -qAF $'\t' -c \
+  "select a.created_at, a.attempt, a.response_code, a.error, a.duration_ms, a.next_attempt_at, a.delivery_name, e.body::text
+   from webhook_delivery_attempts a join events e on e.id = a.event_id order by a.created_at" >"$RUN/rollout/attempts.tsv" || true
+psql -h "$NODE_IP" -p "$PGPORT" -U postgres -d switchboard -qAF $'\t' -c \
+  "select h.created_at, h.finished_at, h.status, h.attempts, h.response_code, h.last_error, h.delivery_name, e.claims, e.dispatched_at
+   from webhook_delivery_history h join events e on e.id = h.event_id
+   where h.attempts > 1 or h.finished_at - h.created_at > interval '2 seconds' or e.claims > 1 order by h.created_at" >"$RUN/rollout/history.tsv" || true
 rollout_s="$(python3 -c "print(round($t1 - $t0, 1))")"
 log "rollout restart to all pods ready: ${rollout_s}s"
 jq -e '.reported > 0 and .lost == 0 and .duplicates == 0' "$RUN/load.json" >/dev/null ||
   fail "events lost or delivered twice in the rollout"
 jq -e '[.answers[] | to_entries[] | select((.key | test("^(2..|503)$")) | not)] | length == 0' "$RUN/load.json" >/dev/null ||
   fail "answers other than 2xx and 503 in the rollout"
-log "PASS: a rollout restart under load lost no event, delivered none twice, answered only 2xx/503"
+jq -e '.p99_delay_s <= 2' "$RUN/load.json" >/dev/null ||
+  fail "p99 delivery delay in the rollout over 2 s (slow deliveries and their attempts: $RUN/rollout)"
+log "PASS: a rollout restart under load lost no event, delivered none twice, answered only 2xx/503, p99 delay $(jq .p99_delay_s "$RUN/load.json")s"
+
+# A drain of the node (eviction API) under the PodDisruptionBudget (minAvailable: 1): the
+# first pod is evicted, its replacement cannot be scheduled on the cordoned node, and the
+# second pod's eviction is refused while it is the only one available, so the drain times
+# out and the API keeps serving through the Service.
+settle
+t0="$(date +%s.%N)"
+drain_status=0
+kubectl drain node --ignore-daemonsets --delete-emptydir-data --timeout=45s >"$RUN/drain.log" 2>&1 || drain_status=$?
+[[ $drain_status != 0 ]] || fail "kubectl drain evicted both pods despite the PodDisruptionBudget: $(cat "$RUN/drain.log")"
+grep -q "violate the pod's disruption budget" "$RUN/drain.log" ||
+  fail "kubectl drain failed, but not on the PodDisruptionBudget: $(cat "$RUN/drain.log")"
+running="$(kubectl -n "$NS" get pods -l control-plane=controller-manager -o json |
+  jq '[.items[] | select(.metadata.deletionTimestamp == null and .status.phase == "Running")] | length')"
+pending="$(kubectl -n "$NS" get pods -l control-plane=controller-manager --field-selector=status.phase=Pending -o name)"
+[[ "$running" == 1 && -n "$pending" ]] || fail "during the drain: $running pods running, pending: '$pending', want 1 and the replacement"
+last="$(kubectl -n "$NS" get pods -l control-plane=controller-manager --field-selector=status.phase=Running -o jsonpath='{.items[0].metadata.name}')"
+# The eviction API itself answers 429 for the last available pod.
+evict_out="$(kubectl create --raw "/api/v1/namespaces/$NS/pods/$last/eviction" -f - 2>&1 <<JSON || true
+{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "$last", "namespace": "$NS"}}
+JSON
+)"
+grep -q "TooManyRequests" <<<"$evict_out" || fail "evicting the last available pod $last: $evict_out, want 429 TooManyRequests"
+code="$(curl -s -m 5 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $key" "$API/v1/me")"
+[[ "$code" == 200 ]] || fail "GET /v1/me through the Service during the drain: $code"
+t1="$(date +%s.%N)"
+kubectl uncordon node >/dev/null
+kubectl -n "$NS" rollout status deployment/switchboard-controller-manager --timeout=180s >/dev/null ||
+  fail "both pods were not ready again after uncordon"
+t2="$(date +%s.%N)"
+log "PASS: kubectl drain refused the second eviction (429, PodDisruptionBudget) and timed out after $(python3 -c "print(round($t1 - $t0, 1))")s; the API served; both pods ready $(python3 -c "print(round($t2 - $t1, 1))")s after uncordon"
+
+# Leader failover: the leader's container is killed with SIGKILL (no Lease release); the
+# other pod takes the Lease once it expires. client-go tries every retry period with a
+# jitter of up to 1.2 of it (2-4.4 s), and counts a Lease expired a lease duration after it
+# saw the last renewal, so takeover takes at most 4.4 + 15 + 4.4 s with the defaults.
+settle
+LEASE=switchboard-controller-manager.switchboard.dev
+holder() { kubectl -n "$NS" get lease "$LEASE" -o jsonpath='{.spec.holderIdentity}'; }
+for _ in $(seq 60); do [[ -n "$(holder)" ]] && break; sleep 0.5; done
+old_holder="$(holder)"
+leader_pod="${old_holder%%_*}"
+[[ -n "$leader_pod" ]] || fail "no pod holds the Lease $LEASE"
+cid="$(kubectl -n "$NS" get pod "$leader_pod" -o jsonpath='{.status.containerStatuses[0].containerID}')"
+cid="${cid#containerd://}"
+t0="$(date +%s.%N)"
+ctr --address "$RUN/containerd.sock" -n k8s.io tasks kill -s SIGKILL "$cid" >/dev/null
+new_holder=""
+for _ in $(seq 300); do
+  h="$(holder)"
+  if [[ -n "$h" && "$h" != "$old_holder" ]]; then
+    new_holder="$h"
+    break
+  fi
+  sleep 0.1
+done
+t1="$(date +%s.%N)"
+[[ -n "$new_holder" ]] || fail "no other holder took the Lease after the leader $leader_pod was killed"
+failover_s="$(python3 -c "print(round($t1 - $t0, 1))")"
+log "leader $leader_pod killed (SIGKILL); ${new_holder%%_*} took the Lease after ${failover_s}s"
+python3 -c "import sys; sys.exit(0 if $t1 - $t0 <= 23.8 else 1)" ||
+  fail "leader failover took ${failover_s}s, over lease duration + two jittered retry periods (23.8 s)"
+for _ in $(seq 120); do
+  [[ "$(kubectl -n "$NS" get pod "$leader_pod" -o jsonpath='{.status.containerStatuses[0].restartCount}')" -ge 1 ]] && break
+  sleep 0.5
+done
+kubectl -n "$NS" wait --for=condition=Ready "pod/$leader_pod" --timeout=120s >/dev/null ||
+  fail "the killed leader's container was not restarted and ready again"
+log "PASS: leader failover after SIGKILL in ${failover_s}s"

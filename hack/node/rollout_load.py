@@ -95,11 +95,13 @@ while time.monotonic() < deadline:
 
 with lock:
     ids = [r[0] for r in received]
-    delays = []
+    delays, slow = [], []
     for c, t in reported.items():
         first = min((r[2] for r in received if c in r[3]), default=None)
         if first is not None:
             delays.append(first - t)
+            if first - t > 2:
+                slow.append({"call": c, "delay_s": round(first - t, 3), "reported_at": round(t - start, 3)})
     delays.sort()
     p99 = delays[min(len(delays) - 1, int(len(delays) * 0.99))] if delays else None
     summary = {
@@ -109,6 +111,7 @@ with lock:
         "webhook_id_mismatch": sum(1 for r in received if r[0] != r[1]),
         "p99_delay_s": round(p99, 3) if p99 is not None else None,
         "max_delay_s": round(delays[-1], 3) if delays else None,
+        "slow": sorted(slow, key=lambda d: d["reported_at"]),
         "answers": {k: {str(c): n for c, n in v.items()} for k, v in answers.items()},
     }
 json.dump(summary, open(out, "w"))

@@ -104,7 +104,7 @@ func (s *Store) CallAnalytics(ctx context.Context, q AnalyticsQuery) (Analytics,
 	batch := &pgx.Batch{}
 	batch.Queue(`SELECT id, public_id, e164, label FROM numbers WHERE account_id = $1 AND status <> 'released' ORDER BY e164, id`, q.AccountID)
 	args := []any{q.AccountID, dates[0], dates[len(dates)-1], q.NumberPublicID}
-	batch.Queue(analyticsSQL(analyticsFromTable), args...)
+	batch.Queue(analyticsSQL(analyticsFromTable, accountPendingSQL), args...)
 	br := s.pool.SendBatch(ctx, batch)
 	defer br.Close()
 
@@ -133,8 +133,16 @@ func (s *Store) CallAnalytics(ctx context.Context, q AnalyticsQuery) (Analytics,
 		return Analytics{}, err
 	}
 	i := slices.IndexFunc(counts, func(c analyticsRow) bool { return c.kind == "summary" })
+	if i >= 0 && counts[i].pending {
+		// Deltas of the account wait to be folded: the table alone is short of them.
+		rows, _ := s.pool.Query(ctx, analyticsSQL(analyticsFromCurrent, "false"), args...)
+		if counts, err = pgx.CollectRows(rows, scanAnalyticsRow); err != nil {
+			return Analytics{}, err
+		}
+		i = slices.IndexFunc(counts, func(c analyticsRow) bool { return c.kind == "summary" })
+	}
 	if i < 0 || counts[i].zone == nil || *counts[i].zone != q.Location.String() {
-		rows, _ := s.pool.Query(ctx, analyticsSQL(analyticsFromCalls), append(args, q.Location.String(), from, to)...)
+		rows, _ := s.pool.Query(ctx, analyticsSQL(analyticsFromCalls, "false"), append(args, q.Location.String(), from, to)...)
 		if counts, err = pgx.CollectRows(rows, scanAnalyticsRow); err != nil {
 			return Analytics{}, err
 		}
@@ -178,18 +186,23 @@ func (s *Store) CallAnalytics(ctx context.Context, q AnalyticsQuery) (Analytics,
 	return out, nil
 }
 
-// Sources of analyticsSQL's rows: the table, or the window's calls counted in zone $5 ([$6, $7)
-// the window) when the table is kept in another zone.
+// Sources of analyticsSQL's rows: the table alone, the table with the account's pending deltas
+// (call_counts_local_current), or the window's calls counted in zone $5 ([$6, $7) the window)
+// when the table is kept in another zone.
 const (
-	analyticsFromTable = `SELECT * FROM call_counts_local_current WHERE account_id = $1 AND day >= $2::date AND day <= $3::date`
-	analyticsFromCalls = `SELECT * FROM call_counts_local_window($1, $5, $6, $7) WHERE day >= $2::date AND day <= $3::date`
+	analyticsFromTable   = `SELECT * FROM call_counts_local WHERE account_id = $1 AND day >= $2::date AND day <= $3::date`
+	analyticsFromCurrent = `SELECT * FROM call_counts_local_current WHERE account_id = $1 AND day >= $2::date AND day <= $3::date`
+	analyticsFromCalls   = `SELECT * FROM call_counts_local_window($1, $5, $6, $7) WHERE day >= $2::date AND day <= $3::date`
 )
 
 // analyticsSQL sums the rows of call_counts_local that source gives ($1 account, $2 and $3 the
 // window's first and last dates, $4 a number's public id or ”) in PostgreSQL, in one statement (one
-// snapshot): a summary row (with the zone the table is kept in and the 24 hourly counts), a row
-// per day and a row per number, whatever $4. 94 rows for 90 days instead of 90 per number.
-func analyticsSQL(source string) string {
+// snapshot): a summary row (with the zone the table is kept in, the 24 hourly counts and pending,
+// whether the source falls short of deltas in that snapshot), a row per day and a row per
+// number, whatever $4. 94 rows for 90 days instead of 90 per number. The table alone is exact
+// when the account has no deltas pending, the usual case, and then the statement neither plans
+// nor runs the pending branch of call_counts_local_current.
+func analyticsSQL(source, pending string) string {
 	hours := make([]string, 24)
 	for h := range hours {
 		hours[h] = fmt.Sprintf("COALESCE(sum(hours[%d]), 0)", h+1)
@@ -200,12 +213,12 @@ func analyticsSQL(source string) string {
 		COALESCE(sum(calls), 0)::bigint, COALESCE(sum(filtered), 0)::bigint, COALESCE(sum(answered), 0)::bigint,
 		COALESCE(sum(missed), 0)::bigint, COALESCE(sum(voicemail), 0)::bigint, COALESCE(sum(blocked), 0)::bigint,
 		COALESCE(sum(forward_seconds), 0)::bigint, COALESCE(sum(positive), 0)::bigint, COALESCE(sum(neutral), 0)::bigint,
-		COALESCE(sum(negative), 0)::bigint, ARRAY[` + strings.Join(hours, ", ") + `]::bigint[]
+		COALESCE(sum(negative), 0)::bigint, ARRAY[` + strings.Join(hours, ", ") + `]::bigint[], ` + pending + `
 	FROM chosen
 	UNION ALL
-	SELECT 'day', day, NULL, 0, sum(calls)::bigint, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL FROM chosen GROUP BY day
+	SELECT 'day', day, NULL, 0, sum(calls)::bigint, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, false FROM chosen GROUP BY day
 	UNION ALL
-	SELECT 'number', NULL, NULL, number_id, sum(calls)::bigint, 0, sum(answered)::bigint, 0, 0, 0, 0, 0, 0, 0, NULL
+	SELECT 'number', NULL, NULL, number_id, sum(calls)::bigint, 0, sum(answered)::bigint, 0, 0, 0, 0, 0, 0, 0, NULL, false
 	FROM l GROUP BY number_id`
 }
 
@@ -218,11 +231,12 @@ type analyticsRow struct {
 	calls, filtered, answered, missed, voicemail, blocked int64
 	forwardSeconds, positive, neutral, negative           int64
 	hours                                                 []int64
+	pending                                               bool
 }
 
 func scanAnalyticsRow(r pgx.CollectableRow) (analyticsRow, error) {
 	var c analyticsRow
 	err := r.Scan(&c.kind, &c.day, &c.zone, &c.numberID, &c.calls, &c.filtered, &c.answered, &c.missed, &c.voicemail,
-		&c.blocked, &c.forwardSeconds, &c.positive, &c.neutral, &c.negative, &c.hours)
+		&c.blocked, &c.forwardSeconds, &c.positive, &c.neutral, &c.negative, &c.hours, &c.pending)
 	return c, err
 }

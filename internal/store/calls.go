@@ -228,21 +228,28 @@ func (s *Store) ListCalls(ctx context.Context, accountID int64, f CallFilter) ([
 	where := callConditions(f, &args)
 	pageArgs := append(callQueryArgs{}, args...)
 	inner := callPageSQL(where, f)
-	countSQL, countArgs, fromBuckets := callCountSQL(accountID, f, where, args)
+	countSQL, countArgs, fromBuckets := callCountSQL(accountID, f, where, args, false)
 	planOnce := f.Search == "" && f.SearchDigits == "" && f.Sentiment == "" && f.Urgency == ""
 	if planOnce && fromBuckets {
 		// The total is a cheap sum of count buckets: send it with the page in one round trip.
 		b := &pgx.Batch{}
 		var calls []Call
 		var total int64
+		var pending bool
 		b.Queue(callRowsSQL(inner), pageArgs...).Query(func(rows pgx.Rows) error {
 			var err error
 			calls, err = pgx.CollectRows(rows, scanCall)
 			return err
 		})
-		b.Queue(countSQL, countArgs...).QueryRow(func(row pgx.Row) error { return row.Scan(&total) })
+		b.Queue(countSQL, countArgs...).QueryRow(func(row pgx.Row) error { return row.Scan(&total, &pending) })
 		if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 			return nil, 0, err
+		}
+		if pending {
+			var err error
+			if total, err = s.countCallsCurrent(ctx, accountID, f, where, args, nil); err != nil {
+				return nil, 0, err
+			}
 		}
 		return calls, int(total), nil
 	}
@@ -266,8 +273,27 @@ func (s *Store) ListCalls(ctx context.Context, accountID int64, f CallFilter) ([
 		return calls, f.Offset + len(calls), nil
 	}
 	var total int64
-	err = s.pool.QueryRow(ctx, countSQL, append(mode, countArgs...)...).Scan(&total)
-	return calls, int(total), err
+	var pending bool
+	if err := s.pool.QueryRow(ctx, countSQL, append(mode, countArgs...)...).Scan(&total, &pending); err != nil {
+		return nil, 0, err
+	}
+	if pending {
+		if total, err = s.countCallsCurrent(ctx, accountID, f, where, args, mode); err != nil {
+			return nil, 0, err
+		}
+	}
+	return calls, int(total), nil
+}
+
+// countCallsCurrent counts the calls matching f through the *_current views: the count tables
+// with the account's pending deltas, for when the tables alone would not be exact.
+func (s *Store) countCallsCurrent(ctx context.Context, accountID int64, f CallFilter, where string, args []any,
+	mode []any) (int64, error) {
+	countSQL, countArgs, _ := callCountSQL(accountID, f, where, args, true)
+	var total int64
+	var pending bool
+	err := s.pool.QueryRow(ctx, countSQL, append(mode, countArgs...)...).Scan(&total, &pending)
+	return total, err
 }
 
 // GetCall returns one of the account's calls by public id.
@@ -280,11 +306,22 @@ func (s *Store) GetCall(ctx context.Context, accountID int64, publicID string) (
 	return c, notFound(err)
 }
 
+// accountPendingSQL is whether the account $1 has call-count deltas not yet folded.
+const accountPendingSQL = `EXISTS (SELECT 1 FROM call_count_deltas WHERE account_id = $1)`
+
 // callCountSQL is the query counting the calls matching f (whose WHERE clause over calls c is
 // where), and whether it sums count buckets. Filters that call_counts_daily and
 // call_counts_hourly can answer (activity, status, and a period bounded by whole UTC hours)
-// are summed from them; others are counted on calls.
-func callCountSQL(accountID int64, f CallFilter, where string, args []any) (string, []any, bool) {
+// are summed from them; others are counted on calls. Its row is the count and whether it must
+// be read again with current: sums of the count tables alone, with whether the account has
+// deltas pending in the same snapshot (when none, the tables alone are exact, and the
+// statement neither plans nor runs the views' pending branches), or, with current, sums of the
+// *_current views.
+func callCountSQL(accountID int64, f CallFilter, where string, args []any, current bool) (string, []any, bool) {
+	suffix, pending := "", accountPendingSQL
+	if current {
+		suffix, pending = "_current", "false"
+	}
 	rargs := callQueryArgs{accountID}
 	conds := "account_id = $1"
 	switch f.Activity {
@@ -302,15 +339,15 @@ func callCountSQL(accountID int64, f CallFilter, where string, args []any) (stri
 		// from the numbers of matching contacts (migration 00012).
 		q := rargs.add(callLikeContains(f.Search))
 		return `SELECT
-			(SELECT COALESCE(sum(n.calls - n.calls_from_directory), 0)::bigint FROM call_name_counts_current n WHERE n.` + conds + `
+			(SELECT COALESCE(sum(n.calls - n.calls_from_directory), 0)::bigint FROM call_name_counts` + suffix + ` n WHERE n.` + conds + `
 				AND n.caller_name_lower LIKE lower(` + q + `))
-			+ (SELECT COALESCE(sum(k.calls), 0)::bigint FROM call_caller_counts_current k WHERE k.` + conds + `
-				AND k.from_e164 = ANY (` + contactNamePhonesSQL("$1", q) + `))`, rargs, true
+			+ (SELECT COALESCE(sum(k.calls), 0)::bigint FROM call_caller_counts` + suffix + ` k WHERE k.` + conds + `
+				AND k.from_e164 = ANY (` + contactNamePhonesSQL("$1", q) + `)), ` + pending, rargs, true
 	}
 	if (f.Sentiment != "" || f.Urgency != "") && f.Search == "" && f.SearchDigits == "" &&
 		wholeUTCDay(f.From) && wholeUTCDay(f.To) {
 		// Sentiment and urgency: summed from their daily buckets.
-		q := `SELECT COALESCE(sum(calls), 0)::bigint FROM call_counts_sentiment_daily_current WHERE ` + conds
+		q := `SELECT COALESCE(sum(calls), 0)::bigint FROM call_counts_sentiment_daily` + suffix + ` WHERE ` + conds
 		if f.Status != "" {
 			q += " AND disposition = " + rargs.add(f.Status)
 		}
@@ -326,11 +363,11 @@ func callCountSQL(accountID int64, f CallFilter, where string, args []any) (stri
 		if f.To != nil {
 			q += " AND day < " + rargs.add(f.To.UTC().Format(time.DateOnly)) + "::date"
 		}
-		return q, rargs, true
+		return `SELECT (` + q + `), ` + pending, rargs, true
 	}
 	if f.Search != "" || f.SearchDigits != "" || f.Sentiment != "" || f.Urgency != "" ||
 		!wholeUTCHour(f.From) || !wholeUTCHour(f.To) {
-		return `SELECT count(*) FROM calls c WHERE ` + where, args, false
+		return `SELECT count(*), false FROM calls c WHERE ` + where, args, false
 	}
 	if f.Status != "" {
 		conds += " AND disposition = " + rargs.add(f.Status)
@@ -364,13 +401,13 @@ func callCountSQL(accountID int64, f CallFilter, where string, args []any) (stri
 				hourRanges = append(hourRanges, "(hour >= "+rargs.add(*fullTo)+" AND hour < "+rargs.add(*f.To)+")")
 			}
 		}
-		parts = append(parts, `(SELECT COALESCE(sum(calls), 0)::bigint FROM call_counts_daily_current WHERE `+days+`)`)
+		parts = append(parts, `(SELECT COALESCE(sum(calls), 0)::bigint FROM call_counts_daily`+suffix+` WHERE `+days+`)`)
 	}
 	if len(hourRanges) > 0 {
-		parts = append(parts, `(SELECT COALESCE(sum(calls), 0)::bigint FROM call_counts_hourly_current WHERE `+conds+
+		parts = append(parts, `(SELECT COALESCE(sum(calls), 0)::bigint FROM call_counts_hourly`+suffix+` WHERE `+conds+
 			` AND (`+strings.Join(hourRanges, " OR ")+`))`)
 	}
-	return `SELECT ` + strings.Join(parts, " + "), rargs, true
+	return `SELECT ` + strings.Join(parts, " + ") + `, ` + pending, rargs, true
 }
 
 // wholeUTCHour reports whether t is absent or on a whole UTC hour (a bucket boundary).

@@ -28,7 +28,7 @@ func (s *Store) ExplainCallPage(ctx context.Context, accountID int64, f CallFilt
 func (s *Store) ExplainCallCount(ctx context.Context, accountID int64, f CallFilter) (string, error) {
 	args := callQueryArgs{accountID}
 	where := callConditions(f, &args)
-	countSQL, countArgs, _ := callCountSQL(accountID, f, where, args)
+	countSQL, countArgs, _ := callCountSQL(accountID, f, where, args, false)
 	var plan string
 	err := s.pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+countSQL, countArgs...).Scan(&plan)
 	return plan, err
