@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package controllers
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -93,4 +94,36 @@ func promValues(body []byte, names ...string) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// kasObjectSize prints the size of the JSON kube-apiserver serves for the object at path (an
+// API path) and how much of it is metadata.managedFields.
+func kasObjectSize(b *testing.B, cp *controlplane.Env, what, path string) {
+	b.Helper()
+	hc, err := rest.HTTPClientFor(cp.Config)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	resp, err := hc.Get(strings.TrimRight(cp.Config.Host, "/") + path)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.Errorf("GET %s: %d %v", path, resp.StatusCode, err)
+		return
+	}
+	var obj struct {
+		Metadata struct {
+			ManagedFields json.RawMessage `json:"managedFields"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(body, &obj); err != nil {
+		b.Error(err)
+		return
+	}
+	fmt.Printf("  %s as JSON: %d bytes, of which managedFields %d\n", what, len(body), len(obj.Metadata.ManagedFields))
 }

@@ -99,6 +99,9 @@ func BenchmarkWebhookEndpointScale(b *testing.B) {
 	b.ReportMetric(float64(heap1-heap0)/1e3/float64(accounts*perAccount), "heap-KB/endpoint")
 	fmt.Printf("  etcd database: %.0f MB\n", etcdDBSize(b, cp.EtcdURL())/1e6)
 	kasMemory(b, cp, "end")
+	ns := tenancy.Namespace(made[0].publicID)
+	kasObjectSize(b, cp, "a WebhookEndpoint", "/apis/switchboard.dev/v1alpha1/namespaces/"+ns+"/webhookendpoints/whep-scale-0")
+	kasObjectSize(b, cp, "its signing Secret", "/api/v1/namespaces/"+ns+"/secrets/"+send.SecretName("whep-scale-0"))
 	// BENCH_KAS_QUIET: how long to leave kube-apiserver without writes before measuring it
 	// again, to tell what it keeps from what it held while busy.
 	if d, err := time.ParseDuration(os.Getenv("BENCH_KAS_QUIET")); err == nil && d > 0 {
