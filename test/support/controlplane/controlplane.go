@@ -50,8 +50,8 @@ type Options struct {
 	// etcd snapshot was restored into starts etcd with that state. Empty: a temporary
 	// directory, removed on Stop.
 	EtcdDataDir string
-	// APIServerFlags are kube-apiserver flags (name without dashes → value) set over this
-	// package's, e.g. to measure another watch cache size.
+	// APIServerFlags are kube-apiserver flags (name without dashes → value), each replacing
+	// this package's value of the same flag, e.g. to measure another watch cache setting.
 	APIServerFlags map[string]string
 }
 
