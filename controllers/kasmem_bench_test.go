@@ -28,13 +28,13 @@ import (
 // heap's free spans still held and those returned to the system. With BENCH_KAS_PPROF set to a
 // directory it also saves the heap profile there as <stage>.pb.gz (inuse_space is what is
 // live at that collection, alloc_space all allocated since start; `go tool pprof
-// -sample_index=alloc_space`).
-func kasMemory(b *testing.B, cp *controlplane.Env, stage string) {
+// -sample_index=alloc_space`). It returns the live heap in bytes (0 if it could not be read).
+func kasMemory(b *testing.B, cp *controlplane.Env, stage string) float64 {
 	b.Helper()
 	hc, err := rest.HTTPClientFor(cp.Config)
 	if err != nil {
 		b.Error(err)
-		return
+		return 0
 	}
 	get := func(path string) []byte {
 		resp, err := hc.Get(strings.TrimRight(cp.Config.Host, "/") + path)
@@ -71,6 +71,7 @@ func kasMemory(b *testing.B, cp *controlplane.Env, stage string) {
 		stage, rss["kube-apiserver"]>>20, peakOf("kube-apiserver"), m["go_memstats_heap_alloc_bytes"]/(1<<20), m["go_memstats_heap_inuse_bytes"]/(1<<20),
 		(m["go_memstats_heap_idle_bytes"]-m["go_memstats_heap_released_bytes"])/(1<<20),
 		m["go_memstats_heap_released_bytes"]/(1<<20), m["go_memstats_next_gc_bytes"]/(1<<20), rss["etcd"]>>20)
+	return m["go_memstats_heap_alloc_bytes"]
 }
 
 // peakOf is the peak RSS of the benchmark's process name, as benchkit.PeakRSS prints it.

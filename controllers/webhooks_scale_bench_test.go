@@ -40,7 +40,8 @@ import (
 // path: no API rate limits), then a replica's manager started on them with the shipped cache
 // and dispatcher. It reports how fast they were made, the manager's time to a synced cache and
 // to its first delivery, its heap and the process's RSS growth, etcd's database size, each
-// process's peak RSS, and deliveries to one endpoint of each of 200 random accounts. Run with
+// process's peak RSS, kube-apiserver's memory at each stage (kasMemory) and what it holds per
+// endpoint, and deliveries to one endpoint of each of 200 random accounts. Run with
 // `make bench`; figures in docs/benchmarks.md and docs/capacity.md.
 func BenchmarkWebhookEndpointScale(b *testing.B) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
@@ -50,7 +51,7 @@ func BenchmarkWebhookEndpointScale(b *testing.B) {
 	const perAccount = 5
 	ctx := context.Background()
 	cp, kube, st := startBenchStack(b)
-	kasMemory(b, cp, "start")
+	kasLive0 := kasMemory(b, cp, "start")
 	rcv := benchkit.NewReceiver()
 	defer rcv.Srv.Close()
 
@@ -59,7 +60,11 @@ func BenchmarkWebhookEndpointScale(b *testing.B) {
 	made1 := time.Since(t0)
 	fmt.Printf("  %d accounts, %d endpoints and their Secrets made in %.1fs (%.0f endpoints/s)\n", accounts, accounts*perAccount,
 		made1.Seconds(), float64(accounts*perAccount)/made1.Seconds())
-	kasMemory(b, cp, "made")
+	if kasLive := kasMemory(b, cp, "made"); kasLive0 > 0 && kasLive > 0 {
+		// What kube-apiserver holds for an endpoint with its Secret (its watch cache), before
+		// its status is written.
+		b.ReportMetric((kasLive-kasLive0)/1e3/float64(accounts*perAccount), "kube-apiserver-live-KB/endpoint")
+	}
 
 	heap0, rss0 := heapInuse(), selfRSS()
 	r := &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: rcv, clk: clock.RealClock{}, endpoints: perAccount}
