@@ -445,7 +445,7 @@ func startBenchStack(b *testing.B) (*controlplane.Env, client.Client, *store.Sto
 	b.Helper()
 	ctrl.SetLogger(logr.Discard())
 	b.Cleanup(storetest.Shutdown)
-	cp, err := controlplane.Start(context.Background())
+	cp, err := controlplane.StartWith(context.Background(), controlplane.Options{APIServerFlags: benchAPIServerFlags(b)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -525,6 +525,20 @@ func startPlatform(b *testing.B, st *store.Store) *httptest.Server {
 		}
 	})
 	return platform
+}
+
+// benchAPIServerFlags are the kube-apiserver flags of BENCH_KAS_FLAGS, space-separated
+// name=value pairs without the dashes, e.g. "default-watch-cache-size=0".
+func benchAPIServerFlags(b *testing.B) map[string]string {
+	flags := map[string]string{}
+	for _, f := range strings.Fields(os.Getenv("BENCH_KAS_FLAGS")) {
+		name, value, ok := strings.Cut(strings.TrimLeft(f, "-"), "=")
+		if !ok {
+			b.Fatalf("BENCH_KAS_FLAGS: %q is not name=value", f)
+		}
+		flags[name] = value
+	}
+	return flags
 }
 
 func poolParam(url string) string {

@@ -57,6 +57,7 @@ func BenchmarkWebhookOutage(b *testing.B) {
 
 	ctx := context.Background()
 	cp, kube, st := startBenchStack(b)
+	kasMemory(b, cp, "start")
 	healthy, failing := benchkit.NewReceiver(), benchkit.NewReceiver()
 	defer healthy.Srv.Close()
 	defer failing.Srv.Close()
@@ -69,6 +70,7 @@ func BenchmarkWebhookOutage(b *testing.B) {
 	})
 	fmt.Printf("  %d accounts, %d endpoints (%d to the receiver that fails) made in %.1fs\n", accounts, accounts*perAccount,
 		failingAccounts*perAccount, time.Since(t0).Seconds())
+	kasMemory(b, cp, "outage-made")
 
 	r := &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: healthy, clk: clock.RealClock{}, endpoints: perAccount}
 	r.startManager()
@@ -77,6 +79,7 @@ func BenchmarkWebhookOutage(b *testing.B) {
 	r.enqueue(1, 0)
 	r.waitFor("the first delivery", 10*time.Minute, func() bool { return healthy.Delivered() >= perAccount })
 	healthy.Take()
+	kasMemory(b, cp, "outage-synced")
 
 	// The stream: every 100 ms a batch of events for random accounts of each kind.
 	var (
@@ -185,6 +188,7 @@ func BenchmarkWebhookOutage(b *testing.B) {
 		minute("outage  ", down)
 	}
 	outageP99 := benchkit.Pct(sortedCopy(all), 0.99)
+	kasMemory(b, cp, "outage-end")
 
 	// Recovery: every event of the failing accounts delivered, the stream still running.
 	failing.Outage.Store(benchkit.OutageNone)
@@ -211,6 +215,7 @@ func BenchmarkWebhookOutage(b *testing.B) {
 		return healthy.Delivered() >= int(healthySent.Load())*perAccount+perAccount
 	})
 	minute("end     ", up)
+	kasMemory(b, cp, "outage-drained")
 	wall := time.Since(down)
 
 	sorted := sortedCopy(all)

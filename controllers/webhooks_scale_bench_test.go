@@ -40,7 +40,8 @@ import (
 // path: no API rate limits), then a replica's manager started on them with the shipped cache
 // and dispatcher. It reports how fast they were made, the manager's time to a synced cache and
 // to its first delivery, its heap and the process's RSS growth, etcd's database size, each
-// process's peak RSS, and deliveries to one endpoint of each of 200 random accounts. Run with
+// process's peak RSS, kube-apiserver's memory at each stage (kasMemory) and what it holds per
+// endpoint, and deliveries to one endpoint of each of 200 random accounts. Run with
 // `make bench`; figures in docs/benchmarks.md and docs/capacity.md.
 func BenchmarkWebhookEndpointScale(b *testing.B) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
@@ -50,6 +51,7 @@ func BenchmarkWebhookEndpointScale(b *testing.B) {
 	const perAccount = 5
 	ctx := context.Background()
 	cp, kube, st := startBenchStack(b)
+	kasLive0 := kasMemory(b, cp, "start")
 	rcv := benchkit.NewReceiver()
 	defer rcv.Srv.Close()
 
@@ -58,6 +60,11 @@ func BenchmarkWebhookEndpointScale(b *testing.B) {
 	made1 := time.Since(t0)
 	fmt.Printf("  %d accounts, %d endpoints and their Secrets made in %.1fs (%.0f endpoints/s)\n", accounts, accounts*perAccount,
 		made1.Seconds(), float64(accounts*perAccount)/made1.Seconds())
+	if kasLive := kasMemory(b, cp, "made"); kasLive0 > 0 && kasLive > 0 {
+		// What kube-apiserver holds for an endpoint with its Secret (its watch cache), before
+		// its status is written.
+		b.ReportMetric((kasLive-kasLive0)/1e3/float64(accounts*perAccount), "kube-apiserver-live-KB/endpoint")
+	}
 
 	heap0, rss0 := heapInuse(), selfRSS()
 	r := &benchRun{b: b, cp: cp, kube: kube, st: st, rcv: rcv, clk: clock.RealClock{}, endpoints: perAccount}
@@ -72,6 +79,7 @@ func BenchmarkWebhookEndpointScale(b *testing.B) {
 	firstDelivery := time.Since(start)
 	fmt.Printf("  manager started to first delivery: %.1fs\n", firstDelivery.Seconds())
 	b.ReportMetric(firstDelivery.Seconds(), "s-to-first-delivery")
+	kasMemory(b, cp, "manager-synced")
 
 	// A sample of accounts, one event each, 20 a second.
 	sample := rand.Perm(accounts)[:min(200, accounts)]
@@ -95,6 +103,16 @@ func BenchmarkWebhookEndpointScale(b *testing.B) {
 		float64(heap1-heap0)/1e3/float64(accounts*perAccount), float64(rss1-rss0)/1e6)
 	b.ReportMetric(float64(heap1-heap0)/1e3/float64(accounts*perAccount), "heap-KB/endpoint")
 	fmt.Printf("  etcd database: %.0f MB\n", etcdDBSize(b, cp.EtcdURL())/1e6)
+	kasMemory(b, cp, "end")
+	ns := tenancy.Namespace(made[0].publicID)
+	kasObjectSize(b, cp, "a WebhookEndpoint", "/apis/switchboard.dev/v1alpha1/namespaces/"+ns+"/webhookendpoints/whep-scale-0")
+	kasObjectSize(b, cp, "its signing Secret", "/api/v1/namespaces/"+ns+"/secrets/"+send.SecretName("whep-scale-0"))
+	// BENCH_KAS_QUIET: how long to leave kube-apiserver without writes before measuring it
+	// again, to tell what it keeps from what it held while busy.
+	if d, err := time.ParseDuration(os.Getenv("BENCH_KAS_QUIET")); err == nil && d > 0 {
+		time.Sleep(d)
+		kasMemory(b, cp, "quiet")
+	}
 	fmt.Printf("  peak RSS: %s\n", benchkit.PeakRSS())
 	var undispatched int
 	if err := storetest.SQL(b, st).QueryRow(ctx, `SELECT count(*) FROM events WHERE dispatched_at IS NULL`).Scan(&undispatched); err != nil || undispatched != 0 {

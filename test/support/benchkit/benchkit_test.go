@@ -198,3 +198,55 @@ func TestProcCPUCountsANamedProcessChildrenAsIt(t *testing.T) {
 		t.Errorf("processes by name: %v, want the script and its child as broker", got)
 	}
 }
+
+// RSS sums a name's processes: a named script and its child count as one name, with more
+// resident memory than either alone.
+func TestRSSSumsANamesProcesses(t *testing.T) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc")
+	}
+	cmd := exec.Command("sh", "-c", "sleep 30 & wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	NameProc(cmd.Process.Pid, "pair")
+	children := fmt.Sprintf("/proc/%d/task/%d/children", cmd.Process.Pid, cmd.Process.Pid)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if b, _ := os.ReadFile(children); len(strings.Fields(string(b))) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the script started no child")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	script := vmRSS(t, cmd.Process.Pid)
+	rss := RSS()
+	if rss[SelfName] <= 0 {
+		t.Errorf("RSS()[%q] = %d, want this process's resident memory", SelfName, rss[SelfName])
+	}
+	if rss["pair"] <= script {
+		t.Errorf(`RSS()["pair"] = %d, want more than the script's own %d (its child counted too)`, rss["pair"], script)
+	}
+}
+
+func vmRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmRSS:" {
+			var kb int64
+			if _, err := fmt.Sscan(f[1], &kb); err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmRSS")
+	return 0
+}

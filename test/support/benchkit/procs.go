@@ -220,3 +220,19 @@ func CPUPerDelivery(before map[string]time.Duration, deliveries int) (string, fl
 	}
 	return fmt.Sprintf("%.2f ms in all (%s)", ms(total), strings.Join(parts, ", ")), ms(total)
 }
+
+// RSS is the resident memory (VmRSS) now of the benchmark's processes, by name, summed over
+// the processes of a name.
+func RSS() map[string]int64 {
+	out := map[string]int64{}
+	eachProc(func(pid int, name string, _ int64) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) == 3 && f[0] == "VmRSS:" {
+				kb, _ := strconv.ParseInt(f[1], 10, 64)
+				out[name] += kb << 10
+			}
+		}
+	})
+	return out
+}

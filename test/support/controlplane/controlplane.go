@@ -50,6 +50,9 @@ type Options struct {
 	// etcd snapshot was restored into starts etcd with that state. Empty: a temporary
 	// directory, removed on Stop.
 	EtcdDataDir string
+	// APIServerFlags are kube-apiserver flags (name without dashes → value), each replacing
+	// this package's value of the same flag, e.g. to measure another watch cache setting.
+	APIServerFlags map[string]string
 }
 
 // StartWith is Start with options.
@@ -95,6 +98,9 @@ func StartWith(ctx context.Context, opts Options) (*Env, error) {
 	kas.Append("token-auth-file", tokenFile)
 	kas.Set("watch-cache-sizes", NoWatchCacheFor)
 	kas.Set("etcd-compaction-interval", EtcdCompactionInterval)
+	for name, value := range opts.APIServerFlags {
+		kas.Set(name, value)
+	}
 	certCfg, err := startWithGOGC(te, ControlPlaneGOGC)
 	if err != nil {
 		_ = te.Stop()

@@ -9,13 +9,16 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -162,4 +165,73 @@ func whoami(t *testing.T, cfg *rest.Config) string {
 		t.Fatal(err)
 	}
 	return res.Status.UserInfo.Username
+}
+
+// A flag of Options replaces the package's own, and kube-apiserver applies it: here its watch
+// cache is off for Secrets (and, with the package's value replaced, on for WebhookDeliveries).
+func TestStartWithAPIServerFlags(t *testing.T) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip("KUBEBUILDER_ASSETS not set; run via make test")
+	}
+	ctx := context.Background()
+	env, err := StartWith(ctx, Options{APIServerFlags: map[string]string{"watch-cache-sizes": "secrets#0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	args := childCmdline(t, "kube-apiserver")
+	if !slices.Contains(args, "--watch-cache-sizes=secrets#0") || slices.Contains(args, "--watch-cache-sizes="+NoWatchCacheFor) {
+		t.Fatalf("kube-apiserver runs with %q, want --watch-cache-sizes=secrets#0 alone", args)
+	}
+	c, err := client.New(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "default"}}); err != nil {
+		t.Fatal(err)
+	}
+	d := &switchboardv1alpha1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "default"},
+		Spec: switchboardv1alpha1.WebhookDeliverySpec{AccountID: "acct_1", EndpointName: "whep-1",
+			EventID: "8f0c3f2e-7d3b-4a53-9f55-6c1b8e0e2a11", EventType: switchboardv1alpha1.EventCallEnded}}
+	if err := c.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	hc, err := rest.HTTPClientFor(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached := func() (secrets, deliveries bool) {
+		resp, err := hc.Get(strings.TrimRight(env.Config.Host, "/") + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(body), "\n") {
+			if !strings.HasPrefix(line, "apiserver_watch_cache_events_received_total{") {
+				continue
+			}
+			secrets = secrets || strings.Contains(line, `resource="secrets"`)
+			deliveries = deliveries || strings.Contains(line, `resource="webhookdeliveries"`)
+		}
+		return secrets, deliveries
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, deliveries := cached(); deliveries {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the WebhookDelivery never reached kube-apiserver's watch cache, the package's setting still in force")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// The Secret was made first; a cache for it would have had as long and a second more.
+	time.Sleep(time.Second)
+	if secrets, _ := cached(); secrets {
+		t.Fatal("kube-apiserver's watch cache received Secrets with --watch-cache-sizes=secrets#0")
+	}
 }
