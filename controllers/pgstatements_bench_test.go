@@ -53,7 +53,7 @@ func (p *pgStatements) print(reports int) {
 		return
 	}
 	ctx := context.Background()
-	rows, err := storetest.SQL(p.tb, p.st).Query(ctx, `SELECT total_exec_time, calls, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 110)
+	rows, err := storetest.SQL(p.tb, p.st).Query(ctx, `SELECT total_exec_time, total_plan_time, calls, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 110)
 		FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
 		ORDER BY total_exec_time DESC LIMIT 15`)
 	if err != nil {
@@ -61,18 +61,18 @@ func (p *pgStatements) print(reports int) {
 		return
 	}
 	defer rows.Close()
-	fmt.Printf("  PostgreSQL statements by total time (ms per report over %d reports | calls | rows | statement):\n", reports)
+	fmt.Printf("  PostgreSQL statements by total time (ms per report over %d reports | planning, with pg_stat_statements.track_planning=on | calls | rows | statement):\n", reports)
 	for rows.Next() {
 		var (
-			total       float64
+			total, plan float64
 			calls, nrow int64
 			query       string
 		)
-		if err := rows.Scan(&total, &calls, &nrow, &query); err != nil {
+		if err := rows.Scan(&total, &plan, &calls, &nrow, &query); err != nil {
 			fmt.Printf("  pg_stat_statements: %v\n", err)
 			return
 		}
-		fmt.Printf("    %7.3f | %6d | %7d | %s\n", total/float64(reports), calls, nrow, query)
+		fmt.Printf("    %7.3f | %7.3f | %6d | %7d | %s\n", total/float64(reports), plan/float64(reports), calls, nrow, query)
 	}
 	frows, err := storetest.SQL(p.tb, p.st).Query(ctx, `SELECT funcname, calls, total_time, self_time FROM pg_stat_user_functions
 		ORDER BY total_time DESC LIMIT 8`)

@@ -463,7 +463,48 @@ func startBenchStack(b *testing.B) (*controlplane.Env, client.Client, *store.Sto
 		b.Fatal(err)
 	}
 	benchkit.FindPostmaster(backend)
+	monthOfPartitions(b, st)
 	return cp, kube, st
+}
+
+// monthOfPartitions lays the partitioned tables out as a deployment has them after a month
+// with the default --webhook-retention (30 days): a daily partition for each of the last 30
+// days and the next 3, and the DEFAULT one. (A fresh database's first partition covers
+// everything before the migration; the retention maintainer drops it once it is older than
+// the window.) A statement on the outbox or the history that is not pruned to the partitions
+// it needs pays for each. BENCH_PARTITION_DAYS sets another number of days back (0: the
+// layout the migrations made).
+func monthOfPartitions(b *testing.B, st *store.Store) {
+	b.Helper()
+	days := envInt("BENCH_PARTITION_DAYS", 30)
+	if days == 0 {
+		return
+	}
+	ctx := context.Background()
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	for _, table := range store.PartitionedTables {
+		parts, err := st.Partitions(ctx, table)
+		if err != nil {
+			b.Fatal(err)
+		}
+		until := today.Add(3 * 24 * time.Hour) // where the dated partitions kept begin
+		for _, p := range parts {
+			switch {
+			case p.Default:
+			case p.From.IsZero(): // the migration's, empty in a new database
+				if err := st.DropPartition(ctx, table, p.Name); err != nil {
+					b.Fatal(err)
+				}
+			case p.From.Before(until):
+				until = p.From
+			}
+		}
+		for from := today.Add(-time.Duration(days) * 24 * time.Hour); from.Before(until); from = from.Add(24 * time.Hour) {
+			if err := st.CreatePartition(ctx, table, from, from.Add(24*time.Hour)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 }
 
 // startPlatform serves the ingestion API on st, as the telephony platform reaches it, with

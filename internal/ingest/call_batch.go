@@ -45,7 +45,7 @@ type callOutcome struct {
 func (h *Handler) recordCallGroup(ctx context.Context, jobs []callJob) ([]callOutcome, []error) {
 	outs := make([]callOutcome, len(jobs))
 	errs := make([]error, len(jobs))
-	err := h.store.InTx(ctx, func(tx *store.Tx) error { return h.recordCalls(ctx, tx, jobs, outs) })
+	err := h.recordCalls(ctx, jobs, outs)
 	if err == nil {
 		return outs, errs
 	}
@@ -57,27 +57,30 @@ func (h *Handler) recordCallGroup(ctx context.Context, jobs []callJob) ([]callOu
 	}
 	h.cfg.Log.Info("a group of call reports failed; recording them one by one", "reports", len(jobs), "error", err.Error())
 	for i := range jobs {
-		errs[i] = h.store.InTx(ctx, func(tx *store.Tx) error { return h.recordCalls(ctx, tx, jobs[i:i+1], outs[i:i+1]) })
+		errs[i] = h.recordCalls(ctx, jobs[i:i+1], outs[i:i+1])
 	}
 	return outs, errs
 }
 
-// recordCalls records jobs inside tx and sets outs[i] for jobs[i]: one lookup of the numbers,
-// the calls and recordings in bulk, and the events built here from the reports themselves.
-func (h *Handler) recordCalls(ctx context.Context, tx *store.Tx, jobs []callJob, outs []callOutcome) error {
-	e164s := make([]string, 0, len(jobs))
-	for _, j := range jobs {
-		e164s = append(e164s, j.to)
+// recordCalls records jobs in one transaction of two round trips and sets outs[i] for
+// jobs[i]: the numbers and the calls' earlier progress read together, then the calls,
+// recordings and the events built here from the reports themselves stored and committed
+// together (store.CallReports).
+func (h *Handler) recordCalls(ctx context.Context, jobs []callJob, outs []callOutcome) error {
+	keys := make([]store.CallReportKey, len(jobs))
+	for i, j := range jobs {
+		keys[i] = store.CallReportKey{ToE164: j.to, PlatformRef: j.in.PlatformRef}
 	}
-	numbers, err := tx.LiveNumbersByE164(ctx, e164s)
+	tx, err := h.store.BeginCallReports(ctx, keys)
 	if err != nil {
 		return err
 	}
+	defer tx.Close(ctx)
 	reports := make([]store.CallReport, 0, len(jobs))
 	reported := make([]int, 0, len(jobs)) // index in jobs of each report
 	for i, j := range jobs {
 		outs[i] = callOutcome{}
-		n, ok := numbers[j.to]
+		n, ok := tx.Number(j.to)
 		if !ok {
 			continue
 		}
@@ -88,39 +91,38 @@ func (h *Handler) recordCalls(ctx context.Context, tx *store.Tx, jobs []callJob,
 	if len(reports) == 0 {
 		return nil
 	}
-	stored, err := tx.RecordCalls(ctx, reports)
+	var evs []events.Event
+	var evReport []int // index in reports of each event
+	for k, p := range tx.Plan(reports) {
+		if p.Duplicate {
+			continue
+		}
+		j := jobs[reported[k]]
+		n, _ := tx.Number(j.to)
+		built, err := h.callEvents(j, n, p)
+		if err != nil {
+			return err
+		}
+		for range built {
+			evReport = append(evReport, k)
+		}
+		evs = append(evs, built...)
+	}
+	stored, queued, err := tx.Commit(ctx, evs, evReport)
 	if err != nil {
 		return err
 	}
-	var evs []events.Event
-	var evJob []int // index in jobs of each event
 	for k, s := range stored {
-		i := reported[k]
-		o := &outs[i]
+		o := &outs[reported[k]]
 		o.callID = s.CallID
 		o.receipt.CallPublicID, o.receipt.Duplicate = s.CallPublicID, s.Duplicate
 		if s.RecordingPublicID != "" {
 			o.receipt.RecordingPublicID = &s.RecordingPublicID
 		}
-		if s.Duplicate {
-			continue
-		}
-		built, err := h.callEvents(jobs[i], numbers[jobs[i].to], s)
-		if err != nil {
-			return err
-		}
-		for range built {
-			evJob = append(evJob, i)
-		}
-		evs = append(evs, built...)
-	}
-	queued, err := tx.EnqueueEvents(ctx, evs)
-	if err != nil {
-		return err
 	}
 	for e, ev := range evs {
 		if queued[e] {
-			o := &outs[evJob[e]]
+			o := &outs[reported[evReport[e]]]
 			o.receipt.Events = append(o.receipt.Events, ev.Type)
 		}
 	}
@@ -140,8 +142,9 @@ func storeReport(j callJob, n store.LiveNumber) store.CallReport {
 	return r
 }
 
-// callEvents builds the events of a just-recorded call from the facts in hand: the report,
-// its number and account, and what was stored (no read back).
+// callEvents builds the events of a call about to be recorded from the facts in hand: the
+// report, its number and account, and the ids the call and its recording will have (its
+// internal id is set as the events are stored).
 func (h *Handler) callEvents(j callJob, n store.LiveNumber, s store.ReportedCall) ([]events.Event, error) {
 	in := j.in
 	change := events.CallChange{What: events.CallReported, Disposition: in.Disposition, Emergency: in.Emergency}

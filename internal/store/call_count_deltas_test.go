@@ -48,9 +48,7 @@ func TestCallCountDeltasStayExact(t *testing.T) {
 	}
 	record := func(in ...store.CallReport) {
 		t.Helper()
-		if err := st.InTx(ctx, func(tx *store.Tx) error { _, err := tx.RecordCalls(ctx, in); return err }); err != nil {
-			t.Fatal(err)
-		}
+		recordCallReports(t, st, in)
 	}
 	pending := func() int64 {
 		t.Helper()

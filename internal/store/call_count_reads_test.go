@@ -47,9 +47,7 @@ func TestCallCountReadsTakeTheViewsOnlyWithDeltasPending(t *testing.T) {
 				CallerName: "Ann Lee", Disposition: []string{"answered", "voicemail", "busy"}[seq%3], Filtered: seq%5 == 0,
 				StartedAt: base.Add(time.Duration(seq) * 37 * time.Minute), DurationSeconds: 60, ForwardSeconds: 20}})
 		}
-		if err := st.InTx(ctx, func(tx *store.Tx) error { _, err := tx.RecordCalls(ctx, in); return err }); err != nil {
-			t.Fatal(err)
-		}
+		recordCallReports(t, st, in)
 	}
 
 	rec := &planRecorder{}

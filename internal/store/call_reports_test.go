@@ -38,15 +38,7 @@ func TestRecordCallsInOneBatch(t *testing.T) {
 	}
 	record := func(in []store.CallReport) []store.ReportedCall {
 		t.Helper()
-		var out []store.ReportedCall
-		if err := st.InTx(ctx, func(tx *store.Tx) error {
-			var err error
-			out, err = tx.RecordCalls(ctx, in)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return out
+		return recordCallReports(t, st, in)
 	}
 
 	earlier := record([]store.CallReport{report("earlier", voicemail("a/earlier.wav"))})
@@ -134,4 +126,106 @@ func TestEnqueueEvents(t *testing.T) {
 		[]uuid.UUID{evs[0].ID, evs[1].ID, evs[2].ID}).Scan(&stored); err != nil || stored != 2 {
 		t.Errorf("%d events stored (%v), want 2", stored, err)
 	}
+}
+
+// A group's events are stored with their calls' ids, in order, only for the calls the group
+// stored: a report of a call stored before gets none. A group closed without Commit stores
+// nothing and lets the next group take its calls' locks.
+func TestCallReportsStoreTheEventsOfNewCalls(t *testing.T) {
+	st := storetest.NewStore(t)
+	ctx := context.Background()
+	acct, err := st.CreateAccount(ctx, store.NewAccount{Name: "Group Ltd", Plan: plans.Business})
+	if err != nil {
+		t.Fatal(err)
+	}
+	num, err := st.CreateNumber(ctx, store.NewNumber{AccountID: acct.ID, E164: "+442079460778", Label: "Main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Date(2026, 11, 20, 9, 0, 0, 123456789, time.UTC)
+	report := func(ref string, rec *store.NewRecording) store.CallReport {
+		return store.CallReport{PlatformRef: ref, Recording: rec, NewCall: store.NewCall{AccountID: acct.ID, NumberID: &num.ID,
+			FromE164: "+447700900123", ToE164: num.E164, Disposition: "voicemail", StartedAt: started, DurationSeconds: 30}}
+	}
+	earlier := recordCallReports(t, st, []store.CallReport{report("earlier", nil)})
+
+	// Closed without Commit: nothing stored.
+	keys := []store.CallReportKey{{ToE164: num.E164, PlatformRef: "new"}, {ToE164: num.E164, PlatformRef: "earlier"}}
+	abandoned, err := st.BeginCallReports(ctx, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := abandoned.Number(num.E164); !ok || n.AccountID != acct.ID {
+		t.Fatalf("number %+v found %v, want the account's", n, ok)
+	}
+	if _, ok := abandoned.Number("+442079460999"); ok {
+		t.Error("a number nobody has was found")
+	}
+	abandoned.Plan([]store.CallReport{report("new", nil)})
+	abandoned.Close(ctx)
+
+	tx, err := st.BeginCallReports(ctx, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Close(ctx)
+	in := []store.CallReport{
+		report("new", &store.NewRecording{Kind: "voicemail", StorageKey: "a/new.wav", SizeBytes: 10, DurationSeconds: 5}),
+		report("earlier", nil),
+	}
+	planned := tx.Plan(in)
+	if planned[0].Duplicate || planned[1].Duplicate || planned[0].RecordingPublicID == "" {
+		t.Fatalf("planned %+v", planned)
+	}
+	at := time.Date(2026, 11, 20, 9, 1, 0, 0, time.UTC)
+	ev := func(typ string) events.Event {
+		return events.Event{ID: uuid.New(), AccountID: acct.ID, Type: typ, Body: []byte(`{"type":"` + typ + `"}`), CreatedAt: at}
+	}
+	evs := []events.Event{ev(events.CallEnded), ev(events.VoicemailReceived), ev(events.CallEnded)}
+	out, queued, err := tx.Commit(ctx, evs, []int{0, 0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out[0].Duplicate || out[0].CallPublicID != planned[0].CallPublicID || out[0].CallID == 0 ||
+		out[0].RecordingPublicID != planned[0].RecordingPublicID || out[0].RecordingID == 0 {
+		t.Errorf("the new call: %+v, planned %+v", out[0], planned[0])
+	}
+	if !out[1].Duplicate || out[1].CallID != earlier[0].CallID || out[1].CallPublicID != earlier[0].CallPublicID {
+		t.Errorf("the call stored before: %+v, want %+v as a duplicate", out[1], earlier[0])
+	}
+	if len(queued) != 3 || !queued[0] || !queued[1] || queued[2] {
+		t.Errorf("queued %v, want [true true false]", queued)
+	}
+
+	rows, err := st.SQL().Query(ctx, `SELECT id, call_id, type FROM events WHERE account_id = $1 ORDER BY created_at, id`, acct.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := map[uuid.UUID]int64{}
+	for rows.Next() {
+		var id uuid.UUID
+		var callID int64
+		var typ string
+		if err := rows.Scan(&id, &callID, &typ); err != nil {
+			t.Fatal(err)
+		}
+		stored[id] = callID
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != 2 || stored[evs[0].ID] != out[0].CallID || stored[evs[1].ID] != out[0].CallID {
+		t.Errorf("events stored %v, want %s and %s with call %d", stored, evs[0].ID, evs[1].ID, out[0].CallID)
+	}
+	var recordingID, calls int64
+	var created time.Time
+	if err := st.SQL().QueryRow(ctx, `SELECT r.id, r.created_at, (SELECT count(*) FROM calls WHERE account_id = $2)
+		FROM recordings r WHERE r.public_id = $1`, out[0].RecordingPublicID, acct.ID).Scan(&recordingID, &created, &calls); err != nil {
+		t.Fatal(err)
+	}
+	if recordingID != out[0].RecordingID || !created.Equal(planned[0].RecordingCreated) || calls != 2 {
+		t.Errorf("recording %d created %s (%d calls), want %d created %s (2 calls)", recordingID, created, calls,
+			out[0].RecordingID, planned[0].RecordingCreated)
+	}
+	countsMatchCalls(t, st, "a group with events")
 }

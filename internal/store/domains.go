@@ -75,6 +75,7 @@ type Calls interface {
 	CreateCall(ctx context.Context, in NewCall) (int64, string, error)
 	CreateCompletedTranscript(ctx context.Context, in NewTranscript) (int64, error)
 	ReportCallProgress(ctx context.Context, in CallProgressReport) (callPublicID string, duplicate bool, err error)
+	BeginCallReports(ctx context.Context, keys []CallReportKey) (*CallReports, error)
 	CallsByWeekHour(ctx context.Context, accountID int64, days int, loc *time.Location, now time.Time) ([7][24]int, error)
 	FoldCallCounts(ctx context.Context, max int) (int, error)
 	PendingCallCounts(ctx context.Context) (int64, error)

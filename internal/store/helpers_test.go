@@ -37,3 +37,25 @@ func checkTotalMatchesList(t *testing.T, st *store.Store, accountID int64, f sto
 		t.Errorf("%s: total %d, the list finds %d", what, total, len(all))
 	}
 }
+
+// recordCallReports stores in as one group of reports with no events, as the ingestion API
+// does (store.CallReports), failing the test on error.
+func recordCallReports(t *testing.T, st *store.Store, in []store.CallReport) []store.ReportedCall {
+	t.Helper()
+	ctx := context.Background()
+	keys := make([]store.CallReportKey, len(in))
+	for i, r := range in {
+		keys[i] = store.CallReportKey{ToE164: r.ToE164, PlatformRef: r.PlatformRef}
+	}
+	tx, err := st.BeginCallReports(ctx, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Close(ctx)
+	tx.Plan(in)
+	out, _, err := tx.Commit(ctx, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

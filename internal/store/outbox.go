@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchboard-dev/switchboard/internal/webhook/events"
 )
@@ -224,6 +227,47 @@ type FairClaim struct {
 	Accounts int
 }
 
+// claimFloor is how far back in created_at a claim looks for undispatched events, so that it
+// reads the outbox partitions that can hold one and not each of a month's (a claim's skip scan
+// descends every partition's index at each step). It is an hour before the oldest undispatched
+// event (or now, when there is none), to the hour below, found again every claimFloorCheck.
+// An event queued with a created_at older than that (none of the writers does so) waits until
+// the next check.
+type claimFloor struct {
+	mu      sync.Mutex
+	floor   time.Time
+	checked time.Time
+}
+
+const (
+	claimFloorCheck  = 30 * time.Second
+	claimFloorMargin = time.Hour
+)
+
+// at is the floor for a claim at now.
+func (f *claimFloor) at(ctx context.Context, db *pgxpool.Pool, now time.Time) (time.Time, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.checked.IsZero() && now.Sub(f.checked) < claimFloorCheck && now.Sub(f.checked) >= 0 {
+		return f.floor, nil
+	}
+	var oldest *time.Time
+	if err := db.QueryRow(ctx, `SELECT min(created_at) FROM events WHERE dispatched_at IS NULL`).Scan(&oldest); err != nil {
+		return time.Time{}, fmt.Errorf("find the oldest undispatched event: %w", err)
+	}
+	f.floor, f.checked = claimFloorFor(oldest, now).Truncate(time.Hour), now
+	return f.floor, nil
+}
+
+// claimFloorFor is the floor given the oldest undispatched event's created_at (nil: none).
+func claimFloorFor(oldest *time.Time, now time.Time) time.Time {
+	from := now
+	if oldest != nil && oldest.Before(now) {
+		from = *oldest
+	}
+	return from.Add(-claimFloorMargin)
+}
+
 // DefaultClaimAccounts is how many accounts with events waiting one claim looks at.
 const DefaultClaimAccounts = 64
 
@@ -258,17 +302,26 @@ func (s *Store) ClaimFairly(ctx context.Context, c FairClaim, now time.Time, lea
 	if c.PerAccount <= 0 || c.PerAccount > c.Limit {
 		c.PerAccount = c.Limit
 	}
+	floor, err := s.claimFloor.at(ctx, s.pool, now)
+	if err != nil {
+		return ClaimedEvents{}, err
+	}
 	allowIDs := make([]int64, 0, len(c.Allowance))
 	allowN := make([]int32, 0, len(c.Allowance))
 	for id, n := range c.Allowance {
 		allowIDs = append(allowIDs, id)
 		allowN = append(allowN, int32(max(0, min(n, c.Limit))))
 	}
-	rows, err := s.pool.Query(ctx, `WITH RECURSIVE found(account_id, n) AS (
-			(SELECT account_id, 1 FROM events WHERE dispatched_at IS NULL AND account_id > $4 ORDER BY account_id LIMIT 1)
+	// The floor is in the statement's text, not a parameter: PostgreSQL then prunes the
+	// partitions before it plans, and keeps the generic plan (a parameter would have it make a
+	// custom plan, pruned, on every claim). The text changes when the floor moves, at most
+	// once an hour.
+	rows, err := s.pool.Query(ctx, strings.ReplaceAll(`WITH RECURSIVE found(account_id, n) AS (
+			(SELECT account_id, 1 FROM events WHERE dispatched_at IS NULL AND account_id > $4 AND created_at >= {floor}
+				ORDER BY account_id LIMIT 1)
 			UNION ALL
 			SELECT (SELECT e.account_id FROM events e WHERE e.dispatched_at IS NULL AND e.account_id > f.account_id
-				ORDER BY e.account_id LIMIT 1), f.n + 1
+				AND e.created_at >= {floor} ORDER BY e.account_id LIMIT 1), f.n + 1
 			FROM found f WHERE f.account_id IS NOT NULL AND f.n < $5),
 		scan AS (SELECT COALESCE(max(account_id), 0) AS last, count(account_id) AS n FROM found),
 		allow AS (
@@ -280,6 +333,7 @@ func (s *Store) ClaimFairly(ctx context.Context, c FairClaim, now time.Time, lea
 			SELECT x.id, x.account_id, x.created_at FROM allow, share, LATERAL (
 				SELECT e.id, e.account_id, e.created_at FROM events e
 				WHERE e.account_id = allow.account_id AND e.dispatched_at IS NULL AND (e.claimed_until IS NULL OR e.claimed_until <= $2)
+					AND e.created_at >= {floor}
 				ORDER BY e.created_at, e.id LIMIT LEAST(allow.n, share.n) FOR UPDATE SKIP LOCKED) x
 			WHERE allow.n > 0),
 		claim AS (
@@ -289,7 +343,7 @@ func (s *Store) ClaimFairly(ctx context.Context, c FairClaim, now time.Time, lea
 		claimed AS (
 			UPDATE events e SET claimed_until = $3, claims = e.claims + 1
 			FROM claim, share, allow, accounts a LEFT JOIN webhook_endpoint_writes w ON w.account_id = a.id
-			WHERE e.id = claim.id AND a.id = e.account_id AND allow.account_id = e.account_id
+			WHERE e.id = claim.id AND e.created_at >= {floor} AND a.id = e.account_id AND allow.account_id = e.account_id
 			RETURNING e.id, COALESCE(e.resends, e.id) AS event_id, e.type, a.id AS account_id, a.public_id, e.body, e.created_at,
 				e.claims > 1 AS repeat, COALESCE(e.endpoint_public_id, '') AS endpoint_public_id, COALESCE(e.resend_of, '') AS resend_of,
 				COALESCE(w.resource_version, 0) AS version, w.account_id IS NOT NULL AND w.resource_version IS NULL AS pending,
@@ -297,7 +351,7 @@ func (s *Store) ClaimFairly(ctx context.Context, c FairClaim, now time.Time, lea
 		-- The scan's end comes back even when nothing was claimed (every account it found held back).
 		SELECT scan.last, scan.n, c.id, c.event_id, c.type, c.account_id, c.public_id, c.body, c.created_at, c.repeat,
 			c.endpoint_public_id, c.resend_of, c.version, c.pending, c.full
-		FROM scan LEFT JOIN claimed c ON true`,
+		FROM scan LEFT JOIN claimed c ON true`, "{floor}", "'"+floor.UTC().Format(time.RFC3339)+"'::timestamptz"),
 		c.Limit, now, now.Add(lease), c.After, c.Accounts, allowIDs, allowN, c.PerAccount)
 	if err != nil {
 		return ClaimedEvents{}, fmt.Errorf("claim outbox events: %w", err)

@@ -132,3 +132,47 @@ func TestClaimFairlyGoesRoundTheAccounts(t *testing.T) {
 		t.Fatalf("accounts claimed in turn = %v, want %v", seen, want)
 	}
 }
+
+// A claim reads the outbox from an hour before the oldest undispatched event it last found
+// (checked every 30 s), so a month of partitions is not read at each claim: an event queued
+// weeks ago is still claimed, and one queued later with a created_at older than that floor
+// waits for the next check.
+func TestClaimLooksBackToTheOldestUndispatched(t *testing.T) {
+	st := storetest.NewStore(t)
+	ctx := context.Background()
+	tenant := apitest.NewTenant(t, st, plans.Business)
+	now := time.Now().UTC().Truncate(time.Second)
+	claimed := func(at time.Time) []uuid.UUID {
+		t.Helper()
+		got, err := st.ClaimFairly(ctx, store.FairClaim{Limit: 10}, at, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []uuid.UUID
+		for _, e := range got.Events {
+			ids = append(ids, e.ID)
+			if err := st.MarkEventDispatched(ctx, e.OutboxID, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return ids
+	}
+
+	weeksAgo := enqueueEventsSecondsApart(t, st, tenant.Account.ID, now.Add(-20*24*time.Hour), 1)
+	if got := claimed(now); !slices.Equal(got, weeksAgo) {
+		t.Fatalf("claimed %v, want the event queued 20 days ago %v", got, weeksAgo)
+	}
+	// Checked again with nothing waiting: the floor is an hour before then until the next check.
+	checked := now.Add(31 * time.Second)
+	if got := claimed(checked); len(got) != 0 {
+		t.Fatalf("claimed %v from an empty outbox", got)
+	}
+	recent := enqueueEventsSecondsApart(t, st, tenant.Account.ID, checked.Add(-30*time.Minute), 1)
+	late := enqueueEventsSecondsApart(t, st, tenant.Account.ID, checked.Add(-2*time.Hour), 1)
+	if got := claimed(checked.Add(10 * time.Second)); !slices.Equal(got, recent) {
+		t.Errorf("before the next check claimed %v, want only the event within the hour %v", got, recent)
+	}
+	if got := claimed(checked.Add(31 * time.Second)); !slices.Equal(got, late) {
+		t.Errorf("after the next check claimed %v, want the older event %v", got, late)
+	}
+}

@@ -54,7 +54,7 @@ type CallReport struct {
 	Recording   *NewRecording // CallID and AccountID are filled in
 }
 
-// ReportedCall is what RecordCalls stored of a report.
+// ReportedCall is what a report of a call stored (CallReports.Commit).
 type ReportedCall struct {
 	CallID            int64
 	CallPublicID      string

@@ -32,6 +32,9 @@ type Store struct {
 	eventBatch   *batcher[eventLookup, eventFound]
 	historyBatch *batcher[FinishedDelivery, struct{}]
 	markBatch    *batcher[eventMark, struct{}]
+
+	// How far back claims look in the outbox (outbox.go).
+	claimFloor claimFloor
 }
 
 // Open connects to PostgreSQL.

@@ -28,20 +28,6 @@ func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, fn)
 }
 
-// LiveNumbersByE164 finds the live (not released) numbers with these E.164 addresses, by
-// address; an address with no live number is absent.
-func (t *Tx) LiveNumbersByE164(ctx context.Context, e164s []string) (map[string]LiveNumber, error) {
-	return liveNumbersByE164(ctx, t.tx, e164s)
-}
-
-// RecordCalls stores reported calls and their recordings, with one statement per
-// table: out[i] is what became of in[i]. A report whose platform_ref the account already has,
-// stored before or earlier in the same batch, stores nothing and is a Duplicate naming the
-// call stored first.
-func (t *Tx) RecordCalls(ctx context.Context, in []CallReport) ([]ReportedCall, error) {
-	return recordCalls(ctx, t.tx, in)
-}
-
 // EnqueueEvents stores evs in the outbox with one statement, in order. A call has at most one
 // event of each type (call.ended, voicemail.received, transcript.ready): queued[i] is false
 // when the call already had one of evs[i]'s type.

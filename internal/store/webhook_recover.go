@@ -49,7 +49,7 @@ func (s *Store) QueueRecovery(ctx context.Context, r Recovery) (int, error) {
 		}
 		tag, err := tx.Exec(ctx, `INSERT INTO events (id, account_id, type, body, created_at, endpoint_public_id, resends, resend_of)
 			SELECT gen_random_uuid(), e.account_id, e.type, e.body, $4, $2, e.id, latest.delivery_name
-			FROM (SELECT DISTINCT ON (event_id) event_id, status, delivery_name FROM webhook_deliveries
+			FROM (SELECT DISTINCT ON (event_id) event_id, status, delivery_name FROM webhook_delivery_history
 				WHERE account_id = $1 AND endpoint_public_id = $2 AND created_at >= $3
 				ORDER BY event_id, created_at DESC, id DESC) latest
 			JOIN events e ON e.id = latest.event_id AND e.account_id = $1

@@ -143,8 +143,11 @@ type FinishedDelivery struct {
 	CreatedAt    time.Time
 	FinishedAt   time.Time
 	// DispatchesEvent, when set, is the outbox row of the delivery's event, marked dispatched
-	// at FinishedAt in the same statement (the delivery is the event's last).
-	DispatchesEvent uuid.UUID
+	// at FinishedAt in the same statement (the delivery is the event's last), and
+	// DispatchesEventCreatedAt its created_at: the outbox's partition key, so the mark is
+	// planned and run on that row's partition alone, not on each of a month's.
+	DispatchesEvent          uuid.UUID
+	DispatchesEventCreatedAt time.Time
 }
 
 // RecordFinishedDelivery writes a finished delivery to the history; writing the same
@@ -168,11 +171,15 @@ func (s *Store) recordFinishedDeliveries(ctx context.Context, ds []FinishedDeliv
 		lastErrs                                    = make([]*string, n)
 		created, finished                           = make([]time.Time, n), make([]time.Time, n)
 	)
-	var dispatched []string    // text, as above
+	var dispatched []string // text, as above
+	var dispatchedCreated []time.Time
+	var unknownPartition bool  // a row without its event's created_at: every partition is searched
 	var dispatchedAt time.Time // the latest, as markEventsDispatched does
 	for i, d := range ds {
 		if d.DispatchesEvent != uuid.Nil {
 			dispatched = append(dispatched, d.DispatchesEvent.String())
+			dispatchedCreated = append(dispatchedCreated, d.DispatchesEventCreatedAt)
+			unknownPartition = unknownPartition || d.DispatchesEventCreatedAt.IsZero()
 			if d.FinishedAt.After(dispatchedAt) {
 				dispatchedAt = d.FinishedAt
 			}
@@ -191,7 +198,8 @@ func (s *Store) recordFinishedDeliveries(ctx context.Context, ds []FinishedDeliv
 	// The events some of the rows finish are marked dispatched by the same statement: one
 	// commit for both.
 	_, err := s.pool.Exec(ctx, `WITH dispatched AS (
-			UPDATE events SET dispatched_at = $13, claimed_until = NULL WHERE id = ANY ($12::uuid[]))
+			UPDATE events SET dispatched_at = $13, claimed_until = NULL
+			WHERE id = ANY ($12::uuid[]) AND (created_at = ANY ($14::timestamptz[]) OR $15))
 		INSERT INTO webhook_delivery_history (account_id, endpoint_public_id, delivery_name, event_id,
 			event_type, status, attempts, response_code, last_error, created_at, finished_at)
 		SELECT a.id, r.endpoint, r.name, r.event_id, r.event_type, r.status, r.attempts, r.code, r.last_error, r.created_at, r.finished_at
@@ -201,7 +209,8 @@ func (s *Store) recordFinishedDeliveries(ctx context.Context, ds []FinishedDeliv
 		JOIN accounts a ON a.public_id = r.account
 		ORDER BY r.ord
 		ON CONFLICT DO NOTHING`, pgx.QueryExecModeExec, // planned per call, as above
-		accounts, endpoints, names, eventIDs, types, statuses, attempts, codes, lastErrs, created, finished, dispatched, dispatchedAt)
+		accounts, endpoints, names, eventIDs, types, statuses, attempts, codes, lastErrs, created, finished, dispatched, dispatchedAt,
+		dispatchedCreated, unknownPartition)
 	if err != nil {
 		errs := make([]error, n)
 		for i, d := range ds {

@@ -49,8 +49,11 @@ func TestWebhookDeliveryStatementsBatchedAcrossCallers(t *testing.T) {
 				row := store.FinishedDelivery{AccountPublicID: tenant.Account.PublicID,
 					EndpointPublicID: "whep-a", DeliveryName: fmt.Sprintf("whd-%d", i), EventID: ids[i], EventType: "call.ended",
 					Status: "succeeded", Attempts: 1 + attempt, ResponseCode: 204, CreatedAt: at, FinishedAt: at}
-				if i%2 == 0 {
+				if i%2 == 0 { // half with the event's partition key, half without (every partition searched)
 					row.DispatchesEvent = ids[i]
+					if i%4 == 0 {
+						row.DispatchesEventCreatedAt = at
+					}
 				}
 				if err := st.RecordFinishedDelivery(ctx, row); err != nil {
 					errs <- err

@@ -421,7 +421,7 @@ func (e *Engine) FirstAttempt(ctx context.Context, a FirstAttempt) (send.Result,
 	// The delivery's final outcome is known here for a first attempt that succeeds.
 	row.Attempts, row.ResponseCode = 1, out.Result.StatusCode
 	if a.Last != nil && a.Last() {
-		row.DispatchesEvent = a.OutboxID
+		row.DispatchesEvent, row.DispatchesEventCreatedAt = a.OutboxID, a.EventCreatedAt
 	}
 	metrics.WebhookEventSucceeded(e.Clock.Since(a.EventCreatedAt))
 	return out.Result, out.SentAt, Delivered, e.Finish(ctx, row, switchboardv1alpha1.WebhookDeliveryPhaseSucceeded)
