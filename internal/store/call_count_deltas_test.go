@@ -146,7 +146,6 @@ func TestCallCountDeltasStayExact(t *testing.T) {
 // filters around base: each kind of count ListCalls sums, as readers see it at that moment.
 func listTotalsMatchCalls(t *testing.T, st *store.Store, step string, accountID int64, base time.Time) {
 	t.Helper()
-	ctx := context.Background()
 	at := func(d time.Duration) *time.Time { v := base.Add(d); return &v }
 	day := base.UTC().Truncate(24 * time.Hour)
 	for _, f := range []store.CallFilter{
@@ -154,18 +153,6 @@ func listTotalsMatchCalls(t *testing.T, st *store.Store, step string, accountID 
 		{Activity: "all", From: &day}, {Activity: "all", From: at(2 * time.Hour), To: at(5 * time.Hour)},
 		{Activity: "all", Sentiment: "negative"}, {Activity: "all", Search: "ann"}, {Activity: "business", Search: "bob"},
 	} {
-		f.Limit = 1000
-		page, _, err := st.ListCalls(ctx, accountID, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.Limit = 1
-		_, total, err := st.ListCalls(ctx, accountID, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if total != len(page) {
-			t.Errorf("after %s: %+v: total %d, the pages list %d calls", step, f, total, len(page))
-		}
+		checkTotalMatchesList(t, st, accountID, f, fmt.Sprintf("after %s: %+v", step, f))
 	}
 }
