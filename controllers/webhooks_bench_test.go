@@ -78,7 +78,8 @@ func (r *benchRun) startManager() {
 	if err := (&WebhookEndpointReconciler{Client: m.GetClient(), Store: r.st, Clock: r.clk, MaxRequeue: r.maxRQ}).SetupWithManager(m); err != nil {
 		r.b.Fatal(err)
 	}
-	eng, err := engine.NewEngine(ctx, m, engine.EngineOptions{Sender: sender, Store: r.st, Clock: r.clk})
+	eng, err := engine.NewEngine(ctx, m, engine.EngineOptions{Sender: sender, Store: r.st, Clock: r.clk,
+		PerEndpoint: envInt("BENCH_PER_ENDPOINT", 0)})
 	if err != nil {
 		r.b.Fatal(err)
 	}
