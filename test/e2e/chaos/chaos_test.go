@@ -439,11 +439,14 @@ func (w *world) report(a *account, ref string) {
 			case http.StatusCreated, http.StatusOK:
 				// 200: an earlier try was stored but its answer lost (a replica stopped after
 				// the commit); the call is stored all the same and must be delivered.
-				id, err := servetest.CallID(http.StatusCreated, body)
-				if err != nil {
-					w.problem("report %s: %d %v", ref, status, err)
+				var receipt struct {
+					CallPublicID string `json:"call_public_id"`
+				}
+				if err := json.Unmarshal(body, &receipt); err != nil || receipt.CallPublicID == "" {
+					w.problem("report %s: %d %.200s", ref, status, body)
 					return
 				}
+				id := receipt.CallPublicID
 				now := w.clk.Now()
 				a.mu.Lock()
 				if status == http.StatusCreated {
