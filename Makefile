@@ -90,13 +90,15 @@ envtest: ## Build (once) and cache kube-apiserver and etcd for envtest.
 test: tools verify-tracked verify-generated verify-config verify-bench-results vet lint envtest previous-release ## Run unit and envtest integration tests (real kube-apiserver, etcd, PostgreSQL).
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed on:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" PREVIOUS_RELEASE_BIN="$$(hack/previous-release.sh)" go test $(GO_TEST_FLAGS) ./...
+	# The chaos run last and alone: it needs the machine to itself, not beside the other packages.
+	$(MAKE) --no-print-directory test-chaos
 
 .PHONY: test-e2e
 test-e2e: tools envtest kustomize ## As root: a single-node cluster here (hack/node/up.sh), config/default deployed on it with the image: the public API through its Service, a rollout restart under load, a drain under the PodDisruptionBudget, a leader killed.
 	KUSTOMIZE=$(KUSTOMIZE) hack/node/up.sh --then hack/node/e2e.sh
 
 .PHONY: test-chaos
-test-chaos: envtest ## Every fault at once against three replicas for CHAOS_DURATION (default 4m; CHAOS_SEED replays a schedule; docs/reliability.md).
+test-chaos: envtest ## Every fault at once against three replicas for CHAOS_DURATION (default 4m; CHAOS_SEED replays a schedule; docs/reliability.md); the last step of make test.
 	CHAOS=1 KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" go test -count=1 -p 1 -v -timeout 60m -run '^TestChaos$$' ./test/e2e/chaos/
 
 .PHONY: previous-release

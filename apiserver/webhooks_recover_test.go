@@ -59,14 +59,25 @@ func (h *webhookHarness) testRecover(t *testing.T) {
 	if err := h.kube.Create(ctx, send.NewDelivery(h.endpoint(t, tenant, id), busy.String(), "call.ended", "", "resend-x")); err != nil {
 		t.Fatal(err)
 	}
+	// Cancelled (the endpoint was paused) and recorded, but the reader still lists its
+	// resource, as a cache does until it sees the removal: finished, so recovered.
+	justCancelled := event(90 * time.Minute)
+	record(justCancelled, "", "cancelled", 90*time.Minute)
+	stale := send.NewDelivery(h.endpoint(t, tenant, id), justCancelled.String(), "call.ended", "", "")
+	if err := h.kube.Create(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
 
 	since := now.Add(-24 * time.Hour).Format(time.RFC3339)
 	recoverWith := func(body any, headers http.Header) *apitest.Response {
 		return h.api.DoWithHeaders(t, key, "POST", "/v1/webhooks/"+id+"/recover", body, headers)
 	}
 	resp := recoverWith(map[string]any{"since": since}, http.Header{"Idempotency-Key": {"recover-1"}})
-	if resp.Status != 202 || resp.Map(t)["queued"] != float64(3) {
+	if resp.Status != 202 || resp.Map(t)["queued"] != float64(4) {
 		t.Fatalf("recover: %s", resp)
+	}
+	if err := h.kube.Delete(ctx, stale); err != nil {
+		t.Fatal(err)
 	}
 	queuedFor := func() map[string]int {
 		qs, err := h.st.QueuedDeliveriesFor(ctx, tenant.Account.ID, store.QueuedFilter{EndpointPublicID: id, Since: now.Add(-time.Hour), Limit: 100})
@@ -81,13 +92,14 @@ func (h *webhookHarness) testRecover(t *testing.T) {
 		}
 		return out
 	}
-	want := map[string]int{failed.String(): 1, cancelled.String(): 1, twiceFailed.String(): 1}
-	if got := queuedFor(); len(got) != len(want) || got[failed.String()] != 1 || got[cancelled.String()] != 1 || got[twiceFailed.String()] != 1 {
+	want := map[string]int{failed.String(): 1, cancelled.String(): 1, twiceFailed.String(): 1, justCancelled.String(): 1}
+	if got := queuedFor(); len(got) != len(want) || got[failed.String()] != 1 || got[cancelled.String()] != 1 || got[twiceFailed.String()] != 1 ||
+		got[justCancelled.String()] != 1 {
 		t.Fatalf("queued resends %v, want %v", got, want)
 	}
 	// The same Idempotency-Key replays the answer; a new request adds nothing while they wait.
 	if resp := recoverWith(map[string]any{"since": since}, http.Header{"Idempotency-Key": {"recover-1"}}); resp.Status != 202 ||
-		resp.Header.Get("Idempotent-Replayed") != "true" || resp.Map(t)["queued"] != float64(3) {
+		resp.Header.Get("Idempotent-Replayed") != "true" || resp.Map(t)["queued"] != float64(4) {
 		t.Errorf("replay: %s", resp)
 	}
 	if resp := recoverWith(map[string]any{"since": since}, nil); resp.Status != 202 || resp.Map(t)["queued"] != float64(0) {

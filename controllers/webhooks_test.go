@@ -192,6 +192,9 @@ type whEnv struct {
 	firstMaxWaiting int
 	// probeInterval is the engine's ProbeInterval (0: its default).
 	probeInterval time.Duration
+	// noRequeueCap leaves the reconcilers' timers uncapped (MaxRequeue 0, as serve runs
+	// them): a delivery waiting for its retry is looked at again only when something wakes it.
+	noRequeueCap bool
 	// dispatcherClient, when set, wraps the client the dispatcher creates deliveries with.
 	dispatcherClient func(client.Client) client.Client
 }
@@ -247,15 +250,19 @@ func (e *whEnv) start() {
 	Expect(err).NotTo(HaveOccurred())
 	e.cached = m.GetCache()
 	sender := send.NewSender(send.SenderConfig{AllowPrivateTargets: !e.blockPrivate, RootCAs: e.rcv.pool(), Timeout: e.timeout})
+	maxRequeue := 100 * time.Millisecond
+	if e.noRequeueCap {
+		maxRequeue = 0
+	}
 	Expect((&WebhookEndpointReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk,
-		Mailer: send.SMTPMailer{Addr: e.mail.addr}, MaxRequeue: 100 * time.Millisecond,
+		Mailer: send.SMTPMailer{Addr: e.mail.addr}, MaxRequeue: maxRequeue,
 		Recorder: m.GetEventRecorder("switchboard-webhooks")}).SetupWithManager(m)).To(Succeed())
 	eng, err := engine.NewEngine(ctx, m, engine.EngineOptions{Sender: sender, Store: e.st, Clock: e.clk, Log: GinkgoLogr})
 	Expect(err).NotTo(HaveOccurred())
 	eng.First.MaxWaiting = e.firstMaxWaiting
 	eng.First.ProbeInterval = e.probeInterval
 	Expect((&WebhookDeliveryReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk, Engine: eng,
-		MaxRequeue: 100 * time.Millisecond, Recorder: m.GetEventRecorder("switchboard-webhooks")}).SetupWithManager(ctx, m)).To(Succeed())
+		MaxRequeue: maxRequeue, Recorder: m.GetEventRecorder("switchboard-webhooks")}).SetupWithManager(ctx, m)).To(Succeed())
 	dispatcherClient := m.GetClient()
 	if e.dispatcherClient != nil {
 		dispatcherClient = e.dispatcherClient(dispatcherClient)
@@ -701,6 +708,28 @@ var _ = Describe("Webhook delivery", func() {
 		after := e.event(events.CallEnded)
 		Eventually(func() []historyRow { return e.history(after) }).WithTimeout(20 * time.Second).Should(
 			Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 200, Endpoint: ep.Name}}))
+	})
+
+	It("cancels retrying deliveries as soon as their endpoint is paused, not when their retry falls due", func() {
+		// The timers uncapped, as in serve: the retries are a minute away and nothing but the
+		// pause wakes the deliveries.
+		e.noRequeueCap = true
+		e.restart()
+		e.rcv.status.Store(500)
+		ep, _ := e.endpoint("whep-pause-now")
+		var retrying []uuid.UUID
+		for range 3 {
+			id := e.event(events.CallEnded)
+			e.waitRetrying(id, 1)
+			retrying = append(retrying, id)
+		}
+		e.patchEndpoint(ep, func(ep *switchboardv1alpha1.WebhookEndpoint) { ep.Spec.Paused = true })
+		for _, id := range retrying {
+			Eventually(func() []historyRow { return e.history(id) }).WithTimeout(5 * time.Second).Should(
+				Equal([]historyRow{{Status: "cancelled", Attempts: 1, Code: 500, Err: "HTTP 500: the endpoint did not answer with a 2xx status", Endpoint: ep.Name}}))
+			Expect(e.live(id)).To(BeEmpty())
+		}
+		Expect(e.rcv.all()).To(HaveLen(3), "no retry was sent")
 	})
 
 	It("switches an endpoint off after 24 hours of failure and emails the owners exactly once", func() {

@@ -18,14 +18,21 @@ type Recovery struct {
 	Since time.Time
 	// Now stamps the queued rows.
 	Now time.Time
-	// Busy are events with a delivery to the endpoint still under way outside the outbox
-	// (a live WebhookDelivery): they are left out.
-	Busy []uuid.UUID
+	// Busy are the endpoint's live WebhookDeliveries: an event with one under way is left
+	// out. One whose name is the event's latest finished delivery is not under way: its
+	// history row is written and only its removal is not seen yet (a reader's cache lags).
+	Busy []LiveDelivery
 	// Limit is the most deliveries one call queues.
 	Limit int
 	// Idempotency is the request's Idempotency-Key claim, committed with the resends (nil
 	// without a key).
 	Idempotency *IdempotencyClaim
+}
+
+// LiveDelivery is a WebhookDelivery resource: its event and name.
+type LiveDelivery struct {
+	EventID uuid.UUID
+	Name    string
 }
 
 // QueueRecovery queues a fresh delivery (a resend: same event id and body, for this endpoint
@@ -34,9 +41,9 @@ type Recovery struct {
 // in the outbox, or in r.Busy, is left out, and calls for one endpoint take turns (an
 // advisory lock), so a second call while the first's resends wait adds nothing twice.
 func (s *Store) QueueRecovery(ctx context.Context, r Recovery) (int, error) {
-	busy := r.Busy
-	if busy == nil {
-		busy = []uuid.UUID{}
+	busyEvents, busyNames := make([]uuid.UUID, len(r.Busy)), make([]string, len(r.Busy))
+	for i, b := range r.Busy {
+		busyEvents[i], busyNames[i] = b.EventID, b.Name
 	}
 	var queued int
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -54,11 +61,12 @@ func (s *Store) QueueRecovery(ctx context.Context, r Recovery) (int, error) {
 				ORDER BY event_id, created_at DESC, id DESC) latest
 			JOIN events e ON e.id = latest.event_id AND e.account_id = $1
 			WHERE latest.status IN ('failed', 'cancelled')
-				AND latest.event_id <> ALL($5::uuid[])
+				AND NOT EXISTS (SELECT 1 FROM unnest($5::uuid[], $7::text[]) AS b(event_id, name)
+					WHERE b.event_id = latest.event_id AND b.name <> latest.delivery_name)
 				AND NOT EXISTS (SELECT 1 FROM events q WHERE q.account_id = $1 AND q.resends = latest.event_id
 					AND q.endpoint_public_id = $2 AND q.dispatched_at IS NULL)
 			ORDER BY e.created_at
-			LIMIT $6`, r.AccountID, r.EndpointPublicID, r.Since, r.Now, busy, r.Limit)
+			LIMIT $6`, r.AccountID, r.EndpointPublicID, r.Since, r.Now, busyEvents, r.Limit, busyNames)
 		if err != nil {
 			return err
 		}

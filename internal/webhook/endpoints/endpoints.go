@@ -690,15 +690,16 @@ func (s *Endpoints) Recover(ctx context.Context, acct Account, id string, since 
 	if !send.Deliverable(ep) {
 		return 0, &ConflictError{"This endpoint is " + notActiveWord(ep) + "; set it active to recover its deliveries."}
 	}
-	// Deliveries the controller still holds are under way (or just finished): not again.
+	// Deliveries the controller still holds are under way, not again; the store tells one
+	// already finished (a cached copy whose removal is not seen yet) by its history row.
 	live := &switchboardv1alpha1.WebhookDeliveryList{}
 	if err := s.Reader.List(ctx, live, client.InNamespace(ep.Namespace), client.MatchingLabels{send.LabelEndpoint: ep.Name}); err != nil {
 		return 0, err
 	}
-	var busy []uuid.UUID
+	var busy []store.LiveDelivery
 	for _, d := range live.Items {
 		if evID, err := uuid.Parse(d.Spec.EventID); err == nil && d.Spec.EndpointName == ep.Name {
-			busy = append(busy, evID)
+			busy = append(busy, store.LiveDelivery{EventID: evID, Name: d.Name})
 		}
 	}
 	return s.Store.QueueRecovery(ctx, store.Recovery{AccountID: acct.ID, EndpointPublicID: ep.Name, Since: *since, Now: now,

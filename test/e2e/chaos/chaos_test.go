@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	switchboardv1alpha1 "github.com/switchboard-dev/switchboard/api/v1alpha1"
@@ -25,6 +27,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/numbers"
 	"github.com/switchboard-dev/switchboard/internal/plans"
 	"github.com/switchboard-dev/switchboard/internal/store"
+	"github.com/switchboard-dev/switchboard/internal/webhook/send"
 	"github.com/switchboard-dev/switchboard/test/support/servetest"
 )
 
@@ -55,11 +58,11 @@ func TestMain(m *testing.M) {
 // TestChaos runs every fault at once against three replicas for CHAOS_DURATION (default
 // DefaultDuration), then checks the invariants and prints the recovery after each fault.
 //
-// It runs when CHAOS=1 (make test-chaos): it is not yet steady enough for make test (see
-// docs/reliability.md, "Every fault at once").
+// It runs when CHAOS=1: it needs the machine to itself, so make test runs it after the other
+// packages (make test-chaos), not beside them in go test ./....
 func TestChaos(t *testing.T) {
 	if os.Getenv("CHAOS") != "1" {
-		t.Skip("the chaos run is opt-in: CHAOS=1 (make test-chaos)")
+		t.Skip("the chaos run needs the machine to itself: CHAOS=1 (make test-chaos, the last step of make test)")
 	}
 	seed, d, err := Config(os.Getenv, rand.Int64)
 	if err != nil {
@@ -71,7 +74,7 @@ func TestChaos(t *testing.T) {
 // BenchmarkChaos is TestChaos for BenchDuration, reporting the recovery times.
 func BenchmarkChaos(b *testing.B) {
 	if os.Getenv("CHAOS") != "1" {
-		b.Skip("the chaos run is opt-in: CHAOS=1")
+		b.Skip("the chaos run needs the machine to itself: CHAOS=1")
 	}
 	getenv := func(k string) string {
 		if v := os.Getenv(k); v != "" || k != "CHAOS_DURATION" {
@@ -104,6 +107,7 @@ type account struct {
 
 	mu       sync.Mutex
 	reported map[string]time.Time // call id -> when its report was answered 201
+	taken    map[string]string    // call id -> which replica answered 201 or 200, and when
 	tried    int                  // reports sent (distinct platform refs)
 	acked    int                  // answered 201 or 200 duplicate
 	gaveUp   int
@@ -161,6 +165,9 @@ type world struct {
 	deps sync.RWMutex
 
 	accounts []*account
+	// stored is every account's calls once the load has stopped (what must be delivered,
+	// including calls whose 201 was lost); nil until then.
+	stored   map[int][]string
 	probes   []probe
 	exits    []exit
 	bad5xx   []string
@@ -310,10 +317,30 @@ func run(tb testing.TB, seed int64, d time.Duration) result {
 	for _, a := range w.accounts {
 		a.rcv.StopFlapping()
 	}
+	w.stored = map[int][]string{}
+	for _, a := range w.accounts {
+		w.stored[a.index] = w.storedCalls(a)
+		a.mu.Lock()
+		var dup, none int
+		for _, id := range w.stored[a.index] {
+			if _, ok := a.reported[id]; ok {
+				continue
+			}
+			if _, ok := a.taken[id]; ok {
+				dup++
+			} else {
+				none++
+			}
+		}
+		a.mu.Unlock()
+		tb.Logf("account %d: %d calls stored; of them %d answered 200 to a retry after the answer to an earlier try was lost, %d never answered",
+			a.index, len(w.stored[a.index]), dup, none)
+	}
 	// The retries a minute after a failed attempt fall within this; a delivery that also
 	// failed its first retry (a flap, then an outage or a crash) waits 5 minutes more, and is
-	// hastened as an integrator would: pause the endpoint (its retries are cancelled, with
-	// the reason), activate it, and recover what failed or was cancelled since the run began.
+	// hastened as an integrator would: pause the endpoint (its retries are cancelled at once,
+	// with the reason), activate it, and recover what failed or was cancelled since the run
+	// began.
 	settled := w.waitDelivered(opts.Length[ReceiverOutage].Max + 90*time.Second)
 	tb.Logf("%s after the faults ended: all delivered %v", w.clk.Since(end).Round(time.Second), settled)
 	if !settled {
@@ -376,7 +403,7 @@ func (w *world) newAccount(i int, flaps []Answer) *account {
 	}
 	rcv.setSecret(created.Secret)
 	return &account{index: i, id: acct.ID, publicID: acct.PublicID, key: key.Token, number: number,
-		endpoint: created.Endpoint.PublicID, rcv: rcv, reported: map[string]time.Time{}}
+		endpoint: created.Endpoint.PublicID, rcv: rcv, reported: map[string]time.Time{}, taken: map[string]string{}}
 }
 
 // reportLoop reports ended calls for a at reportsPerSecond through the platform ingestion
@@ -409,19 +436,23 @@ func (w *world) report(a *account, ref string) {
 		if r := w.pick(); r != nil {
 			status, _, body := w.do("POST", "http://"+r.Platform+"/platform/v1/calls", servetest.PlatformToken, servetest.Report(ref, a.number))
 			switch status {
-			case http.StatusCreated:
-				id, err := servetest.CallID(status, body)
-				if err != nil {
-					w.problem("report %s: %v", ref, err)
+			case http.StatusCreated, http.StatusOK:
+				// 200: an earlier try was stored but its answer lost (a replica stopped after
+				// the commit); the call is stored all the same and must be delivered.
+				var receipt struct {
+					CallPublicID string `json:"call_public_id"`
+				}
+				if err := json.Unmarshal(body, &receipt); err != nil || receipt.CallPublicID == "" {
+					w.problem("report %s: %d %.200s", ref, status, body)
 					return
 				}
+				id := receipt.CallPublicID
+				now := w.clk.Now()
 				a.mu.Lock()
-				a.reported[id] = w.clk.Now()
-				a.acked++
-				a.mu.Unlock()
-				return
-			case http.StatusOK:
-				a.mu.Lock()
+				if status == http.StatusCreated {
+					a.reported[id] = now
+				}
+				a.taken[id] = fmt.Sprintf("report answered %d by %s at %s", status, r.Name, now.Format("15:04:05.000"))
 				a.acked++
 				a.mu.Unlock()
 				return
@@ -647,7 +678,8 @@ func (w *world) receipts() []Receipt {
 	return out
 }
 
-// undelivered is the calls answered 201 that no receiver has accepted.
+// undelivered is the calls no receiver has accepted: of every call stored once the load
+// stopped (w.stored), or before that of the calls answered 201.
 func (w *world) undelivered() map[int][]string {
 	got := map[string]bool{}
 	for _, r := range w.receipts() {
@@ -655,13 +687,19 @@ func (w *world) undelivered() map[int][]string {
 	}
 	out := map[int][]string{}
 	for _, a := range w.accounts {
-		a.mu.Lock()
-		for id := range a.reported {
+		ids, ok := w.stored[a.index]
+		if !ok {
+			a.mu.Lock()
+			for id := range a.reported {
+				ids = append(ids, id)
+			}
+			a.mu.Unlock()
+		}
+		for _, id := range ids {
 			if !got[id] {
 				out[a.index] = append(out[a.index], id)
 			}
 		}
-		a.mu.Unlock()
 	}
 	return out
 }
@@ -757,7 +795,7 @@ func (w *world) check(done []executed, warmMax int64) result {
 			t.Errorf("account %d: %d of %d calls not delivered (e.g. %v) and %d deliveries cancelled with a reason",
 				a.index, len(missing), len(stored), missing[:min(5, len(missing))], cancelled)
 			for _, id := range missing[:min(5, len(missing))] {
-				w.explain(id)
+				w.explain(a, id, done)
 			}
 		}
 		t.Logf("account %d: %d reports sent, %d taken (%d gave up), %d calls stored, %d delivered, %d cancelled; flapped first answers %v",
@@ -867,7 +905,8 @@ func (w *world) recover(a *account, undelivered int, since time.Time) {
 		t.Errorf("pause the endpoint of account %d: %d %s", a.index, status, body)
 		return
 	}
-	servetest.WaitFor(t, fmt.Sprintf("account %d's retrying deliveries to be cancelled", a.index), time.Minute, func() bool {
+	// The controller acts on the pause at once; 20 s is for a loaded machine.
+	servetest.WaitFor(t, fmt.Sprintf("account %d's retrying deliveries to be cancelled", a.index), 20*time.Second, func() bool {
 		var list switchboardv1alpha1.WebhookDeliveryList
 		if err := w.e.Kube.List(context.Background(), &list); err != nil {
 			return false
@@ -928,19 +967,81 @@ func (w *world) deliveries(a *account) []deliveryRecord {
 	return list.Deliveries
 }
 
-// explain logs what the database holds about an undelivered call's events and deliveries.
-func (w *world) explain(call string) {
-	rows, err := w.e.PG.Query(context.Background(), "switchboard", `
-		SELECT e.id, e.type, e.created_at, e.dispatched_at, e.claimed_until, e.claims, coalesce(e.resend_of, ''),
-		       coalesce(h.status, '-'), coalesce(h.attempts, 0), coalesce(h.last_error, ''), coalesce(h.finished_at::text, '')
-		FROM events e JOIN calls c ON c.id = e.call_id
-		LEFT JOIN webhook_delivery_history h ON h.event_id = e.id
-		WHERE c.public_id = $1 ORDER BY e.created_at`, call)
-	if err != nil {
-		w.t.Logf("call %s: %v", call, err)
-		return
+// explain logs the whole story of an undelivered call: how its report was taken, its
+// events (the outbox rows, resends included, with their claims and dispatched mark), their
+// history rows and kept attempts, their live WebhookDeliveries, the replicas' log lines that
+// name them, and the faults around its report.
+func (w *world) explain(a *account, call string, done []executed) {
+	t, ctx := w.t, context.Background()
+	a.mu.Lock()
+	taken, ok := a.taken[call]
+	a.mu.Unlock()
+	if !ok {
+		taken = "stored, but no answer to its report reached the platform"
 	}
-	w.t.Logf("call %s: event id, type, created, dispatched, claimed until, claims, resend of, history status, attempts, last error, finished: %q", call, rows)
+	t.Logf("call %s (account %d): %s", call, a.index, taken)
+	q := func(what, sql string) [][]string {
+		rows, err := w.e.PG.Query(ctx, "switchboard", sql, call)
+		if err != nil {
+			t.Logf("call %s: %s: %v", call, what, err)
+			return nil
+		}
+		t.Logf("call %s: %s: %q", call, what, rows)
+		return rows
+	}
+	const ids = `(SELECT e.id FROM events e JOIN calls c ON c.id = e.call_id WHERE c.public_id = $1
+		UNION SELECT r.id FROM events r JOIN events e ON r.resends = e.id JOIN calls c ON c.id = e.call_id WHERE c.public_id = $1)`
+	evs := q("events (id, type, created, dispatched, claimed until, claims, endpoint, resends, resend of)", `
+		SELECT id, type, created_at, coalesce(dispatched_at::text, '-'), coalesce(claimed_until::text, '-'), claims,
+		       coalesce(endpoint_public_id, ''), coalesce(resends::text, ''), coalesce(resend_of, '')
+		FROM events WHERE id IN `+ids+` ORDER BY created_at`)
+	q("history (delivery, event, status, attempts, code, last error, created, finished)", `
+		SELECT delivery_name, event_id, status, attempts, coalesce(response_code, 0), coalesce(last_error, ''), created_at, finished_at
+		FROM webhook_delivery_history WHERE event_id IN `+ids+` ORDER BY id`)
+	q("attempts kept (delivery, attempt, at, code, error, next)", `
+		SELECT delivery_name, attempt, created_at, coalesce(response_code, 0), error, coalesce(next_attempt_at::text, '-')
+		FROM webhook_delivery_attempts WHERE event_id IN `+ids+` ORDER BY created_at`)
+	q("deferred (delivery, event)", `SELECT delivery_name, event_id FROM webhook_deferred_deliveries WHERE event_id IN `+ids)
+	needles := []string{call}
+	for _, e := range evs {
+		needles = append(needles, e[0])
+		var list switchboardv1alpha1.WebhookDeliveryList
+		if err := w.e.Kube.List(ctx, &list, client.MatchingLabels{send.LabelEventID: e[0]}); err != nil {
+			t.Logf("call %s: WebhookDeliveries of event %s: %v", call, e[0], err)
+			continue
+		}
+		for _, d := range list.Items {
+			needles = append(needles, d.Name)
+			t.Logf("call %s: WebhookDelivery %s/%s of event %s: phase %q, %d attempts, next %v, last error %q, created %s",
+				call, d.Namespace, d.Name, e[0], d.Status.Phase, d.Status.Attempts, d.Status.NextAttemptAt, d.Status.LastError,
+				d.CreationTimestamp.Format("15:04:05"))
+		}
+	}
+	for i := range replicas {
+		r, _ := w.replica(i)
+		b, err := os.ReadFile(r.LogPath)
+		if err != nil {
+			continue
+		}
+		var lines []string
+		for _, line := range strings.Split(string(b), "\n") {
+			if slices.ContainsFunc(needles, func(n string) bool { return strings.Contains(line, n) }) {
+				lines = append(lines, line)
+			}
+		}
+		t.Logf("call %s: %s's log lines naming it: %d\n%s", call, r.Name, len(lines), strings.Join(lines[:min(20, len(lines))], "\n"))
+	}
+	a.mu.Lock()
+	at, answered := a.reported[call]
+	a.mu.Unlock()
+	if answered {
+		for _, ex := range done {
+			if !ex.start.IsZero() && !at.Before(ex.start.Add(-CrashWindow.Before)) && !at.After(ex.end.Add(time.Minute)) {
+				t.Logf("call %s: reported at %s, near %s of target %d from %s to %s", call, at.Format("15:04:05.000"), ex.Kind, ex.Target,
+					ex.start.Format("15:04:05.000"), ex.end.Format("15:04:05.000"))
+			}
+		}
+	}
 }
 
 // cancelledWithReason counts a's deliveries the API lists as cancelled with a last_error.
