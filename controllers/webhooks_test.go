@@ -727,7 +727,8 @@ var _ = Describe("Webhook delivery", func() {
 		for _, id := range retrying {
 			Eventually(func() []historyRow { return e.history(id) }).WithTimeout(5 * time.Second).Should(
 				Equal([]historyRow{{Status: "cancelled", Attempts: 1, Code: 500, Err: "HTTP 500: the endpoint did not answer with a 2xx status", Endpoint: ep.Name}}))
-			Expect(e.live(id)).To(BeEmpty())
+			// The history row is written before the resource is deleted.
+			Eventually(func() []switchboardv1alpha1.WebhookDelivery { return e.live(id) }).WithTimeout(5 * time.Second).Should(BeEmpty())
 		}
 		Expect(e.rcv.all()).To(HaveLen(3), "no retry was sent")
 	})
