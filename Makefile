@@ -110,10 +110,10 @@ bench: tools envtest ## Run the benchmarks (see docs/benchmarks.md), one package
 	# -p 1: go test runs packages in parallel by default, and two benchmarks sharing these cores
 	# measure each other. The retention soak alone runs BENCH_SOAK_DURATION (default 30m), the
 	# outage BENCH_OUTAGE_FOR (default 30m) and the recovery after it, the chaos run
-	# (with CHAOS=1) CHAOS_DURATION (default 30m) and its settling.
+	# CHAOS_DURATION (default 30m) and its settling (CHAOS=1: with -p 1 it has the machine).
 	# hack/bench/go-bench.sh shows go test's output and writes it as a results file in
 	# docs/bench-results (commit, date, machine, load, each figure with its command).
-	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" CONVOY_BIN= OUTPOST_BIN= SVIX_BIN= hack/bench/go-bench.sh -p 1 -run '^$$' -bench . -benchtime 1x -timeout 300m ./...
+	CHAOS=1 KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" CONVOY_BIN= OUTPOST_BIN= SVIX_BIN= hack/bench/go-bench.sh -p 1 -run '^$$' -bench . -benchtime 1x -timeout 300m ./...
 	$(MAKE) bench-docs
 	@if [ -n "$$CONVOY_BIN$$OUTPOST_BIN$$SVIX_BIN" ]; then hack/bench/peer.sh; \
 	else echo "Peer comparison skipped: set CONVOY_BIN, OUTPOST_BIN or SVIX_BIN to run it (make bench-peer, docs/benchmarks.md)"; fi
