@@ -905,8 +905,10 @@ func (w *world) recover(a *account, undelivered int, since time.Time) {
 		t.Errorf("pause the endpoint of account %d: %d %s", a.index, status, body)
 		return
 	}
-	// The controller acts on the pause at once; 20 s is for a loaded machine.
-	servetest.WaitFor(t, fmt.Sprintf("account %d's retrying deliveries to be cancelled", a.index), 20*time.Second, func() bool {
+	// The controller acts on the pause at once, but cancels the deliveries one by one (a history
+	// row, then the resource's deletion, at the client's request rate): after a long run an
+	// endpoint can hold hundreds. Two minutes is for that on a loaded machine.
+	servetest.WaitFor(t, fmt.Sprintf("account %d's retrying deliveries to be cancelled", a.index), 2*time.Minute, func() bool {
 		var list switchboardv1alpha1.WebhookDeliveryList
 		if err := w.e.Kube.List(context.Background(), &list); err != nil {
 			return false
