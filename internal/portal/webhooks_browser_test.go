@@ -93,12 +93,22 @@ func (p *portalTest) checkNarrow(name string, shot bool) {
 	defer p.b.run("back to a wide screen", chromedp.EmulateViewport(1280, 900))
 	p.checkAccessibility(axe, name+" at 390 px")
 	if w := value(p.b, "page width", chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); w > 390 {
-		p.t.Errorf("%s is %d pixels wide on a 390-pixel screen", name, w)
+		wide := value(p.b, "what overflows", chromedp.Evaluate[[]string](overflowingElements))
+		p.t.Errorf("%s is %d pixels wide on a 390-pixel screen; past its right edge: %v", name, w, wide)
 	}
 	if shot {
 		p.screenshot(artifactDir(p.t), strings.ReplaceAll(name, " ", "-")+"-390")
 	}
 }
+
+// overflowingElements lists the innermost elements that reach past the viewport's right edge,
+// with their text, so that a failure names what to fix.
+const overflowingElements = `[...document.body.querySelectorAll("*")]
+	.filter(el => el.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5)
+	.filter((el, _, all) => !all.some(other => other !== el && el.contains(other)))
+	.slice(0, 10)
+	.map(el => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (el.className && typeof el.className === "string" ? "." + el.className.trim().split(/\s+/).join(".") : "") +
+		" right=" + Math.round(el.getBoundingClientRect().right) + " " + JSON.stringify((el.textContent || el.value || "").trim().slice(0, 80)))`
 
 // checkLogFilter filters the endpoint's delivery log by event and status with the page's form
 // and checks that it lists, in order, the API's deliveries of that event and status.

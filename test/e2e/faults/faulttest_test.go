@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"syscall"
 	"testing"
 	"time"
 
@@ -161,21 +160,11 @@ func TestKubeAPIServerPaused(t *testing.T) {
 	calls = append(calls, report(t, r, in, servetest.UniqueRef("paused", 0)))
 	in.WaitAll(t, calls, time.Minute)
 
-	pid, err := e.CP.APIServerPID()
+	resume, err := e.CP.FreezeAPIServer()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
 	stoppedAt := time.Now()
-	resumed := false
-	resume := func() {
-		if !resumed {
-			resumed = true
-			_ = syscall.Kill(pid, syscall.SIGCONT)
-		}
-	}
 	defer resume()
 
 	pause := renewDeadline + 4*time.Second // past the renew deadline: the leader loses the Lease
