@@ -98,7 +98,7 @@ test-e2e: tools envtest kustomize ## As root: a single-node cluster here (hack/n
 	KUSTOMIZE=$(KUSTOMIZE) hack/node/up.sh --then hack/node/e2e.sh
 
 .PHONY: test-chaos
-test-chaos: envtest ## Every fault at once against three replicas for CHAOS_DURATION (default 4m; CHAOS_SEED replays a schedule; docs/reliability.md); the last step of make test.
+test-chaos: envtest ## Every fault at once against three replicas for CHAOS_DURATION (default 5m; CHAOS_SEED replays a schedule; docs/reliability.md); the last step of make test.
 	CHAOS=1 KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" go test -count=1 -p 1 -v -timeout 60m -run '^TestChaos$$' ./test/e2e/chaos/
 
 .PHONY: previous-release

@@ -224,7 +224,44 @@ func (w *world) pick() *servetest.Replica {
 	return nil
 }
 
-func run(tb testing.TB, seed int64, d time.Duration) result {
+// failures is testing.TB that also keeps what made the run fail, to repeat it after the
+// replicas' logs that the failed run prints on its way out.
+type failures struct {
+	testing.TB
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (f *failures) keep(msg string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.msgs) < 10 {
+		f.msgs = append(f.msgs, msg)
+	}
+}
+
+func (f *failures) Error(args ...any) { f.TB.Helper(); f.keep(fmt.Sprint(args...)); f.TB.Error(args...) }
+func (f *failures) Fatal(args ...any) { f.TB.Helper(); f.keep(fmt.Sprint(args...)); f.TB.Fatal(args...) }
+func (f *failures) Errorf(format string, args ...any) {
+	f.TB.Helper()
+	f.keep(fmt.Sprintf(format, args...))
+	f.TB.Errorf(format, args...)
+}
+func (f *failures) Fatalf(format string, args ...any) {
+	f.TB.Helper()
+	f.keep(fmt.Sprintf(format, args...))
+	f.TB.Fatalf(format, args...)
+}
+
+func (f *failures) String() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.msgs, "\n")
+}
+
+func run(outer testing.TB, seed int64, d time.Duration) result {
+	failed := &failures{TB: outer}
+	tb := testing.TB(failed)
 	opts := DefaultOptions(d)
 	opts.Replicas, opts.Accounts = replicas, accounts
 	schedule := Schedule(seed, d, opts)
@@ -235,7 +272,7 @@ func run(tb testing.TB, seed int64, d time.Duration) result {
 	}
 	tb.Cleanup(func() {
 		if tb.Failed() {
-			tb.Logf("the run failed; %s go test -count=1 -v -run TestChaos ./test/e2e/chaos/ replays its schedule", replay)
+			tb.Logf("the run failed:\n%s\n%s go test -count=1 -v -run TestChaos ./test/e2e/chaos/ replays its schedule", failed, replay)
 		}
 	})
 
@@ -390,8 +427,18 @@ func (w *world) newAccount(i int, flaps []Answer) *account {
 	}
 	tb.Cleanup(rcv.Close)
 	r, _ := w.replica(0)
-	status, _, body := w.do("POST", "http://"+r.API+"/v1/webhooks", key.Token, map[string]any{
-		"name": fmt.Sprintf("chaos-%d", i), "url": rcv.URL(), "events": []string{"call.ended"}})
+	// Right after the replicas start, kube-apiserver may still be settling (503 with
+	// Retry-After): ask again as a client would, within a minute.
+	var status int
+	var body []byte
+	for deadline := w.clk.Now().Add(time.Minute); ; w.clk.Sleep(time.Second) {
+		status, _, body = w.do("POST", "http://"+r.API+"/v1/webhooks", key.Token, map[string]any{
+			"name": fmt.Sprintf("chaos-%d", i), "url": rcv.URL(), "events": []string{"call.ended"}})
+		if status != 0 && status != http.StatusServiceUnavailable || w.clk.Now().After(deadline) {
+			break
+		}
+		tb.Logf("create the webhook endpoint of account %d: %d %.200s; again in a second", i, status, body)
+	}
 	var created struct {
 		Endpoint struct {
 			PublicID string `json:"public_id"`
@@ -908,19 +955,30 @@ func (w *world) recover(a *account, undelivered int, since time.Time) {
 	// The controller acts on the pause at once, but cancels the deliveries one by one (a history
 	// row, then the resource's deletion, at the client's request rate): after a long run an
 	// endpoint can hold hundreds. Two minutes is for that on a loaded machine.
-	servetest.WaitFor(t, fmt.Sprintf("account %d's retrying deliveries to be cancelled", a.index), 2*time.Minute, func() bool {
+	var left map[string][]string // phase: names of the endpoint's deliveries not yet ended
+	for deadline := w.clk.Now().Add(2 * time.Minute); ; w.clk.Sleep(time.Second) {
 		var list switchboardv1alpha1.WebhookDeliveryList
 		if err := w.e.Kube.List(context.Background(), &list); err != nil {
-			return false
+			continue
 		}
+		left = map[string][]string{}
 		for _, d := range list.Items {
 			if d.Spec.EndpointName == a.endpoint && (d.Status.Phase == "" || d.Status.Phase == switchboardv1alpha1.WebhookDeliveryPhasePending ||
 				d.Status.Phase == switchboardv1alpha1.WebhookDeliveryPhaseRetrying) {
-				return false
+				left[string(d.Status.Phase)] = append(left[string(d.Status.Phase)], fmt.Sprintf("%s (created %s, deleting %v)",
+					d.Name, d.CreationTimestamp.Format(time.TimeOnly), d.DeletionTimestamp != nil))
 			}
 		}
-		return true
-	})
+		if len(left) == 0 {
+			break
+		}
+		if w.clk.Now().After(deadline) {
+			for phase, names := range left {
+				t.Errorf("account %d: 2 minutes after its endpoint was paused, %d deliveries still %q, e.g. %v", a.index, len(names), phase, names[:min(3, len(names))])
+			}
+			return
+		}
+	}
 	var cancelled []string
 	for _, d := range w.deliveries(a) {
 		if d.Status == "cancelled" {

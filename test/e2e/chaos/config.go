@@ -9,7 +9,7 @@ import (
 
 // DefaultDuration is the length of the run in `make test`: long enough for every kind of
 // fault with DefaultOptions.
-const DefaultDuration = 4 * time.Minute
+const DefaultDuration = 5 * time.Minute
 
 // Config reads CHAOS_SEED and CHAOS_DURATION (through getenv, e.g. os.Getenv). Without
 // CHAOS_SEED the seed is fresh (from fresh), and the run prints it so it can be replayed.
