@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -24,9 +25,10 @@ type Slots struct {
 	mu     sync.Mutex
 	slots  map[types.NamespacedName]chan struct{}
 	parked map[types.NamespacedName]*parkQueue
-	// freed is closed (and replaced) when one of the endpoint's slots is released, for
-	// the waiters of AcquireWait.
-	freed map[types.NamespacedName]chan struct{}
+	// waiters are the endpoint's AcquireWait callers in the order they came. A release wakes
+	// the first one only: waking them all would have hundreds of goroutines race for each
+	// slot, and the lost races delay the answers of the attempts in flight.
+	waiters map[types.NamespacedName][]chan struct{}
 }
 
 // parkQueue is an endpoint's parked deliveries in order; a delivery that got a slot some
@@ -40,7 +42,7 @@ type parkQueue struct {
 // a slot is released (it must not block).
 func NewSlots(perEndpoint int, wake func(delivery types.NamespacedName) bool) *Slots {
 	return &Slots{perEndpoint: perEndpoint, wake: wake, slots: map[types.NamespacedName]chan struct{}{},
-		parked: map[types.NamespacedName]*parkQueue{}, freed: map[types.NamespacedName]chan struct{}{}}
+		parked: map[types.NamespacedName]*parkQueue{}, waiters: map[types.NamespacedName][]chan struct{}{}}
 }
 
 // SetShare makes the bound of each endpoint this process's share of it (see the share
@@ -63,9 +65,11 @@ func (s *Slots) SetWake(wake func(delivery types.NamespacedName) bool) {
 func (s *Slots) Grown() {
 	s.mu.Lock()
 	var wake []types.NamespacedName
-	for ep, freed := range s.freed {
-		close(freed)
-		delete(s.freed, ep)
+	for ep, waiting := range s.waiters {
+		for _, w := range waiting {
+			close(w)
+		}
+		delete(s.waiters, ep)
 	}
 	for ep, q := range s.parked {
 		for len(q.order) > 0 {
@@ -102,8 +106,9 @@ func (s *Slots) takeLocked(endpoint types.NamespacedName, slot chan struct{}) bo
 }
 
 // AcquireWait takes one of the endpoint's slots, waiting for one to be released (it does
-// not park); err is ctx's when it ends first.
+// not park); err is ctx's when it ends first. Waiters are served in the order they came.
 func (s *Slots) AcquireWait(ctx context.Context, endpoint types.NamespacedName) (release func(), err error) {
+	woken := false
 	for {
 		s.mu.Lock()
 		slot := s.slots[endpoint]
@@ -115,18 +120,55 @@ func (s *Slots) AcquireWait(ctx context.Context, endpoint types.NamespacedName) 
 			s.mu.Unlock()
 			return sync.OnceFunc(func() { s.release(endpoint, slot) }), nil
 		}
-		freed := s.freed[endpoint]
-		if freed == nil {
-			freed = make(chan struct{})
-			s.freed[endpoint] = freed
+		w := make(chan struct{})
+		if woken { // woken for a slot that someone else took first: keep its place
+			s.waiters[endpoint] = append([]chan struct{}{w}, s.waiters[endpoint]...)
+		} else {
+			s.waiters[endpoint] = append(s.waiters[endpoint], w)
 		}
 		s.mu.Unlock()
 		select {
-		case <-freed:
+		case <-w:
+			woken = true
 		case <-ctx.Done():
+			s.mu.Lock()
+			if !s.dropWaiterLocked(endpoint, w) {
+				s.wakeWaiterLocked(endpoint) // it was woken: the wake goes to the next one
+			}
+			s.mu.Unlock()
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// wakeWaiterLocked wakes the endpoint's first AcquireWait waiter, if any.
+func (s *Slots) wakeWaiterLocked(endpoint types.NamespacedName) {
+	waiting := s.waiters[endpoint]
+	if len(waiting) == 0 {
+		return
+	}
+	close(waiting[0])
+	if len(waiting) == 1 {
+		delete(s.waiters, endpoint)
+	} else {
+		s.waiters[endpoint] = waiting[1:]
+	}
+}
+
+// dropWaiterLocked removes w from the endpoint's waiters; false when it is not there (it was
+// woken).
+func (s *Slots) dropWaiterLocked(endpoint types.NamespacedName, w chan struct{}) bool {
+	waiting := s.waiters[endpoint]
+	i := slices.Index(waiting, w)
+	if i < 0 {
+		return false
+	}
+	if waiting = slices.Delete(waiting, i, i+1); len(waiting) == 0 {
+		delete(s.waiters, endpoint)
+	} else {
+		s.waiters[endpoint] = waiting
+	}
+	return true
 }
 
 // Acquire takes one of the endpoint's slots without waiting. When none is free, the delivery
@@ -161,10 +203,7 @@ func (s *Slots) release(endpoint types.NamespacedName, slot chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	<-slot
-	if freed := s.freed[endpoint]; freed != nil {
-		close(freed)
-		delete(s.freed, endpoint)
-	}
+	s.wakeWaiterLocked(endpoint)
 	q := s.parked[endpoint]
 	if q == nil {
 		return
