@@ -845,7 +845,7 @@ func (w *world) check(done []executed, warmMax int64) result {
 		if len(stored) < acked || len(stored) > tried {
 			t.Errorf("account %d: %d calls stored; want between the %d reports taken and the %d sent", a.index, len(stored), acked, tried)
 		}
-		cancelled := w.cancelledWithReason(a)
+		cancelled, _, _ := w.cancelled(a)
 		if len(missing) > cancelled {
 			t.Errorf("account %d: %d of %d calls not delivered (e.g. %v) and %d deliveries cancelled with a reason",
 				a.index, len(missing), len(stored), missing[:min(5, len(missing))], cancelled)
@@ -987,52 +987,38 @@ func (w *world) recover(a *account, undelivered int, since time.Time) {
 			return
 		}
 	}
-	var cancelled []string
-	for _, d := range w.deliveries(a) {
-		if d.Status == "cancelled" {
-			cancelled = append(cancelled, d.LastError)
-		}
-	}
-	for _, reason := range cancelled {
-		if reason == "" {
-			t.Errorf("account %d: a delivery cancelled with no reason", a.index)
-		}
+	cancelled, noReason, example := w.cancelled(a)
+	if noReason > 0 {
+		t.Errorf("account %d: %d deliveries cancelled with no reason", a.index, noReason)
 	}
 	if status, _, body := w.do("PATCH", base, a.key, map[string]any{"status": "active"}); status != http.StatusOK {
 		t.Errorf("activate the endpoint of account %d: %d %s", a.index, status, body)
 		return
 	}
 	status, _, body := w.do("POST", base+"/recover", a.key, map[string]any{"since": since.UTC().Format(time.RFC3339)})
-	t.Logf("account %d: %d calls undelivered; paused its endpoint (%d deliveries listed cancelled, e.g. %q), activated it, recover: %d %s",
-		a.index, undelivered, len(cancelled), first(cancelled), status, body)
+	t.Logf("account %d: %d calls undelivered; paused its endpoint (%d deliveries cancelled, e.g. %q), activated it, recover: %d %s",
+		a.index, undelivered, cancelled, example, status, body)
 	if status != http.StatusAccepted {
 		t.Errorf("recover the deliveries of account %d: %d %s", a.index, status, body)
 	}
 }
 
-func first(s []string) string {
-	if len(s) == 0 {
-		return ""
+// cancelled counts the events whose delivery to a's endpoint the history holds as cancelled,
+// with a reason and without one, and gives one reason. The history is read whole: the API
+// lists only the latest 100 deliveries, and a long run cancels more.
+func (w *world) cancelled(a *account) (withReason, noReason int, example string) {
+	rows, err := w.e.PG.Query(context.Background(), "switchboard", `
+		SELECT count(DISTINCT event_id) FILTER (WHERE coalesce(last_error, '') <> ''),
+		       count(DISTINCT event_id) FILTER (WHERE coalesce(last_error, '') = ''),
+		       coalesce(max(last_error), '')
+		FROM webhook_delivery_history WHERE endpoint_public_id = $1 AND status = 'cancelled'`, a.endpoint)
+	if err != nil || len(rows) != 1 || len(rows[0]) != 3 {
+		w.t.Errorf("the cancelled deliveries of account %d: %v %v", a.index, rows, err)
+		return 0, 0, ""
 	}
-	return s[0]
-}
-
-type deliveryRecord struct {
-	Status    string `json:"status"`
-	LastError string `json:"last_error"`
-}
-
-// deliveries lists a's latest deliveries through the public API.
-func (w *world) deliveries(a *account) []deliveryRecord {
-	r := w.apiReplica()
-	status, _, body := w.do("GET", "http://"+r.API+"/v1/webhooks/"+a.endpoint+"/deliveries", a.key, nil)
-	var list struct {
-		Deliveries []deliveryRecord `json:"deliveries"`
-	}
-	if status != http.StatusOK || json.Unmarshal(body, &list) != nil {
-		w.t.Errorf("GET deliveries of account %d: %d %s", a.index, status, body)
-	}
-	return list.Deliveries
+	withReason, _ = strconv.Atoi(rows[0][0])
+	noReason, _ = strconv.Atoi(rows[0][1])
+	return withReason, noReason, rows[0][2]
 }
 
 // explain logs the whole story of an undelivered call: how its report was taken, its
@@ -1110,17 +1096,6 @@ func (w *world) explain(a *account, call string, done []executed) {
 			}
 		}
 	}
-}
-
-// cancelledWithReason counts a's deliveries the API lists as cancelled with a last_error.
-func (w *world) cancelledWithReason(a *account) int {
-	n := 0
-	for _, d := range w.deliveries(a) {
-		if d.Status == "cancelled" && d.LastError != "" {
-			n++
-		}
-	}
-	return n
 }
 
 // checkLedger reads a's balance and every ledger entry through the public API.
