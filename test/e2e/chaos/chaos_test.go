@@ -241,22 +241,22 @@ func (f *failures) keep(msg string) {
 }
 
 func (f *failures) Error(args ...any) {
-	f.TB.Helper()
+	f.Helper()
 	f.keep(fmt.Sprint(args...))
 	f.TB.Error(args...)
 }
 func (f *failures) Fatal(args ...any) {
-	f.TB.Helper()
+	f.Helper()
 	f.keep(fmt.Sprint(args...))
 	f.TB.Fatal(args...)
 }
 func (f *failures) Errorf(format string, args ...any) {
-	f.TB.Helper()
+	f.Helper()
 	f.keep(fmt.Sprintf(format, args...))
 	f.TB.Errorf(format, args...)
 }
 func (f *failures) Fatalf(format string, args ...any) {
-	f.TB.Helper()
+	f.Helper()
 	f.keep(fmt.Sprintf(format, args...))
 	f.TB.Fatalf(format, args...)
 }
