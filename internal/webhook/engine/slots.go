@@ -26,8 +26,9 @@ type Slots struct {
 	slots  map[types.NamespacedName]chan struct{}
 	parked map[types.NamespacedName]*parkQueue
 	// waiters are the endpoint's AcquireWait callers in the order they came. A release wakes
-	// the first one only: waking them all would have hundreds of goroutines race for each
-	// slot, and the lost races delay the answers of the attempts in flight.
+	// the first one only: waking them all had hundreds race for each slot and any of them win,
+	// so an event's deliveries to several endpoints finished far apart and its claim, which
+	// bounds what the account may hold, ended late (a fan-out drained at a third of the pace).
 	waiters map[types.NamespacedName][]chan struct{}
 }
 
