@@ -170,28 +170,33 @@ func TestProcCPUNamesThisProcess(t *testing.T) {
 	}
 }
 
-func TestProcCPUCountsANamedProcessChildrenAsIt(t *testing.T) {
-	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		t.Skip("no /proc")
-	}
-	// A start script and the server it runs, as rabbitmq-server runs beam.smp.
+// startScriptWithChild starts a shell script that runs one child and waits for it, named name
+// (NameProc), and returns once the child runs.
+func startScriptWithChild(t *testing.T, name string) *exec.Cmd {
+	t.Helper()
 	cmd := exec.Command("sh", "-c", "sleep 30 & wait")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	NameProc(cmd.Process.Pid, "broker")
+	NameProc(cmd.Process.Pid, name)
 	children := fmt.Sprintf("/proc/%d/task/%d/children", cmd.Process.Pid, cmd.Process.Pid)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if b, _ := os.ReadFile(children); len(strings.Fields(string(b))) > 0 {
-			break
+			return cmd
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("the script started no child")
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+func TestProcCPUCountsANamedProcessChildrenAsIt(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	// A start script and the server it runs, as rabbitmq-server runs beam.smp.
+	startScriptWithChild(t, "broker")
 	got := map[string]int{}
 	eachProc(func(_ int, name string, _ int64) { got[name]++ })
 	if got["broker"] != 2 || got["sleep"] != 0 || got["sh"] != 0 {
@@ -205,23 +210,7 @@ func TestRSSSumsANamesProcesses(t *testing.T) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("no /proc")
 	}
-	cmd := exec.Command("sh", "-c", "sleep 30 & wait")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	NameProc(cmd.Process.Pid, "pair")
-	children := fmt.Sprintf("/proc/%d/task/%d/children", cmd.Process.Pid, cmd.Process.Pid)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if b, _ := os.ReadFile(children); len(strings.Fields(string(b))) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the script started no child")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	cmd := startScriptWithChild(t, "pair")
 	script := vmRSS(t, cmd.Process.Pid)
 	rss := RSS()
 	if rss[SelfName] <= 0 {
