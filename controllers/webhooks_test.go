@@ -197,6 +197,8 @@ type whEnv struct {
 	noRequeueCap bool
 	// dispatcherClient, when set, wraps the client the dispatcher creates deliveries with.
 	dispatcherClient func(client.Client) client.Client
+	// pollInterval is the dispatcher's Interval (0: 50 ms).
+	pollInterval time.Duration
 }
 
 // slowCreates is a real client whose creations of one endpoint's deliveries wait for
@@ -267,8 +269,12 @@ func (e *whEnv) start() {
 	if e.dispatcherClient != nil {
 		dispatcherClient = e.dispatcherClient(dispatcherClient)
 	}
+	poll := e.pollInterval
+	if poll == 0 {
+		poll = 50 * time.Millisecond
+	}
 	Expect(m.Add(&engine.Dispatcher{Client: dispatcherClient, Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
-		Interval: 50 * time.Millisecond, Engine: eng, MaxLivePerEndpoint: e.maxLivePerEndpoint,
+		Interval: poll, Engine: eng, MaxLivePerEndpoint: e.maxLivePerEndpoint,
 		Log: GinkgoLogr})).To(Succeed())
 	mctx, mcancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -553,6 +559,27 @@ var _ = Describe("Webhook delivery", func() {
 				Equal([]historyRow{{Status: "succeeded", Attempts: 1, Code: 204, Endpoint: ep.Name}}))
 		}
 		Expect(watch.ResultChan()).NotTo(Receive(), "no delivery went to the controller")
+	})
+
+	It("claims an account's waiting events as soon as its share has room, without waiting for the poll", func() {
+		ep, _ := e.endpoint("whep-share")
+		e.stop()
+		const n = 40
+		for range n {
+			e.event(events.CallEnded)
+		}
+		// Every event is committed before the dispatcher starts, so no commit wakes it; the
+		// account may hold 4 events at once, and the poll is an hour away.
+		e.firstMaxWaiting = 4
+		e.pollInterval = time.Hour
+		e.start()
+		Eventually(func() int { return len(e.rcv.all()) }).WithTimeout(20 * time.Second).Should(Equal(n))
+		var left int
+		Eventually(func(g Gomega) {
+			g.Expect(storetest.SQL(GinkgoT(), e.st).QueryRow(ctx, `SELECT count(*) FROM webhook_delivery_history
+				WHERE account_id = $1 AND endpoint_public_id = $2 AND status = 'succeeded'`, e.tenant.Account.ID, ep.Name).Scan(&left)).To(Succeed())
+			g.Expect(left).To(Equal(n))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
 	})
 
 	It("holds a rate-limited endpoint to its rate, first attempts and the controller's alike, and waiting is no failure", func() {

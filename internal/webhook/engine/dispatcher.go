@@ -198,6 +198,7 @@ func (w *Dispatcher) Start(ctx context.Context) error {
 		backlogRoom = w.Engine.Backlog.Changed()
 	}
 	engineRoom := w.Engine.First.Changed()
+	shareRoom := w.accounts.roomChanged()
 	var lastPass time.Time
 	for {
 		limit := w.limit()
@@ -211,13 +212,14 @@ func (w *Dispatcher) Start(ctx context.Context) error {
 				continue
 			}
 		}
-		// Wait for what was missing: events (the outbox was empty) or room (the backlog or the
-		// engine was full). A signal not waited for stays pending (the channels hold one).
-		wake, roomA, roomB := (<-chan struct{})(queued), backlogRoom, engineRoom
+		// Wait for what was missing: events (the outbox was empty, or its accounts were held
+		// to their share) or room (the backlog or the engine was full). A signal not waited
+		// for stays pending (the channels hold one).
+		wake, share, roomA, roomB := (<-chan struct{})(queued), shareRoom, backlogRoom, engineRoom
 		if limit > 0 {
 			roomA, roomB = nil, nil
 		} else {
-			wake = nil
+			wake, share = nil, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -225,6 +227,8 @@ func (w *Dispatcher) Start(ctx context.Context) error {
 		case <-ticker.C:
 		case <-wake:
 			sleepCtx(ctx, wakeGap-time.Since(lastPass))
+		case <-share:
+			sleepCtx(ctx, roomGap-time.Since(lastPass))
 		case <-roomA:
 			sleepCtx(ctx, roomGap-time.Since(lastPass))
 		case <-roomB:
@@ -366,8 +370,9 @@ func (w *Dispatcher) DispatchOnce(ctx context.Context) (int, error) {
 // not be listed is released at once.
 func (w *Dispatcher) dispatch(ctx context.Context, limit int) (int, bool, error) {
 	claimedAt := w.Clock.Now()
+	hanging := w.Engine.First.Hanging()
 	claim, err := w.Store.ClaimFairly(ctx, store.FairClaim{Limit: limit,
-		Allowance: w.accounts.allowances(AccountShare, w.shareLimits(), w.Engine.First.Hanging()), PerAccount: w.MaxHeldPerAccount, After: w.cursor.Load()}, claimedAt, w.Lease)
+		Allowance: w.accounts.allowances(AccountShare, w.shareLimits(), hanging), PerAccount: w.MaxHeldPerAccount, After: w.cursor.Load()}, claimedAt, w.Lease)
 	if err != nil {
 		return 0, false, err
 	}
@@ -383,6 +388,9 @@ func (w *Dispatcher) dispatch(ctx context.Context, limit int) (int, bool, error)
 	// Held before the fan-out: its parts may finish (and let go) before it returns.
 	w.claims.hold(ids, claimedAt)
 	w.accounts.hold(evs)
+	// Before any part can finish: the accounts this claim filled to their share are noted
+	// held back, so that their next finished event wakes the loop for the rest.
+	w.accounts.allowances(AccountShare, w.shareLimits(), hanging)
 	done, failed, running, ferr := w.fanOut(ctx, evs)
 	defer w.letGo(append(done, failed...)...)
 	if err := w.Store.MarkEventsDispatched(ctx, done, w.Clock.Now()); err != nil {

@@ -95,6 +95,21 @@ type accountLoads struct {
 	// with a load (its endpoints').
 	held       map[uuid.UUID]int64
 	namespaces map[int64]string
+	// heldBack are the accounts the last allowances gave none; room is signalled when one
+	// of them lets go of an event, so that its waiting events are claimed then and not at
+	// the next poll (nothing else wakes the claim loop once every event is committed).
+	heldBack map[int64]bool
+	room     chan struct{}
+}
+
+// roomChanged is signalled when an account held back by its share lets go of an event.
+func (a *accountLoads) roomChanged() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.room == nil {
+		a.room = make(chan struct{}, 1)
+	}
+	return a.room
 }
 
 // hold counts evs held by their accounts until letGo.
@@ -145,6 +160,15 @@ func (a *accountLoads) add(account int64, held, handOffs int) {
 	}
 	l.Held += held
 	l.HandOffs += handOffs
+	if (held < 0 || handOffs < 0) && a.heldBack[account] {
+		delete(a.heldBack, account)
+		if a.room != nil {
+			select {
+			case a.room <- struct{}{}:
+			default:
+			}
+		}
+	}
 	if l.Held <= 0 && l.HandOffs <= 0 {
 		delete(a.loads, account)
 		delete(a.namespaces, account)
@@ -158,10 +182,17 @@ func (a *accountLoads) allowances(chain ShareChain, limits ShareLimits, hanging 
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	out := make(map[int64]int, len(a.loads))
+	clear(a.heldBack)
 	for id, l := range a.loads {
 		load := *l
 		load.Hanging = hanging[a.namespaces[id]]
 		out[id], _ = chain.Allowance(load, limits)
+		if out[id] == 0 {
+			if a.heldBack == nil {
+				a.heldBack = map[int64]bool{}
+			}
+			a.heldBack[id] = true
+		}
 	}
 	return out
 }

@@ -70,3 +70,36 @@ func TestAccountLoadsFollowHoldsAndHandOffs(t *testing.T) {
 		t.Fatalf("load of account 1 = %+v, want zero", l)
 	}
 }
+
+// An account held back by its share wakes the claim loop when it lets go of an event; one
+// that was given an allowance does not.
+func TestAccountHeldBackSignalsRoomOnce(t *testing.T) {
+	limits := ShareLimits{MaxHeld: 2, MaxHandOffs: 10}
+	var a accountLoads
+	room := a.roomChanged()
+	full := []store.PendingEvent{{OutboxID: uuid.New(), AccountID: 1}, {OutboxID: uuid.New(), AccountID: 1}}
+	open := []store.PendingEvent{{OutboxID: uuid.New(), AccountID: 2}}
+	a.hold(append(full, open...))
+	allow := a.allowances(AccountShare, limits, nil)
+	if allow[1] != 0 || allow[2] != 1 {
+		t.Fatalf("allowances = %v, want account 1 held back and account 2 one more", allow)
+	}
+	a.letGo(open[0].OutboxID)
+	select {
+	case <-room:
+		t.Fatal("an account that was not held back signalled room")
+	default:
+	}
+	a.letGo(full[0].OutboxID)
+	select {
+	case <-room:
+	default:
+		t.Fatal("the held-back account let go of an event without signalling room")
+	}
+	a.letGo(full[1].OutboxID)
+	select {
+	case <-room:
+		t.Fatal("room signalled again before the account was held back again")
+	default:
+	}
+}
