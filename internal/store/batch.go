@@ -121,6 +121,10 @@ func (b *batcher[In, Out]) wait() {
 		return
 	}
 	b.mu.Lock()
+	select {
+	case <-b.full: // left from a queue that filled while no batch lingered
+	default:
+	}
 	n := len(b.queue)
 	b.mu.Unlock()
 	if n == 0 || n >= b.max {

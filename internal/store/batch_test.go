@@ -112,3 +112,45 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		t.Fatalf("waiting for %s: %v", what, err)
 	}
 }
+
+// A queue that filled while its batcher was busy (not lingering) leaves no signal behind to
+// cut the next linger short.
+func TestLingerIsNotCutShortByAnEarlierFullQueue(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+	rec := &recordingBatches{}
+	release := make(chan struct{})
+	blocking := func(ctx context.Context, in []int) ([]int, []error) {
+		if len(in) == 1 && in[0] == -1 {
+			<-release
+		}
+		return rec.fn(ctx, in)
+	}
+	b := newBatcher(4, 1, blocking).lingering(20*time.Millisecond, clk)
+
+	first := make(chan struct{})
+	go func() {
+		defer close(first)
+		_, _ = b.do(context.Background(), -1)
+	}()
+	waitFor(t, "the first batch to linger", clk.HasWaiters)
+	clk.Step(20 * time.Millisecond)
+	// The first batch is running (held); four calls fill the queue meanwhile.
+	waitFor(t, "the first batch to run", func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.queue) == 0 })
+	filled := callAll(t, b, 4)
+	waitFor(t, "four calls queued", func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.queue) == 4 })
+	close(release)
+	<-first
+	<-filled
+	// A lone call now lingers its full time.
+	lone := callAll(t, b, 1)
+	waitFor(t, "the lone call to linger", clk.HasWaiters)
+	time.Sleep(50 * time.Millisecond)
+	if got := rec.ran(); len(got) != 2 {
+		t.Fatalf("batches before the linger ended: %v, want [1 4]", got)
+	}
+	clk.Step(20 * time.Millisecond)
+	<-lone
+	if got := rec.ran(); len(got) != 3 || got[0] != 1 || got[1] != 4 || got[2] != 1 {
+		t.Fatalf("batches: %v, want [1 4 1]", got)
+	}
+}
