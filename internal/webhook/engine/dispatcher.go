@@ -388,9 +388,8 @@ func (w *Dispatcher) dispatch(ctx context.Context, limit int) (int, bool, error)
 	// Held before the fan-out: its parts may finish (and let go) before it returns.
 	w.claims.hold(ids, claimedAt)
 	w.accounts.hold(evs)
-	// Before any part can finish: the accounts this claim filled to their share are noted
-	// held back, so that their next finished event wakes the loop for the rest.
-	w.accounts.allowances(AccountShare, w.shareLimits(), hanging)
+	// Before any part can finish, so that their next finished event wakes the loop for the rest.
+	w.accounts.noteFilled(evs, AccountShare, w.shareLimits(), hanging)
 	done, failed, running, ferr := w.fanOut(ctx, evs)
 	defer w.letGo(append(done, failed...)...)
 	if err := w.Store.MarkEventsDispatched(ctx, done, w.Clock.Now()); err != nil {

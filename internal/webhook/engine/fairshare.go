@@ -183,18 +183,37 @@ func (a *accountLoads) allowances(chain ShareChain, limits ShareLimits, hanging 
 	defer a.mu.Unlock()
 	out := make(map[int64]int, len(a.loads))
 	clear(a.heldBack)
-	for id, l := range a.loads {
-		load := *l
-		load.Hanging = hanging[a.namespaces[id]]
-		out[id], _ = chain.Allowance(load, limits)
-		if out[id] == 0 {
-			if a.heldBack == nil {
-				a.heldBack = map[int64]bool{}
-			}
-			a.heldBack[id] = true
-		}
+	for id := range a.loads {
+		out[id] = a.allowanceLocked(id, chain, limits, hanging)
 	}
 	return out
+}
+
+// noteFilled notes the accounts of evs that a claim filled to their share as held back, so
+// that their next finished event signals room; called after hold, before any part of evs
+// can finish.
+func (a *accountLoads) noteFilled(evs []store.PendingEvent, chain ShareChain, limits ShareLimits, hanging map[string]int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, ev := range evs {
+		if !a.heldBack[ev.AccountID] && a.loads[ev.AccountID] != nil {
+			a.allowanceLocked(ev.AccountID, chain, limits, hanging)
+		}
+	}
+}
+
+// allowanceLocked is account's allowance now (it has a load), noting it held back when 0.
+func (a *accountLoads) allowanceLocked(account int64, chain ShareChain, limits ShareLimits, hanging map[string]int) int {
+	load := *a.loads[account]
+	load.Hanging = hanging[a.namespaces[account]]
+	n, _ := chain.Allowance(load, limits)
+	if n == 0 {
+		if a.heldBack == nil {
+			a.heldBack = map[int64]bool{}
+		}
+		a.heldBack[account] = true
+	}
+	return n
 }
 
 // load is account's load now.

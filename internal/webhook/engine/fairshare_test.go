@@ -103,3 +103,30 @@ func TestAccountHeldBackSignalsRoomOnce(t *testing.T) {
 	default:
 	}
 }
+
+// An account a claim filled to its share is noted held back before its events finish, though
+// the allowances taken before the claim gave it room.
+func TestAccountFilledByAClaimSignalsRoom(t *testing.T) {
+	limits := ShareLimits{MaxHeld: 2, MaxHandOffs: 10}
+	var a accountLoads
+	room := a.roomChanged()
+	if allow := a.allowances(AccountShare, limits, nil); len(allow) != 0 {
+		t.Fatalf("allowances of no load = %v", allow)
+	}
+	claimed := []store.PendingEvent{{OutboxID: uuid.New(), AccountID: 1}, {OutboxID: uuid.New(), AccountID: 1},
+		{OutboxID: uuid.New(), AccountID: 2}}
+	a.hold(claimed)
+	a.noteFilled(claimed, AccountShare, limits, nil)
+	a.letGo(claimed[2].OutboxID) // account 2 was not filled
+	select {
+	case <-room:
+		t.Fatal("an account below its share signalled room")
+	default:
+	}
+	a.letGo(claimed[0].OutboxID)
+	select {
+	case <-room:
+	default:
+		t.Fatal("the account the claim filled let go of an event without signalling room")
+	}
+}

@@ -28,15 +28,22 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// First attempts waiting for an endpoint's slot get it in the order they came, one per
-// release.
-func TestSlotsServeWaitersInOrder(t *testing.T) {
-	s := NewSlots(1, func(types.NamespacedName) bool { return true })
-	ep := types.NamespacedName{Namespace: "sb-a", Name: "wh-1"}
+// oneSlotHeld is Slots of one slot an endpoint, with ep's slot taken (held gives it back).
+func oneSlotHeld(t *testing.T) (s *Slots, ep types.NamespacedName, held func()) {
+	t.Helper()
+	s = NewSlots(1, func(types.NamespacedName) bool { return true })
+	ep = types.NamespacedName{Namespace: "sb-a", Name: "wh-1"}
 	held, err := s.AcquireWait(context.Background(), ep)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, ep, held
+}
+
+// First attempts waiting for an endpoint's slot get it in the order they came, one per
+// release.
+func TestSlotsServeWaitersInOrder(t *testing.T) {
+	s, ep, held := oneSlotHeld(t)
 	var (
 		mu    sync.Mutex
 		order []int
@@ -68,12 +75,7 @@ func TestSlotsServeWaitersInOrder(t *testing.T) {
 // A waiter whose context ends leaves the queue; when it ends just as it was woken, the wake
 // goes on to the next waiter, so no release is lost.
 func TestSlotsPassTheWakeOfAWaiterThatGaveUp(t *testing.T) {
-	s := NewSlots(1, func(types.NamespacedName) bool { return true })
-	ep := types.NamespacedName{Namespace: "sb-a", Name: "wh-1"}
-	held, err := s.AcquireWait(context.Background(), ep)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, ep, held := oneSlotHeld(t)
 	wait := func(ctx context.Context) chan error {
 		got := make(chan error, 1)
 		go func() {
