@@ -371,14 +371,16 @@ func (w *Dispatcher) DispatchOnce(ctx context.Context) (int, error) {
 func (w *Dispatcher) dispatch(ctx context.Context, limit int) (int, bool, error) {
 	claimedAt := w.Clock.Now()
 	hanging := w.Engine.First.Hanging()
+	allowance := w.accounts.allowances(AccountShare, w.shareLimits(), hanging)
 	claim, err := w.Store.ClaimFairly(ctx, store.FairClaim{Limit: limit,
-		Allowance: w.accounts.allowances(AccountShare, w.shareLimits(), hanging), PerAccount: w.MaxHeldPerAccount, After: w.cursor.Load()}, claimedAt, w.Lease)
+		Allowance: allowance, PerAccount: w.MaxHeldPerAccount, After: w.cursor.Load()}, claimedAt, w.Lease)
 	if err != nil {
 		return 0, false, err
 	}
 	w.cursor.Store(claim.Next)
 	evs := claim.Events
 	if len(evs) == 0 {
+		w.accounts.noteClaimed(nil, allowance, AccountShare, w.shareLimits(), hanging)
 		return 0, claim.Next != 0, nil
 	}
 	ids := make([]uuid.UUID, len(evs))
@@ -389,7 +391,7 @@ func (w *Dispatcher) dispatch(ctx context.Context, limit int) (int, bool, error)
 	w.claims.hold(ids, claimedAt)
 	w.accounts.hold(evs)
 	// Before any part can finish, so that their next finished event wakes the loop for the rest.
-	w.accounts.noteFilled(evs, AccountShare, w.shareLimits(), hanging)
+	w.accounts.noteClaimed(evs, allowance, AccountShare, w.shareLimits(), hanging)
 	done, failed, running, ferr := w.fanOut(ctx, evs)
 	defer w.letGo(append(done, failed...)...)
 	if err := w.Store.MarkEventsDispatched(ctx, done, w.Clock.Now()); err != nil {

@@ -95,9 +95,13 @@ type accountLoads struct {
 	// with a load (its endpoints').
 	held       map[uuid.UUID]int64
 	namespaces map[int64]string
-	// heldBack are the accounts the last allowances gave none; room is signalled when one
-	// of them lets go of an event, so that its waiting events are claimed then and not at
-	// the next poll (nothing else wakes the claim loop once every event is committed).
+	// heldBack are the accounts that may have events waiting past their allowance: every
+	// account the last allowances gave less than a full share, less those the claim then gave
+	// less than their allowance (they had no more waiting), plus those it filled. room is
+	// signalled when one of them lets go of an event, so that its waiting events are claimed
+	// then and not at the next poll (nothing else wakes the claim loop once every event is
+	// committed). An account noted before the claim signals room even when it lets go of an
+	// event while the claim runs, after its allowance was taken.
 	heldBack map[int64]bool
 	room     chan struct{}
 }
@@ -177,43 +181,60 @@ func (a *accountLoads) add(account int64, held, handOffs int) {
 
 // allowances is each loaded account's allowance under chain and limits, with hanging the
 // first attempts to hanging endpoints by namespace (FirstAttempts.Hanging); accounts with no
-// load are not named (they may take a full share).
+// load are not named (they may take a full share). Each account named with less than a full
+// share is noted held back.
 func (a *accountLoads) allowances(chain ShareChain, limits ShareLimits, hanging map[string]int) map[int64]int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	out := make(map[int64]int, len(a.loads))
 	clear(a.heldBack)
 	for id := range a.loads {
-		out[id] = a.allowanceLocked(id, chain, limits, hanging)
+		n := a.allowanceLocked(id, chain, limits, hanging)
+		out[id] = n
+		if n < limits.MaxHeld {
+			a.noteHeldBackLocked(id)
+		}
 	}
 	return out
 }
 
-// noteFilled notes the accounts of evs that a claim filled to their share as held back, so
-// that their next finished event signals room; called after hold, before any part of evs
-// can finish.
-func (a *accountLoads) noteFilled(evs []store.PendingEvent, chain ShareChain, limits ShareLimits, hanging map[string]int) {
+// noteClaimed settles the accounts held back after a claim with allowance took evs; called
+// after hold, before any part of evs can finish. An account the claim gave less than its
+// allowance had no more events waiting (a claim cut short by its limit or the accounts'
+// equal shares reports more, and the loop claims again at once); one not named in
+// allowance that the claim filled to its share may have more.
+func (a *accountLoads) noteClaimed(evs []store.PendingEvent, allowance map[int64]int, chain ShareChain, limits ShareLimits, hanging map[string]int) {
+	taken := make(map[int64]int, len(allowance))
+	for _, ev := range evs {
+		taken[ev.AccountID]++
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, ev := range evs {
-		if !a.heldBack[ev.AccountID] && a.loads[ev.AccountID] != nil {
-			a.allowanceLocked(ev.AccountID, chain, limits, hanging)
+	for id, n := range allowance {
+		if taken[id] < n {
+			delete(a.heldBack, id)
+		}
+	}
+	for id := range taken {
+		if _, named := allowance[id]; !named && a.loads[id] != nil && a.allowanceLocked(id, chain, limits, hanging) == 0 {
+			a.noteHeldBackLocked(id)
 		}
 	}
 }
 
-// allowanceLocked is account's allowance now (it has a load), noting it held back when 0.
+// allowanceLocked is account's allowance now (it has a load).
 func (a *accountLoads) allowanceLocked(account int64, chain ShareChain, limits ShareLimits, hanging map[string]int) int {
 	load := *a.loads[account]
 	load.Hanging = hanging[a.namespaces[account]]
 	n, _ := chain.Allowance(load, limits)
-	if n == 0 {
-		if a.heldBack == nil {
-			a.heldBack = map[int64]bool{}
-		}
-		a.heldBack[account] = true
-	}
 	return n
+}
+
+func (a *accountLoads) noteHeldBackLocked(account int64) {
+	if a.heldBack == nil {
+		a.heldBack = map[int64]bool{}
+	}
+	a.heldBack[account] = true
 }
 
 // load is account's load now.

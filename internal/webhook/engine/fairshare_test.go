@@ -72,7 +72,7 @@ func TestAccountLoadsFollowHoldsAndHandOffs(t *testing.T) {
 }
 
 // An account held back by its share wakes the claim loop when it lets go of an event; one
-// that was given an allowance does not.
+// the claim gave less than its allowance (it had no more waiting) does not.
 func TestAccountHeldBackSignalsRoomOnce(t *testing.T) {
 	limits := ShareLimits{MaxHeld: 2, MaxHandOffs: 10}
 	var a accountLoads
@@ -84,24 +84,13 @@ func TestAccountHeldBackSignalsRoomOnce(t *testing.T) {
 	if allow[1] != 0 || allow[2] != 1 {
 		t.Fatalf("allowances = %v, want account 1 held back and account 2 one more", allow)
 	}
+	a.noteClaimed(nil, allow, AccountShare, limits, nil)
 	a.letGo(open[0].OutboxID)
-	select {
-	case <-room:
-		t.Fatal("an account that was not held back signalled room")
-	default:
-	}
+	expectNoRoom(t, room, "an account the claim gave less than its allowance signalled room")
 	a.letGo(full[0].OutboxID)
-	select {
-	case <-room:
-	default:
-		t.Fatal("the held-back account let go of an event without signalling room")
-	}
+	expectRoom(t, room, "the held-back account let go of an event without signalling room")
 	a.letGo(full[1].OutboxID)
-	select {
-	case <-room:
-		t.Fatal("room signalled again before the account was held back again")
-	default:
-	}
+	expectNoRoom(t, room, "room signalled again before the account was held back again")
 }
 
 // An account a claim filled to its share is noted held back before its events finish, though
@@ -110,23 +99,55 @@ func TestAccountFilledByAClaimSignalsRoom(t *testing.T) {
 	limits := ShareLimits{MaxHeld: 2, MaxHandOffs: 10}
 	var a accountLoads
 	room := a.roomChanged()
-	if allow := a.allowances(AccountShare, limits, nil); len(allow) != 0 {
+	allow := a.allowances(AccountShare, limits, nil)
+	if len(allow) != 0 {
 		t.Fatalf("allowances of no load = %v", allow)
 	}
 	claimed := []store.PendingEvent{{OutboxID: uuid.New(), AccountID: 1}, {OutboxID: uuid.New(), AccountID: 1},
 		{OutboxID: uuid.New(), AccountID: 2}}
 	a.hold(claimed)
-	a.noteFilled(claimed, AccountShare, limits, nil)
+	a.noteClaimed(claimed, allow, AccountShare, limits, nil)
 	a.letGo(claimed[2].OutboxID) // account 2 was not filled
-	select {
-	case <-room:
-		t.Fatal("an account below its share signalled room")
-	default:
-	}
+	expectNoRoom(t, room, "an account below its share signalled room")
 	a.letGo(claimed[0].OutboxID)
+	expectRoom(t, room, "the account the claim filled let go of an event without signalling room")
+}
+
+// An account given part of its share that lets go of its events while the claim runs (after
+// its allowance was taken) signals room: the claim gave it only that part, and without the
+// signal the rest of its events would wait for the poll.
+func TestAccountLettingGoDuringAClaimSignalsRoom(t *testing.T) {
+	limits := ShareLimits{MaxHeld: 4, MaxHandOffs: 10}
+	var a accountLoads
+	room := a.roomChanged()
+	held := []store.PendingEvent{{OutboxID: uuid.New(), AccountID: 1}, {OutboxID: uuid.New(), AccountID: 1},
+		{OutboxID: uuid.New(), AccountID: 1}}
+	a.hold(held)
+	allow := a.allowances(AccountShare, limits, nil)
+	if allow[1] != 1 {
+		t.Fatalf("allowance of account 1 = %d, want 1", allow[1])
+	}
+	a.letGo(held[0].OutboxID, held[1].OutboxID, held[2].OutboxID) // while the claim runs
+	claimed := []store.PendingEvent{{OutboxID: uuid.New(), AccountID: 1}}
+	a.hold(claimed)
+	a.noteClaimed(claimed, allow, AccountShare, limits, nil)
+	expectRoom(t, room, "the account let go of three events during a claim that gave it one, without signalling room")
+}
+
+func expectRoom(t *testing.T, room <-chan struct{}, msg string) {
+	t.Helper()
 	select {
 	case <-room:
 	default:
-		t.Fatal("the account the claim filled let go of an event without signalling room")
+		t.Fatal(msg)
+	}
+}
+
+func expectNoRoom(t *testing.T, room <-chan struct{}, msg string) {
+	t.Helper()
+	select {
+	case <-room:
+		t.Fatal(msg)
+	default:
 	}
 }
