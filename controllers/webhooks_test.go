@@ -199,6 +199,40 @@ type whEnv struct {
 	dispatcherClient func(client.Client) client.Client
 	// pollInterval is the dispatcher's Interval (0: 50 ms).
 	pollInterval time.Duration
+	// dispatcherStore, when set, wraps the store the dispatcher claims with; stopping is
+	// closed when the manager is told to stop.
+	dispatcherStore func(s engine.Store, stopping <-chan struct{}) engine.Store
+}
+
+// claimRunsOn is a store whose first outbox claim waits for the manager to stop and, when its
+// context ends then, runs on anyway and reports the context's error: what PostgreSQL
+// does with a statement whose cancel request arrives before it starts.
+type claimRunsOn struct {
+	engine.Store
+	stopping <-chan struct{}
+	claiming chan struct{}
+	once     sync.Once
+}
+
+func (c *claimRunsOn) ClaimFairly(ctx context.Context, fc store.FairClaim, now time.Time, lease time.Duration) (store.ClaimedEvents, error) {
+	first := false
+	c.once.Do(func() { first = true })
+	if !first {
+		return c.Store.ClaimFairly(ctx, fc, now, lease)
+	}
+	close(c.claiming)
+	<-c.stopping
+	// The manager ends its runnables' contexts a moment after its own; a claim whose
+	// context does not end (it is not cut off) goes on after the wait.
+	select {
+	case <-ctx.Done():
+	case <-time.After(2 * time.Second):
+	}
+	if ctx.Err() != nil {
+		_, _ = c.Store.ClaimFairly(context.Background(), fc, now, lease)
+		return store.ClaimedEvents{}, ctx.Err()
+	}
+	return c.Store.ClaimFairly(ctx, fc, now, lease)
 }
 
 // slowCreates is a real client whose creations of one endpoint's deliveries wait for
@@ -265,18 +299,22 @@ func (e *whEnv) start() {
 	eng.First.ProbeInterval = e.probeInterval
 	Expect((&WebhookDeliveryReconciler{Client: m.GetClient(), Store: e.st, Clock: e.clk, Engine: eng,
 		MaxRequeue: maxRequeue, Recorder: m.GetEventRecorder("switchboard-webhooks")}).SetupWithManager(ctx, m)).To(Succeed())
+	mctx, mcancel := context.WithCancel(ctx)
 	dispatcherClient := m.GetClient()
 	if e.dispatcherClient != nil {
 		dispatcherClient = e.dispatcherClient(dispatcherClient)
+	}
+	var dispatcherStore engine.Store = e.st
+	if e.dispatcherStore != nil {
+		dispatcherStore = e.dispatcherStore(e.st, mctx.Done())
 	}
 	poll := e.pollInterval
 	if poll == 0 {
 		poll = 50 * time.Millisecond
 	}
-	Expect(m.Add(&engine.Dispatcher{Client: dispatcherClient, Reader: m.GetAPIReader(), Store: e.st, Clock: e.clk,
+	Expect(m.Add(&engine.Dispatcher{Client: dispatcherClient, Reader: m.GetAPIReader(), Store: dispatcherStore, Clock: e.clk,
 		Interval: poll, Engine: eng, MaxLivePerEndpoint: e.maxLivePerEndpoint,
 		Log: GinkgoLogr})).To(Succeed())
-	mctx, mcancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer GinkgoRecover()
@@ -579,6 +617,39 @@ var _ = Describe("Webhook delivery", func() {
 			g.Expect(storetest.SQL(GinkgoT(), e.st).QueryRow(ctx, `SELECT count(*) FROM webhook_delivery_history
 				WHERE account_id = $1 AND endpoint_public_id = $2 AND status = 'succeeded'`, e.tenant.Account.ID, ep.Name).Scan(&left)).To(Succeed())
 			g.Expect(left).To(Equal(n))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+	})
+
+	It("gives back a claim that returns after the dispatcher was told to stop, so its events wait for no lease", func() {
+		ep, _ := e.endpoint("whep-stopping")
+		e.stop()
+		const n = 3
+		for range n {
+			e.event(events.CallEnded)
+		}
+		claiming := make(chan struct{})
+		e.dispatcherStore = func(s engine.Store, stopping <-chan struct{}) engine.Store {
+			return &claimRunsOn{Store: s, stopping: stopping, claiming: claiming}
+		}
+		e.pollInterval = time.Hour
+		e.start()
+		Eventually(claiming).Should(BeClosed())
+		e.stop()
+		Expect(e.rcv.all()).To(BeEmpty(), "nothing is sent once the dispatcher is stopping")
+		var claimed int
+		Expect(storetest.SQL(GinkgoT(), e.st).QueryRow(ctx, `SELECT count(*) FROM events
+			WHERE account_id = $1 AND claimed_until IS NOT NULL`, e.tenant.Account.ID).Scan(&claimed)).To(Succeed())
+		Expect(claimed).To(BeZero(), "the claim made while stopping was given back")
+		// The fake clock never reaches the lease: only a claim given back lets the next
+		// dispatcher take the events.
+		e.dispatcherStore = nil
+		e.start()
+		Eventually(func() int { return len(e.rcv.all()) }).WithTimeout(20 * time.Second).Should(Equal(n))
+		Eventually(func(g Gomega) {
+			var ok int
+			g.Expect(storetest.SQL(GinkgoT(), e.st).QueryRow(ctx, `SELECT count(*) FROM webhook_delivery_history
+				WHERE account_id = $1 AND endpoint_public_id = $2 AND status = 'succeeded'`, e.tenant.Account.ID, ep.Name).Scan(&ok)).To(Succeed())
+			g.Expect(ok).To(Equal(n))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 	})
 

@@ -372,13 +372,28 @@ func (w *Dispatcher) dispatch(ctx context.Context, limit int) (int, bool, error)
 	claimedAt := w.Clock.Now()
 	hanging := w.Engine.First.Hanging()
 	allowance := w.accounts.allowances(AccountShare, w.shareLimits(), hanging)
-	claim, err := w.Store.ClaimFairly(ctx, store.FairClaim{Limit: limit,
+	// The claim is not cut off when ctx ends: a statement cancelled in flight may still run
+	// (PostgreSQL's cancel races its start) and hold events nobody knows of for a lease. A
+	// claim that returns after ctx ended is given back at once.
+	claimCtx, cancel := settling(ctx, w.Lease)
+	defer cancel()
+	claim, err := w.Store.ClaimFairly(claimCtx, store.FairClaim{Limit: limit,
 		Allowance: allowance, PerAccount: w.MaxHeldPerAccount, After: w.cursor.Load()}, claimedAt, w.Lease)
 	if err != nil {
 		return 0, false, err
 	}
 	w.cursor.Store(claim.Next)
 	evs := claim.Events
+	if ctx.Err() != nil {
+		ids := make([]uuid.UUID, len(evs))
+		for i, ev := range evs {
+			ids[i] = ev.OutboxID
+		}
+		if err := w.Store.ReleaseEvents(claimCtx, ids); err != nil {
+			return 0, false, err
+		}
+		return 0, false, ctx.Err()
+	}
 	if len(evs) == 0 {
 		w.accounts.noteClaimed(nil, allowance, AccountShare, w.shareLimits(), hanging)
 		return 0, claim.Next != 0, nil
@@ -401,6 +416,15 @@ func (w *Dispatcher) dispatch(ctx context.Context, limit int) (int, bool, error)
 		ferr = err
 	}
 	return len(done) + running, claim.More || claim.Next != 0, ferr
+}
+
+// settleTimeout bounds a write that settles an event's claim once the dispatcher is stopping.
+const settleTimeout = 10 * time.Second
+
+// settling is a context for a write that must finish (or fail) on the database's side, not be
+// cut off when ctx ends: it keeps ctx's values and ends after timeout.
+func settling(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), timeout)
 }
 
 // letGo ends the dispatcher's hold on events marked dispatched or released.
@@ -507,7 +531,7 @@ func (w *Dispatcher) finishPart(ctx context.Context, ev store.PendingEvent, p *e
 	if p.left.Add(-1) > 0 {
 		return
 	}
-	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	bg, cancel := settling(ctx, settleTimeout)
 	defer cancel()
 	var err error
 	switch {

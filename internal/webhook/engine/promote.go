@@ -96,7 +96,11 @@ func (w *Dispatcher) PromoteOnce(ctx context.Context) (int, bool, error) {
 		return 0, false, nil
 	}
 	c.After = w.promoteCursor
-	claimed, err := w.Store.ClaimDeferred(ctx, c, w.Clock.Now(), w.Lease)
+	// As the outbox claim (dispatch): not cut off in flight; what it claims after ctx ended
+	// fails to promote and is released below.
+	claimCtx, cancelClaim := settling(ctx, w.Lease)
+	defer cancelClaim()
+	claimed, err := w.Store.ClaimDeferred(claimCtx, c, w.Clock.Now(), w.Lease)
 	if err != nil {
 		return 0, false, err
 	}
@@ -145,7 +149,7 @@ func (w *Dispatcher) PromoteOnce(ctx context.Context) (int, bool, error) {
 	}
 	_ = g.Wait()
 	// The rows' fate is written even when ctx ended: a resource made stays made.
-	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	bg, cancel := settling(ctx, settleTimeout)
 	defer cancel()
 	if err := w.Store.DeleteDeferred(bg, done); err != nil {
 		return 0, false, err
