@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -29,7 +30,16 @@ type Slots struct {
 	// the first one only: waking them all had hundreds race for each slot and any of them win,
 	// so an event's deliveries to several endpoints finished far apart and its claim, which
 	// bounds what the account may hold, ended late (a fan-out drained at a third of the pace).
-	waiters map[types.NamespacedName][]chan struct{}
+	// A waiter woken for a slot someone else took goes back to its place by arrival, also when
+	// Grown woke them all.
+	waiters map[types.NamespacedName][]slotWaiter
+	arrived uint64
+}
+
+// slotWaiter is one AcquireWait caller: its wake, and its place by arrival.
+type slotWaiter struct {
+	wake    chan struct{}
+	arrival uint64
 }
 
 // parkQueue is an endpoint's parked deliveries in order; a delivery that got a slot some
@@ -43,7 +53,7 @@ type parkQueue struct {
 // a slot is released (it must not block).
 func NewSlots(perEndpoint int, wake func(delivery types.NamespacedName) bool) *Slots {
 	return &Slots{perEndpoint: perEndpoint, wake: wake, slots: map[types.NamespacedName]chan struct{}{},
-		parked: map[types.NamespacedName]*parkQueue{}, waiters: map[types.NamespacedName][]chan struct{}{}}
+		parked: map[types.NamespacedName]*parkQueue{}, waiters: map[types.NamespacedName][]slotWaiter{}}
 }
 
 // SetShare makes the bound of each endpoint this process's share of it (see the share
@@ -68,7 +78,7 @@ func (s *Slots) Grown() {
 	var wake []types.NamespacedName
 	for ep, waiting := range s.waiters {
 		for _, w := range waiting {
-			close(w)
+			close(w.wake)
 		}
 		delete(s.waiters, ep)
 	}
@@ -109,7 +119,7 @@ func (s *Slots) takeLocked(endpoint types.NamespacedName, slot chan struct{}) bo
 // AcquireWait takes one of the endpoint's slots, waiting for one to be released (it does
 // not park); err is ctx's when it ends first. Waiters are served in the order they came.
 func (s *Slots) AcquireWait(ctx context.Context, endpoint types.NamespacedName) (release func(), err error) {
-	woken := false
+	var arrival uint64
 	for {
 		s.mu.Lock()
 		slot := s.slots[endpoint]
@@ -121,16 +131,19 @@ func (s *Slots) AcquireWait(ctx context.Context, endpoint types.NamespacedName) 
 			s.mu.Unlock()
 			return sync.OnceFunc(func() { s.release(endpoint, slot) }), nil
 		}
-		w := make(chan struct{})
-		if woken { // woken for a slot that someone else took first: keep its place
-			s.waiters[endpoint] = append([]chan struct{}{w}, s.waiters[endpoint]...)
-		} else {
-			s.waiters[endpoint] = append(s.waiters[endpoint], w)
+		if arrival == 0 {
+			s.arrived++
+			arrival = s.arrived
 		}
+		w := make(chan struct{})
+		waiting := s.waiters[endpoint]
+		// A new waiter goes last; one woken for a slot that someone else took first goes back
+		// to its place.
+		at, _ := slices.BinarySearchFunc(waiting, arrival, func(w slotWaiter, a uint64) int { return cmp.Compare(w.arrival, a) })
+		s.waiters[endpoint] = slices.Insert(waiting, at, slotWaiter{wake: w, arrival: arrival})
 		s.mu.Unlock()
 		select {
 		case <-w:
-			woken = true
 		case <-ctx.Done():
 			s.mu.Lock()
 			if !s.dropWaiterLocked(endpoint, w) {
@@ -148,7 +161,7 @@ func (s *Slots) wakeWaiterLocked(endpoint types.NamespacedName) {
 	if len(waiting) == 0 {
 		return
 	}
-	close(waiting[0])
+	close(waiting[0].wake)
 	if len(waiting) == 1 {
 		delete(s.waiters, endpoint)
 	} else {
@@ -160,7 +173,7 @@ func (s *Slots) wakeWaiterLocked(endpoint types.NamespacedName) {
 // woken).
 func (s *Slots) dropWaiterLocked(endpoint types.NamespacedName, w chan struct{}) bool {
 	waiting := s.waiters[endpoint]
-	i := slices.Index(waiting, w)
+	i := slices.IndexFunc(waiting, func(x slotWaiter) bool { return x.wake == w })
 	if i < 0 {
 		return false
 	}

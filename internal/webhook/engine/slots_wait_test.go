@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // waitersOf is how many AcquireWait callers wait for ep's slots.
@@ -21,10 +22,9 @@ func waitersOf(s *Slots, ep types.NamespacedName) int {
 // waitUntil polls cond for up to 5 s.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 5 s", what)
-		}
+	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 5*time.Second, true,
+		func(context.Context) (bool, error) { return cond(), nil }); err != nil {
+		t.Fatalf("%s: not within 5 s", what)
 	}
 }
 
@@ -44,12 +44,47 @@ func oneSlotHeld(t *testing.T) (s *Slots, ep types.NamespacedName, held func()) 
 // release.
 func TestSlotsServeWaitersInOrder(t *testing.T) {
 	s, ep, held := oneSlotHeld(t)
+	order := queueWaiters(t, s, ep, 5)
+	held()
+	if got, want := order(), []int{0, 1, 2, 3, 4}; !slices.Equal(got, want) {
+		t.Fatalf("waiters got the slot in the order %v, want %v", got, want)
+	}
+}
+
+// Waiters that Grown woke with no slot free after all go back to their places: the order
+// they came in still holds.
+func TestSlotsKeepTheWaitersOrderThroughGrown(t *testing.T) {
+	s, ep, held := oneSlotHeld(t)
+	order := queueWaiters(t, s, ep, 5)
+	s.Grown() // the share did not grow: each of them finds the slot still taken
+	waitUntil(t, "woken waiters to queue again", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, w := range s.waiters[ep] {
+			select {
+			case <-w.wake:
+				return false
+			default:
+			}
+		}
+		return len(s.waiters[ep]) == 5
+	})
+	held()
+	if got, want := order(), []int{0, 1, 2, 3, 4}; !slices.Equal(got, want) {
+		t.Fatalf("after Grown waiters got the slot in the order %v, want %v", got, want)
+	}
+}
+
+// queueWaiters starts n AcquireWait callers for ep, one after the other, each releasing its
+// slot at once; order waits for all of them and returns the order they got the slot in.
+func queueWaiters(t *testing.T, s *Slots, ep types.NamespacedName, n int) (order func() []int) {
+	t.Helper()
 	var (
-		mu    sync.Mutex
-		order []int
-		wg    sync.WaitGroup
+		mu  sync.Mutex
+		got []int
+		wg  sync.WaitGroup
 	)
-	for i := range 5 {
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -59,16 +94,15 @@ func TestSlotsServeWaitersInOrder(t *testing.T) {
 				return
 			}
 			mu.Lock()
-			order = append(order, i)
+			got = append(got, i)
 			mu.Unlock()
 			release()
 		}()
 		waitUntil(t, "waiter to queue", func() bool { return waitersOf(s, ep) == i+1 })
 	}
-	held()
-	wg.Wait()
-	if want := []int{0, 1, 2, 3, 4}; !slices.Equal(order, want) {
-		t.Fatalf("waiters got the slot in the order %v, want %v", order, want)
+	return func() []int {
+		wg.Wait()
+		return got
 	}
 }
 
