@@ -237,12 +237,30 @@ type claimFloor struct {
 	mu      sync.Mutex
 	floor   time.Time
 	checked time.Time
+	// claimSQL is the claim's statement for claimSQLFloor (fairClaimSQL with it written in).
+	claimSQL      string
+	claimSQLFloor time.Time
 }
 
 const (
 	claimFloorCheck  = 30 * time.Second
 	claimFloorMargin = time.Hour
 )
+
+// statement is the claim's statement at now, with its floor written in.
+func (f *claimFloor) statement(ctx context.Context, db *pgxpool.Pool, now time.Time) (string, error) {
+	floor, err := f.at(ctx, db, now)
+	if err != nil {
+		return "", err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.claimSQL == "" || !f.claimSQLFloor.Equal(floor) {
+		f.claimSQL = strings.ReplaceAll(fairClaimSQL, "{floor}", "'"+floor.UTC().Format(time.RFC3339)+"'::timestamptz")
+		f.claimSQLFloor = floor
+	}
+	return f.claimSQL, nil
+}
 
 // at is the floor for a claim at now.
 func (f *claimFloor) at(ctx context.Context, db *pgxpool.Pool, now time.Time) (time.Time, error) {
@@ -270,6 +288,47 @@ func claimFloorFor(oldest *time.Time, now time.Time) time.Time {
 
 // DefaultClaimAccounts is how many accounts with events waiting one claim looks at.
 const DefaultClaimAccounts = 64
+
+// fairClaimSQL is ClaimFairly's statement. The floor is in its text, not a parameter:
+// PostgreSQL then prunes the partitions before it plans, and keeps the generic plan (a
+// parameter would have it make a custom plan, pruned, on every claim). The text changes when
+// the floor moves, at most once an hour.
+const fairClaimSQL = `WITH RECURSIVE found(account_id, n) AS (
+		(SELECT account_id, 1 FROM events WHERE dispatched_at IS NULL AND account_id > $4 AND created_at >= {floor}
+			ORDER BY account_id LIMIT 1)
+		UNION ALL
+		SELECT (SELECT e.account_id FROM events e WHERE e.dispatched_at IS NULL AND e.account_id > f.account_id
+			AND e.created_at >= {floor} ORDER BY e.account_id LIMIT 1), f.n + 1
+		FROM found f WHERE f.account_id IS NOT NULL AND f.n < $5),
+	scan AS (SELECT COALESCE(max(account_id), 0) AS last, count(account_id) AS n FROM found),
+	allow AS (
+		SELECT f.account_id, COALESCE(a.n, $8) AS n FROM found f
+		LEFT JOIN unnest($6::bigint[], $7::int[]) AS a(account_id, n) ON a.account_id = f.account_id
+		WHERE f.account_id IS NOT NULL),
+	share AS (SELECT GREATEST(1, CEIL($1::float8 / GREATEST(count(*) FILTER (WHERE n > 0), 1)))::int AS n FROM allow),
+	picked AS (
+		SELECT x.id, x.account_id, x.created_at FROM allow, share, LATERAL (
+			SELECT e.id, e.account_id, e.created_at FROM events e
+			WHERE e.account_id = allow.account_id AND e.dispatched_at IS NULL AND (e.claimed_until IS NULL OR e.claimed_until <= $2)
+				AND e.created_at >= {floor}
+			ORDER BY e.created_at, e.id LIMIT LEAST(allow.n, share.n) FOR UPDATE SKIP LOCKED) x
+		WHERE allow.n > 0),
+	claim AS (
+		SELECT id, account_id, count(*) OVER (PARTITION BY account_id) AS taken FROM (
+			SELECT id, account_id, created_at, row_number() OVER (PARTITION BY account_id ORDER BY created_at, id) AS rn FROM picked) r
+		ORDER BY rn, created_at, id LIMIT $1),
+	claimed AS (
+		UPDATE events e SET claimed_until = $3, claims = e.claims + 1
+		FROM claim, share, allow, accounts a LEFT JOIN webhook_endpoint_writes w ON w.account_id = a.id
+		WHERE e.id = claim.id AND e.created_at >= {floor} AND a.id = e.account_id AND allow.account_id = e.account_id
+		RETURNING e.id, COALESCE(e.resends, e.id) AS event_id, e.type, a.id AS account_id, a.public_id, e.body, e.created_at,
+			e.claims > 1 AS repeat, COALESCE(e.endpoint_public_id, '') AS endpoint_public_id, COALESCE(e.resend_of, '') AS resend_of,
+			COALESCE(w.resource_version, 0) AS version, w.account_id IS NOT NULL AND w.resource_version IS NULL AS pending,
+			claim.taken >= share.n AND share.n < allow.n AS full)
+	-- The scan's end comes back even when nothing was claimed (every account it found held back).
+	SELECT scan.last, scan.n, c.id, c.event_id, c.type, c.account_id, c.public_id, c.body, c.created_at, c.repeat,
+		c.endpoint_public_id, c.resend_of, c.version, c.pending, c.full
+	FROM scan LEFT JOIN claimed c ON true`
 
 // ClaimedEvents is what a claim took, and where the next one should look.
 type ClaimedEvents struct {
@@ -302,7 +361,7 @@ func (s *Store) ClaimFairly(ctx context.Context, c FairClaim, now time.Time, lea
 	if c.PerAccount <= 0 || c.PerAccount > c.Limit {
 		c.PerAccount = c.Limit
 	}
-	floor, err := s.claimFloor.at(ctx, s.pool, now)
+	claimSQL, err := s.claimFloor.statement(ctx, s.pool, now)
 	if err != nil {
 		return ClaimedEvents{}, err
 	}
@@ -312,46 +371,7 @@ func (s *Store) ClaimFairly(ctx context.Context, c FairClaim, now time.Time, lea
 		allowIDs = append(allowIDs, id)
 		allowN = append(allowN, int32(max(0, min(n, c.Limit))))
 	}
-	// The floor is in the statement's text, not a parameter: PostgreSQL then prunes the
-	// partitions before it plans, and keeps the generic plan (a parameter would have it make a
-	// custom plan, pruned, on every claim). The text changes when the floor moves, at most
-	// once an hour.
-	rows, err := s.pool.Query(ctx, strings.ReplaceAll(`WITH RECURSIVE found(account_id, n) AS (
-			(SELECT account_id, 1 FROM events WHERE dispatched_at IS NULL AND account_id > $4 AND created_at >= {floor}
-				ORDER BY account_id LIMIT 1)
-			UNION ALL
-			SELECT (SELECT e.account_id FROM events e WHERE e.dispatched_at IS NULL AND e.account_id > f.account_id
-				AND e.created_at >= {floor} ORDER BY e.account_id LIMIT 1), f.n + 1
-			FROM found f WHERE f.account_id IS NOT NULL AND f.n < $5),
-		scan AS (SELECT COALESCE(max(account_id), 0) AS last, count(account_id) AS n FROM found),
-		allow AS (
-			SELECT f.account_id, COALESCE(a.n, $8) AS n FROM found f
-			LEFT JOIN unnest($6::bigint[], $7::int[]) AS a(account_id, n) ON a.account_id = f.account_id
-			WHERE f.account_id IS NOT NULL),
-		share AS (SELECT GREATEST(1, CEIL($1::float8 / GREATEST(count(*) FILTER (WHERE n > 0), 1)))::int AS n FROM allow),
-		picked AS (
-			SELECT x.id, x.account_id, x.created_at FROM allow, share, LATERAL (
-				SELECT e.id, e.account_id, e.created_at FROM events e
-				WHERE e.account_id = allow.account_id AND e.dispatched_at IS NULL AND (e.claimed_until IS NULL OR e.claimed_until <= $2)
-					AND e.created_at >= {floor}
-				ORDER BY e.created_at, e.id LIMIT LEAST(allow.n, share.n) FOR UPDATE SKIP LOCKED) x
-			WHERE allow.n > 0),
-		claim AS (
-			SELECT id, account_id, count(*) OVER (PARTITION BY account_id) AS taken FROM (
-				SELECT id, account_id, created_at, row_number() OVER (PARTITION BY account_id ORDER BY created_at, id) AS rn FROM picked) r
-			ORDER BY rn, created_at, id LIMIT $1),
-		claimed AS (
-			UPDATE events e SET claimed_until = $3, claims = e.claims + 1
-			FROM claim, share, allow, accounts a LEFT JOIN webhook_endpoint_writes w ON w.account_id = a.id
-			WHERE e.id = claim.id AND e.created_at >= {floor} AND a.id = e.account_id AND allow.account_id = e.account_id
-			RETURNING e.id, COALESCE(e.resends, e.id) AS event_id, e.type, a.id AS account_id, a.public_id, e.body, e.created_at,
-				e.claims > 1 AS repeat, COALESCE(e.endpoint_public_id, '') AS endpoint_public_id, COALESCE(e.resend_of, '') AS resend_of,
-				COALESCE(w.resource_version, 0) AS version, w.account_id IS NOT NULL AND w.resource_version IS NULL AS pending,
-				claim.taken >= share.n AND share.n < allow.n AS full)
-		-- The scan's end comes back even when nothing was claimed (every account it found held back).
-		SELECT scan.last, scan.n, c.id, c.event_id, c.type, c.account_id, c.public_id, c.body, c.created_at, c.repeat,
-			c.endpoint_public_id, c.resend_of, c.version, c.pending, c.full
-		FROM scan LEFT JOIN claimed c ON true`, "{floor}", "'"+floor.UTC().Format(time.RFC3339)+"'::timestamptz"),
+	rows, err := s.pool.Query(ctx, claimSQL,
 		c.Limit, now, now.Add(lease), c.After, c.Accounts, allowIDs, allowN, c.PerAccount)
 	if err != nil {
 		return ClaimedEvents{}, fmt.Errorf("claim outbox events: %w", err)
