@@ -375,6 +375,30 @@ func (e *whEnv) endpointAt(rcv *receiver, name string, evts ...switchboardv1alph
 	return ep, secret
 }
 
+// queuedWhileStopped creates an endpoint, stops the manager and queues n call.ended events
+// with no dispatcher to hear their commits.
+func (e *whEnv) queuedWhileStopped(name string, n int) *switchboardv1alpha1.WebhookEndpoint {
+	GinkgoHelper()
+	ep, _ := e.endpoint(name)
+	e.stop()
+	for range n {
+		e.event(events.CallEnded)
+	}
+	return ep
+}
+
+// expectSucceeded waits for n requests at the receiver and n succeeded history rows of ep.
+func (e *whEnv) expectSucceeded(ep *switchboardv1alpha1.WebhookEndpoint, n int) {
+	GinkgoHelper()
+	Eventually(func() int { return len(e.rcv.all()) }).WithTimeout(20 * time.Second).Should(Equal(n))
+	Eventually(func(g Gomega) {
+		var succeeded int
+		g.Expect(storetest.SQL(GinkgoT(), e.st).QueryRow(ctx, `SELECT count(*) FROM webhook_delivery_history
+			WHERE account_id = $1 AND endpoint_public_id = $2 AND status = 'succeeded'`, e.tenant.Account.ID, ep.Name).Scan(&succeeded)).To(Succeed())
+		g.Expect(succeeded).To(Equal(n))
+	}).WithTimeout(10 * time.Second).Should(Succeed())
+}
+
 // event queues an outbox event as the platform ingestion does.
 func (e *whEnv) event(typ string) uuid.UUID {
 	GinkgoHelper()
@@ -600,33 +624,19 @@ var _ = Describe("Webhook delivery", func() {
 	})
 
 	It("claims an account's waiting events as soon as its share has room, without waiting for the poll", func() {
-		ep, _ := e.endpoint("whep-share")
-		e.stop()
 		const n = 40
-		for range n {
-			e.event(events.CallEnded)
-		}
+		ep := e.queuedWhileStopped("whep-share", n)
 		// Every event is committed before the dispatcher starts, so no commit wakes it; the
 		// account may hold 4 events at once, and the poll is an hour away.
 		e.firstMaxWaiting = 4
 		e.pollInterval = time.Hour
 		e.start()
-		Eventually(func() int { return len(e.rcv.all()) }).WithTimeout(20 * time.Second).Should(Equal(n))
-		var left int
-		Eventually(func(g Gomega) {
-			g.Expect(storetest.SQL(GinkgoT(), e.st).QueryRow(ctx, `SELECT count(*) FROM webhook_delivery_history
-				WHERE account_id = $1 AND endpoint_public_id = $2 AND status = 'succeeded'`, e.tenant.Account.ID, ep.Name).Scan(&left)).To(Succeed())
-			g.Expect(left).To(Equal(n))
-		}).WithTimeout(10 * time.Second).Should(Succeed())
+		e.expectSucceeded(ep, n)
 	})
 
 	It("gives back a claim that returns after the dispatcher was told to stop, so its events wait for no lease", func() {
-		ep, _ := e.endpoint("whep-stopping")
-		e.stop()
 		const n = 3
-		for range n {
-			e.event(events.CallEnded)
-		}
+		ep := e.queuedWhileStopped("whep-stopping", n)
 		claiming := make(chan struct{})
 		e.dispatcherStore = func(s engine.Store, stopping <-chan struct{}) engine.Store {
 			return &claimRunsOn{Store: s, stopping: stopping, claiming: claiming}
@@ -644,13 +654,7 @@ var _ = Describe("Webhook delivery", func() {
 		// dispatcher take the events.
 		e.dispatcherStore = nil
 		e.start()
-		Eventually(func() int { return len(e.rcv.all()) }).WithTimeout(20 * time.Second).Should(Equal(n))
-		Eventually(func(g Gomega) {
-			var ok int
-			g.Expect(storetest.SQL(GinkgoT(), e.st).QueryRow(ctx, `SELECT count(*) FROM webhook_delivery_history
-				WHERE account_id = $1 AND endpoint_public_id = $2 AND status = 'succeeded'`, e.tenant.Account.ID, ep.Name).Scan(&ok)).To(Succeed())
-			g.Expect(ok).To(Equal(n))
-		}).WithTimeout(10 * time.Second).Should(Succeed())
+		e.expectSucceeded(ep, n)
 	})
 
 	It("holds a rate-limited endpoint to its rate, first attempts and the controller's alike, and waiting is no failure", func() {

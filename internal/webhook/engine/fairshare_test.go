@@ -77,8 +77,7 @@ func TestAccountHeldBackSignalsRoomOnce(t *testing.T) {
 	limits := ShareLimits{MaxHeld: 2, MaxHandOffs: 10}
 	var a accountLoads
 	room := a.roomChanged()
-	full := []store.PendingEvent{{OutboxID: uuid.New(), AccountID: 1}, {OutboxID: uuid.New(), AccountID: 1}}
-	open := []store.PendingEvent{{OutboxID: uuid.New(), AccountID: 2}}
+	full, open := pendingOf(1, 2), pendingOf(2, 1)
 	a.hold(append(full, open...))
 	allow := a.allowances(AccountShare, limits, nil)
 	if allow[1] != 0 || allow[2] != 1 {
@@ -103,8 +102,7 @@ func TestAccountFilledByAClaimSignalsRoom(t *testing.T) {
 	if len(allow) != 0 {
 		t.Fatalf("allowances of no load = %v", allow)
 	}
-	claimed := []store.PendingEvent{{OutboxID: uuid.New(), AccountID: 1}, {OutboxID: uuid.New(), AccountID: 1},
-		{OutboxID: uuid.New(), AccountID: 2}}
+	claimed := append(pendingOf(1, 2), pendingOf(2, 1)...)
 	a.hold(claimed)
 	a.noteClaimed(claimed, allow, AccountShare, limits, nil)
 	a.letGo(claimed[2].OutboxID) // account 2 was not filled
@@ -120,18 +118,26 @@ func TestAccountLettingGoDuringAClaimSignalsRoom(t *testing.T) {
 	limits := ShareLimits{MaxHeld: 4, MaxHandOffs: 10}
 	var a accountLoads
 	room := a.roomChanged()
-	held := []store.PendingEvent{{OutboxID: uuid.New(), AccountID: 1}, {OutboxID: uuid.New(), AccountID: 1},
-		{OutboxID: uuid.New(), AccountID: 1}}
+	held := pendingOf(1, 3)
 	a.hold(held)
 	allow := a.allowances(AccountShare, limits, nil)
 	if allow[1] != 1 {
 		t.Fatalf("allowance of account 1 = %d, want 1", allow[1])
 	}
 	a.letGo(held[0].OutboxID, held[1].OutboxID, held[2].OutboxID) // while the claim runs
-	claimed := []store.PendingEvent{{OutboxID: uuid.New(), AccountID: 1}}
+	claimed := pendingOf(1, 1)
 	a.hold(claimed)
 	a.noteClaimed(claimed, allow, AccountShare, limits, nil)
 	expectRoom(t, room, "the account let go of three events during a claim that gave it one, without signalling room")
+}
+
+// pendingOf is n claimed events of account.
+func pendingOf(account int64, n int) []store.PendingEvent {
+	evs := make([]store.PendingEvent, n)
+	for i := range evs {
+		evs[i] = store.PendingEvent{OutboxID: uuid.New(), AccountID: account}
+	}
+	return evs
 }
 
 func expectRoom(t *testing.T, room <-chan struct{}, msg string) {
