@@ -23,13 +23,18 @@ type notification struct {
 // listen LISTENs on its own connection until ctx ends, reconnecting after a lost connection.
 // Events committed while it is disconnected are not replayed (clients catch up through the
 // API); revocations and accounts losing the Integrations gate are, by checking every
-// subscription's key and account again after each reconnect.
+// subscription's key and account again after each reconnect. The pause before a reconnect
+// grows only while reconnecting fails: a connection that listened starts it again at a
+// second, so the channel is not deaf for long after every later loss.
 func (h *Hub) listen(ctx context.Context) {
 	backoff := time.Second
 	for ctx.Err() == nil {
-		err := h.listenOnce(ctx)
+		listened, err := h.listenOnce(ctx)
 		if ctx.Err() != nil {
 			return
+		}
+		if listened {
+			backoff = time.Second
 		}
 		h.cfg.Log.Error(err, "the realtime listener lost PostgreSQL; reconnecting", "after", backoff.String())
 		select {
@@ -41,14 +46,17 @@ func (h *Hub) listen(ctx context.Context) {
 	}
 }
 
-func (h *Hub) listenOnce(ctx context.Context) error {
-	return store.ListenRealtime(ctx, h.cfg.DatabaseURL, func() error {
+// listenOnce listens until the connection is lost; listened: it got as far as listening.
+func (h *Hub) listenOnce(ctx context.Context) (listened bool, err error) {
+	err = store.ListenRealtime(ctx, h.cfg.DatabaseURL, func() error {
 		if err := h.recheck(ctx); err != nil {
 			return err
 		}
+		listened = true
 		h.listeningOnce.Do(func() { close(h.listening) })
 		return nil
 	}, func(payload []byte) { h.dispatch(ctx, payload) })
+	return listened, err
 }
 
 // dispatch acts on one NOTIFY payload.

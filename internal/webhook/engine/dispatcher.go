@@ -260,9 +260,12 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 }
 
 // listen signals queued after each commit that queues events, until ctx ends; a lost
-// connection is opened again after a growing pause (the poll goes on meanwhile).
+// connection is opened again after a pause (the poll goes on meanwhile) that grows only
+// while reconnecting fails.
 func (w *Dispatcher) listen(ctx context.Context, queued chan<- struct{}) {
+	listened := false // ListenOutbox signals once as soon as it listens
 	signal := func() {
+		listened = true
 		select {
 		case queued <- struct{}{}:
 		default:
@@ -270,9 +273,13 @@ func (w *Dispatcher) listen(ctx context.Context, queued chan<- struct{}) {
 	}
 	backoff := time.Second
 	for {
+		listened = false
 		err := w.Store.ListenOutbox(ctx, signal)
 		if ctx.Err() != nil {
 			return
+		}
+		if listened {
+			backoff = time.Second
 		}
 		w.Log.Error(err, "the outbox listener lost PostgreSQL; polling every interval until it is back", "retry in", backoff.String())
 		select {
