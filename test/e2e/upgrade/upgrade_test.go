@@ -3,9 +3,11 @@ package upgrade
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -125,10 +127,11 @@ func TestRollingUpgradeUnderLoad(t *testing.T) {
 	if len(res.bad) > 0 {
 		t.Errorf("%d answers were 5xx other than 503 with Retry-After, e.g. %v", len(res.bad), res.bad[:min(5, len(res.bad))])
 	}
-	byTwo, redelivered := splitRedeliveries(tl.ByTwoSenders, in.Deliveries(), stopped)
+	got := in.Deliveries()
+	byTwo, redelivered := splitRedeliveries(tl.ByTwoSenders, got, stopped)
 	if len(byTwo) > 0 || len(tl.CallsWithTwoEvents) > 0 || tl.BadSignatures > 0 {
-		t.Errorf("events delivered by two replicas: %v; calls announced twice: %v; bad signatures: %d",
-			byTwo, tl.CallsWithTwoEvents, tl.BadSignatures)
+		t.Errorf("events delivered by two replicas: %v (%s); calls announced twice: %v; bad signatures: %d",
+			byTwo, deliveryTimes(byTwo, got, stopped), tl.CallsWithTwoEvents, tl.BadSignatures)
 	}
 	if len(redelivered) > 0 {
 		t.Logf("delivered again by another replica after the first sender got SIGTERM (its send cut short, the event released; same event id): %v", redelivered)
@@ -298,7 +301,10 @@ func (w *leaseWatch) result() (time.Duration, int) {
 // while both ran (byTwo: never allowed) and those another replica delivered again only after
 // the first sender was told to stop (redelivered): a replica that gets SIGTERM cuts its
 // first attempts short and releases their events, and when a cut-short request had reached
-// the receiver the event arrives twice with the same id, which at-least-once allows.
+// the receiver the event arrives twice with the same id, which at-least-once allows. A request
+// the first sender had on the wire as it was told to stop may reach the receiver just after
+// (stopping is a signal, not an instant): up to inFlightAtStop after the stop counts as sent
+// before it.
 func splitRedeliveries(events []string, got []servetest.Delivery, stopped map[string]time.Time) (byTwo, redelivered []string) {
 	for _, id := range events {
 		var first *servetest.Delivery
@@ -308,7 +314,7 @@ func splitRedeliveries(events []string, got []servetest.Delivery, stopped map[st
 			}
 		}
 		stop, wasStopped := stopped[first.Sender]
-		again := wasStopped && first.At.Before(stop)
+		again := wasStopped && first.At.Before(stop.Add(inFlightAtStop))
 		for _, d := range got {
 			if d.EventID == id && d.Sender != first.Sender && d.At.Before(stop) {
 				again = false // another replica delivered it while the first still ran
@@ -323,6 +329,29 @@ func splitRedeliveries(events []string, got []servetest.Delivery, stopped map[st
 	return byTwo, redelivered
 }
 
+// deliveryTimes says who delivered each of the events when, against the times the replicas
+// were told to stop.
+func deliveryTimes(events []string, got []servetest.Delivery, stopped map[string]time.Time) string {
+	var b strings.Builder
+	for _, id := range events {
+		fmt.Fprintf(&b, "%s:", id)
+		for _, d := range got {
+			if d.EventID == id {
+				fmt.Fprintf(&b, " %s at %s", d.Sender, d.At.Format("15:04:05.000"))
+			}
+		}
+		b.WriteString("; ")
+	}
+	for name, at := range stopped {
+		fmt.Fprintf(&b, "%s told to stop at %s ", name, at.Format("15:04:05.000"))
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// inFlightAtStop is how long after a replica is told to stop a request it had already sent
+// may reach the receiver.
+const inFlightAtStop = 2 * time.Second
+
 func TestSplitRedeliveries(t *testing.T) {
 	t0 := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
@@ -330,9 +359,15 @@ func TestSplitRedeliveries(t *testing.T) {
 		{EventID: "after-stop", Sender: "old-a", At: at(1)}, {EventID: "after-stop", Sender: "new-a", At: at(3)},
 		{EventID: "both-running", Sender: "old-a", At: at(1)}, {EventID: "both-running", Sender: "new-a", At: at(1)},
 		{EventID: "never-stopped", Sender: "new-a", At: at(1)}, {EventID: "never-stopped", Sender: "new-b", At: at(5)},
+		// Arrived 300 ms after old-a was told to stop: on the wire as it stopped.
+		{EventID: "on-the-wire", Sender: "old-a", At: at(2).Add(300 * time.Millisecond)}, {EventID: "on-the-wire", Sender: "new-a", At: at(3)},
+		// Sent by old-a three seconds into its stop: not a request it had on the wire.
+		{EventID: "sent-while-stopping", Sender: "old-a", At: at(5)}, {EventID: "sent-while-stopping", Sender: "new-a", At: at(6)},
 	}
-	byTwo, again := splitRedeliveries([]string{"after-stop", "both-running", "never-stopped"}, got, map[string]time.Time{"old-a": at(2)})
-	if !slices.Equal(byTwo, []string{"both-running", "never-stopped"}) || !slices.Equal(again, []string{"after-stop"}) {
+	byTwo, again := splitRedeliveries([]string{"after-stop", "both-running", "never-stopped", "on-the-wire", "sent-while-stopping"},
+		got, map[string]time.Time{"old-a": at(2)})
+	if !slices.Equal(byTwo, []string{"both-running", "never-stopped", "sent-while-stopping"}) ||
+		!slices.Equal(again, []string{"after-stop", "on-the-wire"}) {
 		t.Fatalf("byTwo = %v, redelivered = %v", byTwo, again)
 	}
 }
