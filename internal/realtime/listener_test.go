@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/switchboard-dev/switchboard/internal/store"
@@ -35,12 +36,11 @@ func TestTheListenerReconnectsASecondAfterEachLoss(t *testing.T) {
 		}
 		return pid
 	}
-	waitFor := func(what string, ok func() bool) {
+	eventually := func(what string, ok func() bool) {
 		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("waited 10 s for %s", what)
-			}
+		if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true,
+			func(context.Context) (bool, error) { return ok(), nil }); err != nil {
+			t.Fatalf("waited 10 s for %s", what)
 		}
 	}
 	pid := listener(0)
@@ -48,12 +48,12 @@ func TestTheListenerReconnectsASecondAfterEachLoss(t *testing.T) {
 		if _, err := db.Exec(ctx, `SELECT pg_terminate_backend($1)`, pid); err != nil {
 			t.Fatal(err)
 		}
-		waitFor("the listener's backend to end", func() bool { return listener(0) == 0 })
+		eventually("the listener's backend to end", func() bool { return listener(0) == 0 })
 		// The hub notices the loss and waits on the clock; then a second passes.
 		time.Sleep(300 * time.Millisecond)
 		clk.Step(time.Second)
 		old := pid
-		waitFor(fmt.Sprintf("the listener to reconnect a second after loss %d", loss), func() bool {
+		eventually(fmt.Sprintf("the listener to reconnect a second after loss %d", loss), func() bool {
 			pid = listener(old)
 			return pid != 0
 		})
